@@ -1,0 +1,18 @@
+"""Where mlirkit keeps converted models and cached embeddings: ``$MLIRKIT_CACHE`` or the user cache dir."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def cache_dir(*parts: str) -> Path:
+    root = os.environ.get("MLIRKIT_CACHE")
+    if root:
+        base = Path(root)
+    else:
+        from platformdirs import user_cache_dir
+
+        base = Path(user_cache_dir("mlirkit"))
+    path = base.joinpath(*parts)
+    path.mkdir(parents=True, exist_ok=True)
+    return path

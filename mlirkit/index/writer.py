@@ -1,0 +1,116 @@
+"""Streaming writer of an index directory (FAISS inner-product index + sidecars)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections import Counter
+from contextlib import ExitStack
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from mlirkit import __version__
+from mlirkit.errors import MlirkitError
+from mlirkit.index.atomic import refuse_existing, replace_path
+from mlirkit.index.layout import (DOCID_FILE, EMBEDDINGS_FILE, FAISS_FILE, FORMAT, FORMAT_VERSION, LANGS_FILE,
+                                  META_FILE)
+
+
+def l2_normalize(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm (zero rows left as they are)."""
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.where(norms == 0, 1, norms)
+
+
+class IndexWriter:
+    """Write an index directory in one pass; use as a context manager.
+
+    ``add(ids, langs, vectors, raw=None)`` appends a batch: ``vectors`` go into the FAISS
+    ``IndexFlatIP`` exactly as given (callers transform and normalise first), ``raw`` (the
+    untransformed encoder output) goes to ``embeddings.npy`` when ``save_embeddings``. Everything
+    is written under a temporary sibling directory and renamed onto ``path`` only when the block
+    exits without an exception; duplicate doc ids raise :class:`MlirkitError`.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, dim: int, encoder: dict[str, Any], normalized: bool,
+                 transform: dict[str, Any] | None = None, save_embeddings: bool = False,
+                 overwrite: bool = False, extra_meta: dict[str, Any] | None = None) -> None:
+        self.path = Path(path)
+        self.dim = dim
+        self.encoder = encoder
+        self.normalized = normalized
+        self.transform = transform
+        self.save_embeddings = save_embeddings
+        self.overwrite = overwrite
+        self.extra_meta = extra_meta or {}
+        self.count = 0
+        self.lang_counts: Counter[str] = Counter()
+        self._seen: set[str] = set()
+
+    def __enter__(self) -> "IndexWriter":
+        import faiss
+
+        refuse_existing(self.path, self.overwrite)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.tmp-", dir=self.path.parent))
+        self._stack = ExitStack()
+        self._docid = self._stack.enter_context(open(self.tmp / DOCID_FILE, "w", encoding="utf-8"))
+        self._langs = self._stack.enter_context(open(self.tmp / LANGS_FILE, "w", encoding="utf-8"))
+        self._raw = self._stack.enter_context(open(self.tmp / "embeddings.f32", "wb")) if self.save_embeddings else None
+        self.index = faiss.IndexFlatIP(self.dim)
+        return self
+
+    def add(self, ids: Sequence[str], langs: Sequence[str], vectors: np.ndarray,
+            raw: np.ndarray | None = None) -> None:
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape != (len(ids), self.dim) or len(langs) != len(ids):
+            raise ValueError(f"batch shape {vectors.shape} does not match {len(ids)} ids x dim {self.dim}")
+        for doc_id in ids:
+            if doc_id in self._seen:
+                raise MlirkitError(f"duplicate document id {doc_id!r}")
+            self._seen.add(doc_id)
+        self.index.add(vectors)
+        self._docid.writelines(f"{i}\n" for i in ids)
+        self._langs.writelines(f"{lang}\n" for lang in langs)
+        self.lang_counts.update(langs)
+        if self._raw is not None:
+            self._raw.write(np.ascontiguousarray(vectors if raw is None else raw, dtype=np.float32).tobytes())
+        self.count += len(ids)
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        import faiss
+
+        try:
+            self._stack.close()
+            if exc_type is not None:
+                return
+            if self.count == 0:
+                raise MlirkitError("no documents to index")
+            faiss.write_index(self.index, str(self.tmp / FAISS_FILE))
+            if self._raw is not None:
+                _raw_to_npy(self.tmp / "embeddings.f32", self.tmp / EMBEDDINGS_FILE, self.count, self.dim)
+            meta = {
+                "format": FORMAT, "format_version": FORMAT_VERSION, "mlirkit_version": __version__,
+                "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "encoder": self.encoder, "dim": self.dim, "metric": "inner_product",
+                "normalized": self.normalized, "transform": self.transform,
+                "count": self.count, "lang_counts": dict(sorted(self.lang_counts.items())),
+                "has_embeddings": self._raw is not None, **self.extra_meta,
+            }
+            (self.tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            replace_path(self.tmp, self.path)
+        finally:
+            if self.tmp.exists():
+                shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _raw_to_npy(raw: Path, out: Path, rows: int, dim: int, chunk: int = 1 << 24) -> None:
+    header = {"descr": "<f4", "fortran_order": False, "shape": (rows, dim)}
+    with open(out, "wb") as f, open(raw, "rb") as src:
+        np.lib.format.write_array_header_1_0(f, header)
+        shutil.copyfileobj(src, f, chunk)
+    raw.unlink()

@@ -1,0 +1,1 @@
+"""Readers and writers of the formats mlirkit exchanges: corpora, topics, TREC runs and qrels."""

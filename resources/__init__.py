@@ -1,0 +1,1 @@
+"""Data shipped inside the package (bundled offline collections); see resources/README.md."""
