@@ -8,3 +8,4 @@ META_FILE = "meta.json"
 EMBEDDINGS_FILE = "embeddings.npy"
 FORMAT = "mlirkit-dense-index"
 FORMAT_VERSION = 1
+TRANSFORM_FILE = "transform.safetensors"  # copy of the language transform applied (search needs its query side)

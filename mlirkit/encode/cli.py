@@ -1,0 +1,100 @@
+"""``python -m mlirkit.encode``: encode a corpus into a Pyserini-compatible FAISS index directory."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from itertools import islice
+from pathlib import Path
+from typing import Sequence
+
+from mlirkit.cli import configure_logging
+from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
+from mlirkit.errors import MlirkitError
+from mlirkit.index.atomic import refuse_existing
+
+logger = logging.getLogger(__name__)
+
+
+def parse_alpha(values: Sequence[str] | None) -> float | dict[str, float]:
+    """``--alpha 0.6`` -> 0.6; ``--alpha 0.6 ja=1.0`` -> {"*": 0.6, "ja": 1.0} (per-language overrides)."""
+    if not values:
+        return 1.0
+    alpha: dict[str, float] = {}
+    for value in values:
+        lang, _, number = value.rpartition("=")
+        try:
+            alpha[lang or "*"] = float(number)
+        except ValueError:
+            raise MlirkitError(f"--alpha: {value!r} is not a number or LANG=NUMBER") from None
+    return alpha["*"] if list(alpha) == ["*"] else alpha
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m mlirkit.encode", description=__doc__)
+    p.add_argument("--corpus", required=True,
+                   help="BEIR corpus.jsonl, Pyserini JSONL, TSV (id, text[, lang]), optionally .gz, or an ir_datasets id")
+    p.add_argument("--index", required=True, help="output index directory")
+    add_encoder_args(p)
+    p.add_argument("--default-lang", default=None, help="language of documents that have none")
+    p.add_argument("--text-field", nargs="+", default=None, help="JSONL fields joined as the document text")
+    p.add_argument("--skip-empty", action="store_true", help="skip documents with empty text (counted) instead of failing")
+    p.add_argument("--shard-id", type=int, default=0)
+    p.add_argument("--num-shards", type=int, default=1, help="encode only documents i with i %% num_shards == shard_id")
+    p.add_argument("--save-embeddings", action="store_true", help="also keep untransformed vectors in embeddings.npy")
+    p.add_argument("--transform", default=None, help="language transform file (python -m mlirkit.shift fit)")
+    p.add_argument("--alpha", nargs="+", default=None, metavar="A|LANG=A",
+                   help="transform strength in [0, 2], optionally per language (default 1.0)")
+    p.add_argument("--strict", action="store_true", help="fail when a document language has no transform vector")
+    p.add_argument("--force", action="store_true", help="apply a transform fitted with another encoder (warned)")
+    p.add_argument("--chunk-size", type=int, default=2048, help="documents encoded and written per step")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing index directory")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure_logging()
+    if not 0 <= args.shard_id < args.num_shards:
+        raise MlirkitError(f"--shard-id {args.shard_id} must be in [0, --num-shards {args.num_shards})")
+    refuse_existing(Path(args.index), args.overwrite)
+    alpha = parse_alpha(args.alpha)
+    if args.alpha and not args.transform:
+        raise MlirkitError("--alpha needs --transform")
+
+    from mlirkit.encode.indexer import Indexer
+    from mlirkit.io.corpus import CorpusStats, count_docs, read_corpus
+
+    if args.threads:
+        import faiss
+
+        faiss.omp_set_num_threads(args.threads)
+    # read the first document before loading the model, so bad input fails fast
+    stats = CorpusStats()
+    docs = read_corpus(args.corpus, default_lang=args.default_lang, text_fields=args.text_field,
+                       skip_empty=args.skip_empty, stats=stats)
+    if args.num_shards > 1:
+        docs = islice(docs, args.shard_id, None, args.num_shards)
+    first = list(islice(docs, 1))
+    total = count_docs(args.corpus)
+    if total is not None and args.num_shards > 1:
+        total = len(range(args.shard_id, total, args.num_shards))
+    encoder = encoder_from_args(args)
+    indexer = Indexer(encoder, args.index, transform=args.transform, alpha=alpha, save_embeddings=args.save_embeddings,
+                      overwrite=args.overwrite, batch_size=args.batch_size, chunk_size=args.chunk_size,
+                      strict=args.strict, force=args.force, show_progress=not args.quiet,
+                      encoder_name=args.encoder, encoder_options={"encoder_class": args.encoder_class, **encoder_options(args)},
+                      extra_meta={"corpus": str(args.corpus), "shard": {"id": args.shard_id, "count": args.num_shards}})
+    result = indexer.index(_chain(first, docs), total=total)
+    if stats.skipped_empty:
+        logger.warning("skipped %d documents with empty text", stats.skipped_empty)
+    print(json.dumps({"index": str(args.index), "documents": result.documents,
+                      "docs_per_second": round(result.docs_per_second, 1),
+                      "languages": dict(sorted(result.lang_counts.items()))}))
+    return 0
+
+
+def _chain(first, rest):
+    yield from first
+    yield from rest

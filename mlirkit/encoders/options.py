@@ -1,0 +1,39 @@
+"""Encoder options shared by every CLI that builds an encoder (encode, search, shift fit, ...)."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from mlirkit.encoders import DEFAULT_ENCODER, ENCODER_CLASSES
+
+OPTION_NAMES = ("batch_size", "max_length", "pooling", "normalize", "query_prefix", "doc_prefix",
+                "device", "dtype", "threads")
+
+
+def add_encoder_args(parser: argparse.ArgumentParser, *, required: bool = False, default: str | None = DEFAULT_ENCODER) -> None:
+    g = parser.add_argument_group("encoder")
+    g.add_argument("--encoder", required=required, default=None if required else default,
+                   help=f"preset name, Hugging Face model id or local path (default: {default})")
+    g.add_argument("--encoder-class", choices=ENCODER_CLASSES.names(), default=None,
+                   help="encoder class; default: the preset's, 'dcl' for a DCL directory, else 'hf'")
+    g.add_argument("--batch-size", type=int, default=None, help="texts per forward pass")
+    g.add_argument("--max-length", type=int, default=None, help="maximum tokens per text")
+    g.add_argument("--pooling", choices=["mean", "cls", "last"], default=None, help="override the model family's pooling")
+    g.add_argument("--normalize", action=argparse.BooleanOptionalAction, default=None,
+                   help="L2-normalise encoder outputs (default: the model family's)")
+    g.add_argument("--query-prefix", default=None, help="override the model family's query prefix")
+    g.add_argument("--doc-prefix", default=None, help="override the model family's document prefix")
+    g.add_argument("--device", default=None, help="cpu, cuda, cuda:1, ... (default: auto)")
+    g.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], default=None)
+    g.add_argument("--threads", type=int, default=None, help="CPU threads for encoding and FAISS")
+
+
+def encoder_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The encoder options given on the command line (None = use the default)."""
+    return {name: getattr(args, name, None) for name in OPTION_NAMES if getattr(args, name, None) is not None}
+
+
+def encoder_from_args(args: argparse.Namespace, name: str | None = None):
+    from mlirkit.encoders import load_encoder
+
+    return load_encoder(name or args.encoder, args.encoder_class, **encoder_options(args))

@@ -1,0 +1,71 @@
+"""Topic (query) readers: BEIR ``queries.jsonl``, TSV, or an ir_datasets id.
+
+- BEIR JSONL: ``_id`` (or ``id``), ``text``, optional ``lang``.
+- TSV: ``qid<TAB>text[<TAB>lang]`` (Pyserini's topic TSV, with an optional language column).
+- ir_datasets id: ``query_id``, ``text``, language from the record's ``lang`` or ``queries_lang()``.
+
+A query without a language gets ``default_lang`` (``--query-lang``), else :data:`~mlirkit.langs.UNKNOWN`.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+from mlirkit.errors import MlirkitError, format_error
+from mlirkit.io.records import Query
+from mlirkit.io.sources import file_format, is_file_source, iter_lines, load_ir_dataset
+from mlirkit.langs import UNKNOWN
+
+
+def read_topics(source: str | os.PathLike, *, default_lang: str | None = None) -> list[Query]:
+    if is_file_source(source):
+        rows = _jsonl(source) if file_format(source) == "jsonl" else _tsv(source)
+    else:
+        rows = _ir_datasets(str(source))
+    queries: list[Query] = []
+    seen: set[str] = set()
+    for where, qid, text, lang in rows:
+        if qid in seen:
+            raise MlirkitError(f"{where}: duplicate query id {qid!r}")
+        seen.add(qid)
+        if not text.strip():
+            raise MlirkitError(f"{where}: empty text for query {qid!r}")
+        queries.append(Query(qid, text, lang or default_lang or UNKNOWN))
+    if not queries:
+        raise MlirkitError(f"{source}: no queries")
+    return queries
+
+
+def _jsonl(path):
+    for line_no, line in iter_lines(path):
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise format_error(path, line_no, f"invalid JSON ({e.msg} at column {e.colno})") from None
+        if not isinstance(obj, dict):
+            raise format_error(path, line_no, "expected a JSON object")
+        qid = obj.get("_id", obj.get("id"))
+        if qid is None:
+            raise format_error(path, line_no, "missing field '_id'")
+        text = obj.get("text")
+        if not isinstance(text, str):
+            raise format_error(path, line_no, "missing field 'text'")
+        yield f"{path}:{line_no}", str(qid), text, obj.get("lang")
+
+
+def _tsv(path):
+    for line_no, line in iter_lines(path):
+        cols = line.split("\t")
+        if len(cols) not in (2, 3):
+            raise format_error(path, line_no, f"expected 2 or 3 tab-separated columns (qid, text[, lang]), got {len(cols)}")
+        yield f"{path}:{line_no}", cols[0], cols[1], (cols[2] if len(cols) == 3 and cols[2] else None)
+
+
+def _ir_datasets(dataset_id: str):
+    dataset = load_ir_dataset(dataset_id)
+    if not dataset.has_queries():
+        raise MlirkitError(f"{dataset_id} has no queries")
+    default = dataset.queries_lang() if hasattr(dataset, "queries_lang") else None
+    for n, q in enumerate(dataset.queries_iter(), start=1):
+        fields = q._asdict()
+        yield f"{dataset_id} (query {n})", q.query_id, fields.get("text", ""), fields.get("lang") or default

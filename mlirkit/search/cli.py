@@ -1,0 +1,47 @@
+"""``python -m mlirkit.search``: batch search of an index directory, written as a TREC run."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from pathlib import Path
+from typing import Sequence
+
+from mlirkit.cli import configure_logging
+from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
+from mlirkit.index.atomic import refuse_existing
+
+logger = logging.getLogger(__name__)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m mlirkit.search", description=__doc__)
+    p.add_argument("--index", required=True, help="index directory (mlirkit.encode or Pyserini)")
+    p.add_argument("--topics", required=True, help="BEIR queries.jsonl, TSV (qid, text[, lang]) or an ir_datasets id")
+    p.add_argument("--output", required=True, help="TREC run file to write")
+    add_encoder_args(p, default=None)
+    p.add_argument("--hits", type=int, default=1000, help="hits per query (default 1000)")
+    p.add_argument("--query-lang", default=None, help="language of queries that have none")
+    p.add_argument("--run-tag", default="mlirkit", help="run tag, the 6th TREC column")
+    p.add_argument("--force", action="store_true", help="search with an encoder that differs from the index's (warned)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing run file")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure_logging()
+    refuse_existing(Path(args.output), args.overwrite)
+    from mlirkit.io.topics import read_topics
+    from mlirkit.io.trec import write_run
+    from mlirkit.search.searcher import Searcher, hits_to_run
+
+    queries = read_topics(args.topics, default_lang=args.query_lang)
+    encoder = encoder_from_args(args) if args.encoder else None
+    searcher = Searcher(args.index, encoder, force=args.force, threads=args.threads,
+                        encoder_overrides=encoder_options(args))
+    results = searcher.search(queries, k=args.hits, batch_size=args.batch_size or 64, show_progress=not args.quiet)
+    write_run(hits_to_run(results), args.output, tag=args.run_tag, overwrite=args.overwrite)
+    print(json.dumps({"run": str(args.output), "queries": len(results), "hits": args.hits}))
+    return 0

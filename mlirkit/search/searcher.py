@@ -1,0 +1,115 @@
+"""Batch search of an index directory with deterministic tie-breaking."""
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+from mlirkit.encoders.base import Encoder, check_same_encoder
+from mlirkit.errors import MlirkitError
+from mlirkit.index.layout import TRANSFORM_FILE
+from mlirkit.io.records import Query
+
+logger = logging.getLogger(__name__)
+
+#: extra candidates fetched beyond k so that ties at the cut-off are broken by doc id, not by FAISS order
+TIE_SLACK = 16
+
+
+class Hit(NamedTuple):
+    doc_id: str
+    score: float
+
+
+def encoder_for_index(index, **overrides: Any) -> Encoder:
+    """The encoder an mlirkit index was built with, rebuilt from ``meta.json``."""
+    from mlirkit.encoders import load_encoder
+
+    name = index.meta.get("encoder_name")
+    if not name:
+        raise MlirkitError(f"{index.path} does not record its encoder (not built by mlirkit.encode): give --encoder")
+    options = dict(index.meta.get("encoder_options") or {})
+    encoder_class = options.pop("encoder_class", None)
+    return load_encoder(name, encoder_class, **{**options, **overrides})
+
+
+class Searcher:
+    """Search an index directory with queries encoded by the index's encoder.
+
+    Query vectors are ``normalize(T_q(g(q)))``: the encoder's query embedding, the query side of
+    the index's language transform if it has one (centering and LIR; SHIFT has none), then L2
+    normalisation. Results are sorted by ``(-score, doc_id)``.
+    """
+
+    def __init__(self, index_dir: str | os.PathLike, encoder: Encoder | None = None, *,
+                 force: bool = False, threads: int | None = None,
+                 encoder_overrides: dict[str, Any] | None = None) -> None:
+        from mlirkit.index import DenseIndex
+
+        self.index = DenseIndex(index_dir)
+        self.encoder = encoder if encoder is not None else encoder_for_index(self.index, **(encoder_overrides or {}))
+        if threads:
+            import faiss
+
+            faiss.omp_set_num_threads(threads)
+        if self.encoder.dim != self.index.dim:
+            raise MlirkitError(f"encoder dimension {self.encoder.dim} != index dimension {self.index.dim} ({self.index.path})")
+        if self.index.encoder is not None:
+            try:
+                check_same_encoder(self.index.encoder, self.encoder.fingerprint, f"index {self.index.path}")
+            except MlirkitError as e:
+                if not force:
+                    raise MlirkitError(f"{e} (use --force to search anyway)") from None
+                logger.warning("%s; searching anyway (--force)", e)
+        self.query_transform = None
+        self.alpha: Any = 1.0
+        meta_transform = self.index.transform
+        if meta_transform:
+            from mlirkit.shift import load_transform
+
+            transform = load_transform(self.index.path / TRANSFORM_FILE)
+            if transform.touches("query"):
+                self.query_transform = transform
+                self.alpha = meta_transform.get("alpha", 1.0)
+
+    def encode_queries(self, queries: Sequence[Query], batch_size: int | None = None) -> np.ndarray:
+        from mlirkit.index.writer import l2_normalize
+
+        langs = [q.lang for q in queries]
+        vectors = self.encoder.encode_queries([q.text for q in queries], langs, batch_size=batch_size)
+        if self.query_transform is not None:
+            vectors = self.query_transform.apply(vectors, langs, "query", self.alpha)
+        return np.ascontiguousarray(l2_normalize(vectors), dtype=np.float32)
+
+    def search_vectors(self, vectors: np.ndarray, k: int) -> list[list[Hit]]:
+        ntotal = self.index.faiss_index.ntotal
+        fetch = min(ntotal, k + TIE_SLACK)
+        scores, rows = self.index.faiss_index.search(vectors, fetch)
+        docids = self.index.docids
+        results = []
+        for row_scores, row_ids in zip(scores, rows):
+            hits = [Hit(docids[i], float(s)) for s, i in zip(row_scores, row_ids) if i >= 0]
+            hits.sort(key=lambda h: (-h.score, h.doc_id))
+            results.append(hits[:k])
+        return results
+
+    def search(self, queries: Sequence[Query], k: int = 1000, batch_size: int = 64,
+               show_progress: bool = False) -> dict[str, list[Hit]]:
+        """``{query_id: [Hit, ...]}`` with at most ``k`` hits per query, best first."""
+        from tqdm.auto import tqdm
+
+        out: dict[str, list[Hit]] = {}
+        with tqdm(total=len(queries), unit="query", desc="search", disable=not show_progress) as bar:
+            for start in range(0, len(queries), batch_size):
+                batch = queries[start:start + batch_size]
+                for query, hits in zip(batch, self.search_vectors(self.encode_queries(batch, batch_size), k)):
+                    out[query.query_id] = hits
+                bar.update(len(batch))
+        return out
+
+
+def hits_to_run(results: dict[str, list[Hit]]) -> dict[str, dict[str, float]]:
+    """``{qid: {docid: score}}``, the run shape that ranx and :mod:`mlirkit.io.trec` use."""
+    return {qid: {h.doc_id: h.score for h in hits} for qid, hits in results.items()}
