@@ -1,0 +1,238 @@
+"""TREC run and qrels files (and BEIR qrels TSV): strict readers, deterministic atomic writers.
+
+Formats (``formats.md`` section 7):
+
+- **run**, 6 whitespace-separated columns ``qid Q0 docno rank score tag``. ``Q0`` and ``rank`` are
+  read but ignored, as trec_eval does: documents are ranked by ``(-score, docno)``. Every line must
+  carry the same run tag (a file with several tags is a concatenation of runs and is refused).
+- **qrels**, TREC: 4 whitespace-separated columns ``qid iter docno rel`` (``iter`` ignored, ``rel`` an
+  integer); BEIR: a TSV whose first line is the header ``query-id<TAB>corpus-id<TAB>score`` followed
+  by ``qid<TAB>docno<TAB>int`` rows.
+
+Ids are strings (never converted to numbers). Blank lines and lines starting with ``#`` are
+skipped. Files ending in ``.gz`` (or starting with the gzip magic bytes) are decompressed. Every
+malformed line raises :class:`~mlirkit.errors.InputFormatError` naming ``file:line``; a (query,
+document) pair that occurs twice is refused.
+
+Writers sort queries by id and documents by ``(-score, docno)``, number ranks from 1, end the file
+with a newline, write to a temporary sibling and rename it on success, and refuse to replace an
+existing file unless ``overwrite=True``. A path ending in ``.gz`` is written gzip-compressed
+(with a zero timestamp, so equal runs give equal bytes).
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import math
+import os
+import re
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Iterator, Mapping
+
+from mlirkit.errors import MlirkitError, format_error
+
+RUN_TAG_RE = re.compile(r"^[A-Za-z0-9_.+:=@-]{1,128}$")
+BEIR_HEADER = ("query-id", "corpus-id", "score")
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def validate_run_tag(tag: str) -> str:
+    """Return ``tag`` if it is a valid run tag (1-128 of ``A-Z a-z 0-9 _ . + : = @ -``), else raise."""
+    if not isinstance(tag, str) or not RUN_TAG_RE.match(tag):
+        raise MlirkitError(f"invalid run tag {tag!r}: use 1-128 characters from A-Z a-z 0-9 _ . + : = @ - "
+                           "(no whitespace)")
+    return tag
+
+
+def _is_gzip(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == _GZIP_MAGIC
+
+
+def _iter_records(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` for every non-blank, non-comment line; strict UTF-8."""
+    path = Path(path)
+    if not path.is_file():
+        raise MlirkitError(f"{path}: no such file")
+    opener = gzip.open if _is_gzip(path) else open
+    try:
+        with opener(path, "rb") as f:
+            for line_no, raw in enumerate(f, start=1):
+                try:
+                    line = raw.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError as e:
+                    raise format_error(path, line_no, f"invalid UTF-8 at byte {e.start}") from None
+                stripped = line.strip()
+                if stripped and not stripped.startswith("#"):
+                    yield line_no, line
+    except (OSError, EOFError) as e:  # truncated or corrupt gzip
+        raise MlirkitError(f"{path}: cannot read ({e})") from None
+
+
+def _parse_score(text: str, path: Path, line_no: int) -> float:
+    try:
+        score = float(text)
+    except ValueError:
+        raise format_error(path, line_no, f"score {text!r} is not a number") from None
+    if not math.isfinite(score):
+        raise format_error(path, line_no, f"score {text!r} is not finite")
+    return score
+
+
+def _parse_int(text: str, what: str, path: Path, line_no: int) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise format_error(path, line_no, f"{what} {text!r} is not an integer") from None
+
+
+def read_run_with_tag(path: str | os.PathLike) -> tuple[dict[str, dict[str, float]], str]:
+    """Read a 6-column TREC run: ``({qid: {docno: score}}, run tag)``."""
+    path = Path(path)
+    run: dict[str, dict[str, float]] = {}
+    tag: str | None = None
+    tag_line = 0
+    for line_no, line in _iter_records(path):
+        cols = line.split()
+        if len(cols) != 6:
+            raise format_error(path, line_no, f"expected 6 columns (qid Q0 docno rank score tag), got {len(cols)}")
+        qid, _, docno, rank, score_text, line_tag = cols
+        _parse_int(rank, "rank", path, line_no)
+        score = _parse_score(score_text, path, line_no)
+        if not RUN_TAG_RE.match(line_tag):
+            raise format_error(path, line_no, f"invalid run tag {line_tag!r}")
+        if tag is None:
+            tag, tag_line = line_tag, line_no
+        elif line_tag != tag:
+            raise format_error(path, line_no, f"run tag {line_tag!r} differs from {tag!r} on line {tag_line} "
+                                              "(one run per file)")
+        docs = run.setdefault(qid, {})
+        if docno in docs:
+            raise format_error(path, line_no, f"duplicate document {docno!r} for query {qid!r}")
+        docs[docno] = score
+    if tag is None:
+        raise MlirkitError(f"{path}: empty run (no result lines)")
+    return run, tag
+
+
+def read_run(path: str | os.PathLike) -> dict[str, dict[str, float]]:
+    """Read a 6-column TREC run as ``{qid: {docno: score}}`` (see the module docstring)."""
+    return read_run_with_tag(path)[0]
+
+
+def read_run_tag(path: str | os.PathLike) -> str:
+    """The run tag of a TREC run file."""
+    return read_run_with_tag(path)[1]
+
+
+def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
+    """Read TREC 4-column qrels or BEIR TSV qrels (with header) as ``{qid: {docno: relevance}}``."""
+    path = Path(path)
+    qrels: dict[str, dict[str, int]] = {}
+    beir: bool | None = None
+    for line_no, line in _iter_records(path):
+        if beir is None:  # decided by the first record
+            cols = line.split("\t")
+            beir = len(cols) == 3
+            if beir:
+                if tuple(c.strip() for c in cols) != BEIR_HEADER:
+                    raise format_error(path, line_no, "3 tab-separated columns: a BEIR qrels TSV must start with "
+                                                      "the header 'query-id<TAB>corpus-id<TAB>score'")
+                continue
+        if beir:
+            cols = line.split("\t")
+            if len(cols) != 3:
+                raise format_error(path, line_no, f"expected 3 tab-separated columns (query-id corpus-id score), "
+                                                  f"got {len(cols)}")
+            qid, docno, rel_text = (c.strip() for c in cols)
+            if not qid or not docno:
+                raise format_error(path, line_no, "empty query or document id")
+        else:
+            cols = line.split()
+            if len(cols) != 4:
+                raise format_error(path, line_no, f"expected 4 columns (qid iter docno rel), got {len(cols)}")
+            qid, _, docno, rel_text = cols
+        rel = _parse_int(rel_text, "relevance", path, line_no)
+        docs = qrels.setdefault(qid, {})
+        if docno in docs:
+            raise format_error(path, line_no, f"duplicate judgement of document {docno!r} for query {qid!r}")
+        docs[docno] = rel
+    if not qrels:
+        raise MlirkitError(f"{path}: empty qrels (no judgement lines)")
+    return qrels
+
+
+def ranked(docs: Mapping[str, float]) -> list[tuple[str, float]]:
+    """``docs`` as ``[(docno, score), ...]`` in the deterministic order ``(-score, docno)``."""
+    return sorted(docs.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _check_id(value: object, what: str) -> str:
+    if not isinstance(value, str) or not value or any(c.isspace() for c in value):
+        raise MlirkitError(f"invalid {what} {value!r}: ids must be non-empty strings without whitespace")
+    return value
+
+
+def _format_score(score: float) -> str:
+    score = float(score)
+    if not math.isfinite(score):
+        raise MlirkitError(f"cannot write a non-finite score ({score})")
+    return repr(score)  # shortest text that reads back to the same float
+
+
+@contextmanager
+def _atomic_text(path: str | os.PathLike, overwrite: bool) -> Iterator[IO[str]]:
+    from mlirkit.index.atomic import atomic_file
+
+    path = Path(path)
+    if path.suffix == ".gz":
+        with atomic_file(path, overwrite=overwrite, mode="wb") as raw:
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+                with io.TextIOWrapper(gz, encoding="utf-8", newline="\n") as text:
+                    yield text
+    else:
+        with atomic_file(path, overwrite=overwrite, mode="w") as f:
+            yield f
+
+
+def write_run(run: Mapping[str, Mapping[str, float]], path: str | os.PathLike, tag: str,
+              overwrite: bool = False, *, depth: int | None = None) -> None:
+    """Write ``{qid: {docno: score}}`` as a 6-column TREC run.
+
+    Queries in id order, documents by ``(-score, docno)`` with ranks from 1; ``depth`` keeps only the
+    first ``depth`` documents of each query. Scores are written with the shortest text that reads back
+    to the same float, so a read-write round trip keeps every score (and therefore the ranking).
+    """
+    validate_run_tag(tag)
+    if depth is not None and depth < 1:
+        raise MlirkitError(f"depth must be >= 1, got {depth}")
+    lines: list[str] = []
+    for qid in sorted(run):
+        _check_id(qid, "query id")
+        for rank, (docno, score) in enumerate(ranked(run[qid])[:depth], start=1):
+            _check_id(docno, "document id")
+            lines.append(f"{qid} Q0 {docno} {rank} {_format_score(score)} {tag}\n")
+    with _atomic_text(path, overwrite) as f:
+        f.writelines(lines)
+
+
+def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | os.PathLike, overwrite: bool = False,
+                *, beir: bool = False) -> None:
+    """Write ``{qid: {docno: rel}}`` as TREC 4-column qrels (``qid 0 docno rel``), or as a BEIR TSV
+    with header when ``beir=True``; queries and documents in id order."""
+    lines: list[str] = ["\t".join(BEIR_HEADER) + "\n"] if beir else []
+    for qid in sorted(qrels):
+        _check_id(qid, "query id")
+        for docno in sorted(qrels[qid]):
+            _check_id(docno, "document id")
+            rel = qrels[qid][docno]
+            if isinstance(rel, bool) or int(rel) != rel:
+                raise MlirkitError(f"relevance of ({qid}, {docno}) must be an integer, got {rel!r}")
+            lines.append(f"{qid}\t{docno}\t{int(rel)}\n" if beir else f"{qid} 0 {docno} {int(rel)}\n")
+    with _atomic_text(path, overwrite) as f:
+        f.writelines(lines)
+
+
+__all__ = ["BEIR_HEADER", "RUN_TAG_RE", "ranked", "read_qrels", "read_run", "read_run_tag", "read_run_with_tag",
+           "validate_run_tag", "write_qrels", "write_run"]
