@@ -1,0 +1,174 @@
+"""``python -m mlirkit.shift {fit,apply,inspect,derive}``: fit, apply post hoc, look at and re-base transforms."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from pathlib import Path
+from typing import Any, Sequence
+
+from mlirkit.cli import configure_logging
+from mlirkit.errors import MlirkitError
+
+logger = logging.getLogger(__name__)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from mlirkit.encoders.options import add_encoder_args
+    from mlirkit.shift.transform import TRANSFORMS
+
+    p = argparse.ArgumentParser(prog="python -m mlirkit.shift", description=__doc__)
+    p.add_argument("-v", "--verbose", action="store_true")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    f = sub.add_parser("fit", help="fit a transform from parallel text (or import a SHIFT .pt vector file)")
+    f.add_argument("--method", choices=TRANSFORMS.names(), default="shift")
+    f.add_argument("--pairs", required=True, metavar="SRC",
+                   help="aligned JSONL(.gz) with id/lang/text, a SHIFT pairs-table directory, 'mmarco[:triples-id]', "
+                        "an ir_datasets id of a parallel set, or a SHIFT authors' .pt vector file (imported)")
+    f.add_argument("--source-lang", default=None, help="source (query) language, e.g. en (a .pt file carries its own)")
+    f.add_argument("--output", required=True, help="transform file to write (exactly this path)")
+    f.add_argument("--langs", nargs="+", default=None, help="target languages to keep (default: all present)")
+    f.add_argument("--max-pairs", type=int, default=None, help="use at most N ids")
+    f.add_argument("--rank", type=int, default=1, help="LIR: number of singular vectors removed (default 1)")
+    f.add_argument("--text-field", default="text", help="JSONL text field(s), comma-separated (joined by a space)")
+    f.add_argument("--langid", action="store_true", help="also fit a language classifier (stored in the file)")
+    f.add_argument("--langid-max-per-lang", type=int, default=5000, help="classifier training passages per language")
+    f.add_argument("--heldout", type=float, default=0.0,
+                   help="fraction of ids kept out of fitting to measure language-identification accuracy")
+    f.add_argument("--langid-threshold", type=float, default=0.9, help="threshold for the held-out coverage figure")
+    f.add_argument("--overwrite", action="store_true")
+    add_encoder_args(f)
+
+    a = sub.add_parser("apply", help="apply a transform to an existing index, writing a new index")
+    a.add_argument("--index", required=True, help="input index directory (never modified)")
+    a.add_argument("--transform", required=True, help="transform file")
+    a.add_argument("--alpha", default="1.0", help="0.6, or per language: '0.6,ja=1.0' ('*=' sets the default)")
+    a.add_argument("--output", required=True, help="output index directory")
+    a.add_argument("--doc-langs", default=None, help="docid<TAB>lang file (needed for a Pyserini index)")
+    a.add_argument("--langid", type=float, default=None, metavar="THRESHOLD",
+                   help="predict the language of unlabelled documents; keep them unchanged below THRESHOLD")
+    a.add_argument("--strict", action="store_true", help="a document language without parameters is an error")
+    a.add_argument("--force", action="store_true", help="apply a transform fitted with another encoder (warns)")
+    a.add_argument("--overwrite", action="store_true")
+
+    i = sub.add_parser("inspect", help="print a transform file's metadata and vector norms as JSON")
+    i.add_argument("transform")
+
+    d = sub.add_parser("derive", help="SHIFT vectors for another source language: V_{l|s} = V_l - V_s")
+    d.add_argument("--transform", required=True)
+    d.add_argument("--source-lang", required=True)
+    d.add_argument("--output", required=True)
+    d.add_argument("--overwrite", action="store_true")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure_logging(args.verbose)
+    return {"fit": cmd_fit, "apply": cmd_apply, "inspect": cmd_inspect, "derive": cmd_derive}[args.command](args)
+
+
+def _print(obj: Any) -> None:
+    print(json.dumps(obj, indent=2, ensure_ascii=False))
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    from mlirkit.encoders.options import encoder_from_args
+    from mlirkit.shift.io import save_transform, sniff
+
+    if Path(args.output).exists() and not args.overwrite:
+        raise MlirkitError(f"{args.output} already exists (use --overwrite to replace it)")
+    if args.max_pairs is not None and args.max_pairs < 1:
+        raise MlirkitError("--max-pairs must be at least 1")
+    pairs = Path(args.pairs)
+    if pairs.is_file() and sniff(pairs) == "torch":
+        return _import_pt(args)
+    if not args.source_lang:
+        raise MlirkitError("--source-lang is required when fitting from parallel text")
+    from mlirkit.shift.fit import fit_from_groups
+    from mlirkit.shift.parallel import open_parallel
+
+    groups = open_parallel(args.pairs, text_field=args.text_field, langs=args.langs)
+    encoder = encoder_from_args(args)
+    t, report = fit_from_groups(encoder, groups, method=args.method, source_lang=args.source_lang, langs=args.langs,
+                                max_pairs=args.max_pairs, batch_size=args.batch_size or 64, rank=args.rank,
+                                langid=args.langid, langid_max_per_lang=args.langid_max_per_lang,
+                                heldout=args.heldout, langid_threshold=args.langid_threshold,
+                                source_name=args.pairs, show_progress=True)
+    t.meta["encoder_name"] = args.encoder
+    save_transform(t, args.output, overwrite=args.overwrite)
+    _print({"output": str(args.output), "sha256": t.sha256, "method": t.method, **report.as_dict()})
+    return 0
+
+
+def _import_pt(args: argparse.Namespace) -> int:
+    from mlirkit.encoders.options import encoder_from_args
+    from mlirkit.shift.io import read_shift_pt, save_transform
+    from mlirkit.shift.shift import ShiftTransform
+
+    if args.method != "shift":
+        raise MlirkitError(f"{args.pairs} holds SHIFT vectors; use --method shift to import it")
+    model_name, source, vectors = read_shift_pt(args.pairs)
+    if args.source_lang and args.source_lang != source:
+        raise MlirkitError(f"{args.pairs} has source language {source!r}, not {args.source_lang!r} "
+                           f"(derive other sources with 'python -m mlirkit.shift derive')")
+    if args.langs:
+        vectors = {l: v for l, v in vectors.items() if l in args.langs}
+    encoder = encoder_from_args(args)
+    dim = next(iter(vectors.values())).shape[0]
+    if dim != encoder.dim:
+        raise MlirkitError(f"{args.pairs} has {dim}-d vectors but encoder {args.encoder} gives {encoder.dim}-d embeddings")
+    fp = encoder.fingerprint
+    model = str(fp.get("model") or fp.get("model_name") or args.encoder)
+    if model_name and model_name.split("/")[-1] not in model:
+        logger.warning("%s was made with %r; recording it for encoder %r", args.pairs, model_name, model)
+    meta = {"pairs": None, "source": str(args.pairs), "imported_from": {"file": Path(args.pairs).name,
+            "model_name": model_name, "format": "SHIFT authors' torch .pt"},
+            "prefix": fp.get("doc_prefix"), "normalized": False, "encoder_name": args.encoder}
+    t = ShiftTransform(vectors, encoder=fp, source_lang=source, meta=meta)
+    save_transform(t, args.output, overwrite=args.overwrite)
+    _print({"output": str(args.output), "sha256": t.sha256, "method": "shift", "imported": model_name,
+            "source_lang": source, "languages": t.languages, "dim": t.dim})
+    return 0
+
+
+def cmd_apply(args: argparse.Namespace) -> int:
+    from mlirkit.shift.io import load_transform
+    from mlirkit.shift.posthoc import apply_to_index
+    from mlirkit.shift.transform import parse_alpha
+
+    alpha = parse_alpha(args.alpha)
+    t = load_transform(args.transform)
+    if args.langid is not None:
+        t.use_langid(args.langid)
+    stats = apply_to_index(args.index, t, args.output, alpha=alpha, doc_langs=args.doc_langs,
+                           overwrite=args.overwrite, strict=args.strict, force=args.force, show_progress=True)
+    _print(stats)
+    return 0
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from mlirkit.shift.io import load_transform
+
+    t = load_transform(args.transform)
+    norms = {lang: round(float(np.linalg.norm(v)), 6) for lang, v in t.params.items()}
+    _print({"file": str(t.path), "sha256": t.sha256, "method": t.method, "source_lang": t.source_lang, "dim": t.dim,
+            "languages": t.languages, "sides": list(t.sides), "norms": norms,
+            "meta": {k: v for k, v in t.meta.items() if k not in ("languages",)}})
+    return 0
+
+
+def cmd_derive(args: argparse.Namespace) -> int:
+    from mlirkit.shift.io import load_transform, save_transform
+    from mlirkit.shift.shift import derive_source
+
+    t = load_transform(args.transform)
+    new = derive_source(t, args.source_lang)
+    new.meta.pop("created", None)
+    save_transform(new, args.output, overwrite=args.overwrite)
+    _print({"output": str(args.output), "sha256": new.sha256, "source_lang": new.source_lang,
+            "languages": new.languages})
+    return 0

@@ -1,0 +1,185 @@
+"""Parallel text for fitting: groups of translations sharing an id.
+
+Sources (:func:`open_parallel`):
+
+- aligned JSON Lines (optionally gzipped, recognised from the content): one record per (``id``,
+  ``lang``) with the text in ``text`` (``text_field``; several fields joined by a space, e.g.
+  ``short,long``). Rows of one id must be contiguous (sort the file by id); the sets in
+  ``shared/data`` have this shape.
+- the SHIFT authors' mMARCO pairs table (a ``datasets.save_to_disk`` directory with ``positive_<lang>``
+  columns; the ``query_*`` columns are ignored, as in their code).
+- ``mmarco`` or ``mmarco:<train-triples ir_datasets id>``: the SHIFT recipe through ir_datasets, the
+  unique positive passages of ``msmarco-passage/train/triples-small`` in English (``msmarco-passage``)
+  and in every ``mmarco/v2/<lang>`` (ids are the MS MARCO passage ids).
+- any other ir_datasets id: ``mlirkit.datasets.parallel_rows(dataset_id)`` (rows ``(id, lang, text)``).
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+
+from mlirkit.errors import MlirkitError, format_error
+
+logger = logging.getLogger(__name__)
+
+MMARCO_LANGS = ("ar", "de", "dt", "es", "fr", "hi", "id", "it", "ja", "pt", "ru", "vi", "zh")
+MMARCO_TRIPLES = "msmarco-passage/train/triples-small"
+
+
+class ParallelGroup(NamedTuple):
+    id: str
+    texts: dict[str, str]  # lang -> text
+
+
+def _open_maybe_gzip(path: Path):
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+
+
+def read_parallel_jsonl(path: str | os.PathLike, text_field: str | Sequence[str] = "text") -> Iterator[ParallelGroup]:
+    """Groups of contiguous rows sharing ``id``; every error names the file and line."""
+    path = Path(path)
+    fields = [f.strip() for f in text_field.split(",")] if isinstance(text_field, str) else list(text_field)
+    done: set[str] = set()
+    current: ParallelGroup | None = None
+    with _open_maybe_gzip(path) as f:
+        for line_no, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise format_error(path, line_no, f"invalid UTF-8 at byte {e.start}") from None
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError as e:
+                raise format_error(path, line_no, f"invalid JSON ({e.msg})") from None
+            if not isinstance(rec, dict):
+                raise format_error(path, line_no, "expected a JSON object")
+            for key in ("id", "lang"):
+                if not isinstance(rec.get(key), (str, int)) or rec.get(key) == "":
+                    raise format_error(path, line_no, f"missing field {key!r}")
+            missing = [f for f in fields if f not in rec]
+            if len(missing) == len(fields):
+                raise format_error(path, line_no, f"missing text field {', '.join(repr(f) for f in fields)} "
+                                                  f"(fields: {', '.join(sorted(rec))}; choose one with --text-field)")
+            text = " ".join(str(rec[f]).strip() for f in fields if rec.get(f) not in (None, "")).strip()
+            doc_id, lang = str(rec["id"]), str(rec["lang"])
+            if current is None or current.id != doc_id:
+                if current is not None:
+                    done.add(current.id)
+                    yield current
+                if doc_id in done:
+                    raise format_error(path, line_no, f"rows of id {doc_id!r} are not contiguous (sort the file by id)")
+                current = ParallelGroup(doc_id, {})
+            if lang in current.texts:
+                raise format_error(path, line_no, f"second {lang!r} row for id {doc_id!r}")
+            if text:
+                current.texts[lang] = text
+    if current is not None:
+        yield current
+
+
+def group_rows(rows: Iterable[Any], source: str) -> Iterator[ParallelGroup]:
+    """Group ``(id, lang, text)`` rows (tuples or objects with those attributes) by contiguous id."""
+    done: set[str] = set()
+    current: ParallelGroup | None = None
+    for row in rows:
+        if isinstance(row, (tuple, list)):
+            doc_id, lang, text = row[0], row[1], row[2]
+        else:
+            doc_id = getattr(row, "id", None) or getattr(row, "doc_id")
+            lang, text = row.lang, row.text
+        doc_id = str(doc_id)
+        if current is None or current.id != doc_id:
+            if current is not None:
+                done.add(current.id)
+                yield current
+            if doc_id in done:
+                raise MlirkitError(f"{source}: rows of id {doc_id!r} are not contiguous")
+            current = ParallelGroup(doc_id, {})
+        if text:
+            current.texts[str(lang)] = str(text)
+    if current is not None:
+        yield current
+
+
+def read_pairs_table(directory: str | os.PathLike, langs: Sequence[str] | None = None) -> Iterator[ParallelGroup]:
+    """The SHIFT authors' mMARCO pairs table (``save_to_disk`` directory); ids are row numbers."""
+    import pyarrow as pa
+
+    directory = Path(directory)
+    state = directory / "state.json"
+    try:
+        files = [d["filename"] for d in json.loads(state.read_text(encoding="utf-8"))["_data_files"]]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise MlirkitError(f"{directory}: not a datasets save_to_disk directory ({e})") from None
+    row = 0
+    for name in files:
+        with pa.memory_map(str(directory / name)) as source:
+            try:
+                reader = pa.ipc.open_stream(source)
+            except pa.ArrowInvalid:
+                reader = pa.ipc.open_file(source)
+            batches = reader if hasattr(reader, "__iter__") else (reader.get_batch(i) for i in range(reader.num_record_batches))
+            for batch in batches:
+                cols = {c[len("positive_"):]: batch.column(i).to_pylist()
+                        for i, c in enumerate(batch.schema.names) if c.startswith("positive_")}
+                if not cols:
+                    raise MlirkitError(f"{directory / name}: no positive_<lang> columns")
+                if langs is not None:
+                    cols = {l: v for l, v in cols.items() if l in langs}
+                for k in range(batch.num_rows):
+                    yield ParallelGroup(str(row), {l: v[k] for l, v in cols.items() if v[k]})
+                    row += 1
+
+
+def mmarco_groups(triples_id: str = MMARCO_TRIPLES, langs: Sequence[str] | None = None) -> Iterator[ParallelGroup]:
+    """The SHIFT recipe: unique (query, positive) pairs of the train triples, positive passage in every language."""
+    from mlirkit.io.sources import load_ir_dataset
+
+    targets = [l for l in (langs or MMARCO_LANGS) if l in MMARCO_LANGS]
+    triples = load_ir_dataset(triples_id)
+    stores = {"en": load_ir_dataset("msmarco-passage").docs_store()}
+    for lang in targets:
+        stores[lang] = load_ir_dataset(f"mmarco/v2/{lang}").docs_store()
+    seen: set[tuple[str, str]] = set()
+    for pair in triples.docpairs_iter():
+        key = (pair.query_id, pair.doc_id_a)
+        if key in seen:
+            continue
+        seen.add(key)
+        texts = {}
+        for lang, store in stores.items():
+            try:
+                texts[lang] = store.get(pair.doc_id_a).text
+            except KeyError:
+                continue
+        yield ParallelGroup(f"{pair.query_id}:{pair.doc_id_a}", texts)
+
+
+def open_parallel(source: str, *, text_field: str = "text", langs: Sequence[str] | None = None) -> Iterator[ParallelGroup]:
+    """Parallel groups from a file, a pairs-table directory, ``mmarco[:id]`` or an ir_datasets id."""
+    from mlirkit.shift.io import sniff
+
+    path = Path(source)
+    if path.is_dir():
+        return read_pairs_table(path, langs)
+    if path.is_file():
+        kind = sniff(path)
+        if kind in ("gzip", "text"):
+            return read_parallel_jsonl(path, text_field)
+        raise MlirkitError(f"{path}: not an aligned JSONL file (found {kind} content)")
+    if source == "mmarco" or source.startswith("mmarco:"):
+        return mmarco_groups(source.partition(":")[2] or MMARCO_TRIPLES, langs)
+    try:
+        from mlirkit.datasets import parallel_rows
+    except ImportError:
+        raise MlirkitError(f"{source!r} is not a file and the datasets package (mlirkit.datasets.parallel_rows) "
+                           f"is unavailable") from None
+    return group_rows(parallel_rows(source), source)

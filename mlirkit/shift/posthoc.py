@@ -1,0 +1,146 @@
+"""Apply a transform to an existing index, writing a new index directory (the input is never modified).
+
+Source vectors, in order of preference:
+
+1. ``embeddings.npy`` (the untransformed encoder output saved with ``--save-embeddings``): the result
+   is identical, bit for bit, to transforming at index time (same row-wise float32 operations, same
+   L2 normalisation, same meta.json apart from ``created`` and ``posthoc``, same ``transform.safetensors``).
+2. the vectors reconstructed from a flat FAISS index, when the index holds untransformed vectors.
+   These are the *indexed* vectors, i.e. already L2-normalised by mlirkit and by Pyserini's
+   ``--l2-norm`` encoders; the transform is then applied to normalised vectors. That equals
+   index-time transformation only for encoders whose own output is normalised (e5, for example,
+   up to float rounding); otherwise the shift acts on a rescaled vector.
+
+An index built by Pyserini (``index`` + ``docid``, no ``langs``/``meta.json``) needs a doc-id -> language
+file (``--doc-langs``: ``docid<TAB>lang`` lines or JSONL ``{"id"|"docid"|"_id": ..., "lang": ...}``);
+its encoder cannot be verified and is recorded as the transform's.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from mlirkit.errors import MlirkitError, format_error
+from mlirkit.langs import UNKNOWN
+from mlirkit.shift.transform import LanguageTransform
+
+logger = logging.getLogger(__name__)
+
+WRITER_KEYS = {"format", "format_version", "mlirkit_version", "created", "encoder", "dim", "metric",
+               "normalized", "transform", "count", "lang_counts", "has_embeddings"}
+
+
+def read_doc_langs(path: str | os.PathLike) -> dict[str, str]:
+    """``{docid: lang}`` from ``docid<TAB>lang`` lines (or whitespace) or JSON Lines."""
+    from mlirkit.shift.parallel import _open_maybe_gzip
+
+    path = Path(path)
+    if not path.is_file():
+        raise MlirkitError(f"{path}: no such file")
+    out: dict[str, str] = {}
+    with _open_maybe_gzip(path) as f:
+        for line_no, raw in enumerate(f, start=1):
+            line = raw.decode("utf-8", errors="strict").strip()
+            if not line:
+                continue
+            if line.startswith("{"):
+                try:
+                    rec = json.loads(line)
+                except ValueError as e:
+                    raise format_error(path, line_no, f"invalid JSON ({e.msg})") from None
+                doc_id = next((rec[k] for k in ("id", "docid", "_id", "doc_id") if k in rec), None)
+                lang = rec.get("lang")
+            else:
+                parts = line.split("\t") if "\t" in line else line.split()
+                doc_id, lang = (parts[0], parts[1]) if len(parts) == 2 else (None, None)
+            if doc_id is None or not lang:
+                raise format_error(path, line_no, "expected 'docid<TAB>lang' or a JSON object with id and lang")
+            if str(doc_id) in out and out[str(doc_id)] != lang:
+                raise format_error(path, line_no, f"document {doc_id!r} given two languages")
+            out[str(doc_id)] = str(lang)
+    return out
+
+
+def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform | str | os.PathLike,
+                   output: str | os.PathLike, *, alpha: float | Mapping[str, float] = 1.0,
+                   doc_langs: str | os.PathLike | Mapping[str, str] | None = None, overwrite: bool = False,
+                   strict: bool = False, force: bool = False, chunk_rows: int = 65536,
+                   show_progress: bool = False) -> dict[str, Any]:
+    """Write ``output`` = the index at ``index_path`` with ``transform`` applied to its documents."""
+    from tqdm.auto import tqdm
+
+    from mlirkit.index import DenseIndex, IndexWriter
+    from mlirkit.index.layout import TRANSFORM_FILE
+    from mlirkit.index.writer import l2_normalize
+    from mlirkit.shift.io import load_transform
+    from mlirkit.shift.transform import resolve_alpha
+
+    resolve_alpha(alpha)
+    t = transform if isinstance(transform, LanguageTransform) else load_transform(transform)
+    if t.path is None or not Path(t.path).is_file():
+        raise MlirkitError("the transform must be saved to a file before it is applied to an index")
+    index_path, output = Path(index_path), Path(output)
+    if output.resolve() == index_path.resolve():
+        raise MlirkitError(f"--output {output} is the input index; post-hoc apply never modifies its input")
+    src = DenseIndex(index_path)
+    n, dim = len(src.docids), src.dim
+    if dim != t.dim:
+        raise MlirkitError(f"index {index_path} has dimension {dim} but transform {t.path} has {t.dim}")
+    encoder = src.encoder
+    if encoder is None:
+        logger.warning("%s has no meta.json: its encoder cannot be checked against the transform's", index_path)
+        encoder = t.encoder
+    else:
+        t.check_encoder(encoder, force=force, dim=dim)
+
+    langs = list(src.langs)
+    if doc_langs is not None:
+        mapping = doc_langs if isinstance(doc_langs, Mapping) else read_doc_langs(doc_langs)
+        langs = [mapping.get(d, UNKNOWN) for d in src.docids]
+        absent = sum(1 for d in src.docids if d not in mapping)
+        if absent:
+            logger.warning("%d of %d documents have no language in %s (left unchanged)", absent, n, doc_langs)
+    elif not (src.path / "langs").is_file():
+        logger.warning("%s has no langs file and no --doc-langs was given: every document is of unknown "
+                       "language and stays unchanged", index_path)
+
+    if src.has_embeddings:
+        vectors = src.embeddings(mmap=True)
+        if vectors.shape != (n, dim):
+            raise MlirkitError(f"{index_path}/embeddings.npy has shape {vectors.shape}, expected {(n, dim)}")
+        origin = "embeddings.npy"
+        read = lambda a, b: np.asarray(vectors[a:b], dtype=np.float32)  # noqa: E731
+    else:
+        if src.transform:
+            raise MlirkitError(f"{index_path} holds transformed vectors ({src.transform.get('method')}) and no "
+                               f"embeddings.npy; re-encode with --save-embeddings to apply another transform")
+        index = src.faiss_index
+        origin = "reconstructed"
+        logger.info("%s has no embeddings.npy: transforming the indexed (normalised) vectors", index_path)
+
+        def read(a: int, b: int) -> np.ndarray:
+            try:
+                return index.reconstruct_n(a, b - a)
+            except RuntimeError as e:
+                raise MlirkitError(f"{index_path}: cannot reconstruct vectors from this FAISS index ({e})") from None
+
+    extra = {k: v for k, v in src.meta.items() if k not in WRITER_KEYS}
+    extra["posthoc"] = {"source_index": str(index_path), "vectors": origin}
+    t.reset_counts()
+    with IndexWriter(output, dim=dim, encoder=encoder, normalized=True, transform=t.describe(alpha),
+                     save_embeddings=src.has_embeddings, overwrite=overwrite, extra_meta=extra) as writer:
+        shutil.copyfile(t.path, writer.tmp / TRANSFORM_FILE)
+        for a in tqdm(range(0, n, chunk_rows), desc="apply", unit="chunk", disable=not show_progress):
+            b = min(a + chunk_rows, n)
+            raw = read(a, b)
+            vecs = t.apply(raw, langs[a:b], "doc", alpha, strict=strict) if t.touches("doc") else raw
+            writer.add(src.docids[a:b], langs[a:b], l2_normalize(vecs), raw=raw if src.has_embeddings else None)
+    stats = {"documents": n, "vectors": origin, "output": str(output), **{k: v for k, v in sorted(t.counts.items())}}
+    logger.info("wrote %s (%d documents, %s)", output, n, ", ".join(f"{k}={v}" for k, v in sorted(t.counts.items())) or "all transformed")
+    return stats

@@ -1,0 +1,293 @@
+"""Language transforms: the common interface of SHIFT, language centering and LIR.
+
+A transform maps embeddings to embeddings using each row's language::
+
+    out = t.apply(embs, langs, side="doc" | "query", alpha=1.0)
+
+Rows whose language is unknown (:data:`mlirkit.langs.UNKNOWN`, ``None`` or ``""``) are left
+unchanged (or, when language identification is switched on with :meth:`LanguageTransform.use_langid`,
+transformed with the predicted language if its confidence reaches the threshold). A known language
+without parameters in the transform is left unchanged, counted in :attr:`LanguageTransform.counts` and
+logged once (``strict=True`` makes it an error).
+
+``alpha`` scales the correction of every method (1.0 = the published formula). It is a float for all
+languages or a dict of per-language values where the key ``"*"`` gives the value of every other language
+(default 1.0 when ``"*"`` is absent), e.g. ``{"*": 0.6, "ja": 1.0}``. Every value must lie in [0, 2].
+
+Subclasses implement :meth:`_apply_lang` on one contiguous block of rows of one language; the base class
+does the chunking (rows are processed ``chunk_rows`` at a time, so no temporary larger than one chunk is
+made beyond the output array) and the bookkeeping. Every operation is row-wise, so the result for a row
+does not depend on how the input was split into calls (index-time == post-hoc, bit for bit).
+"""
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from pathlib import Path
+from typing import Any, ClassVar, Mapping, Sequence
+
+import numpy as np
+
+from mlirkit.errors import MlirkitError
+from mlirkit.langs import UNKNOWN
+from mlirkit.registry import Registry
+
+logger = logging.getLogger(__name__)
+
+SIDES = ("doc", "query")
+ALPHA_MIN, ALPHA_MAX = 0.0, 2.0
+DEFAULT_KEY = "*"
+
+#: method name -> transform class
+TRANSFORMS: Registry[type["LanguageTransform"]] = Registry("transform method")
+
+
+def is_unknown(lang: str | None) -> bool:
+    return not lang or lang == UNKNOWN
+
+
+def resolve_alpha(alpha: float | Mapping[str, float]) -> tuple[float, dict[str, float]]:
+    """``(default, per-language overrides)`` from a float or a dict with optional ``"*"`` key; checks [0, 2]."""
+    if isinstance(alpha, Mapping):
+        values = {str(k): v for k, v in alpha.items()}
+        default = values.pop(DEFAULT_KEY, 1.0)
+    else:
+        values, default = {}, alpha
+    for key, value in [(DEFAULT_KEY, default), *values.items()]:
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise MlirkitError(f"alpha for {key!r} is not a number: {value!r}") from None
+        if not (ALPHA_MIN <= value <= ALPHA_MAX):  # also refuses NaN
+            raise MlirkitError(f"alpha {value} for {'all languages' if key == DEFAULT_KEY else key!r} "
+                               f"is outside [{ALPHA_MIN:g}, {ALPHA_MAX:g}]")
+    return float(default), {k: float(v) for k, v in values.items()}
+
+
+def parse_alpha(text: str) -> float | dict[str, float]:
+    """CLI syntax: ``0.6`` or ``0.6,ja=1.0,de=0.8`` or ``*=0.6,ja=1.0`` (a bare number sets ``"*"``)."""
+    parts = [p.strip() for p in str(text).split(",") if p.strip()]
+    if not parts:
+        raise MlirkitError("empty --alpha")
+    out: dict[str, Any] = {}
+    for part in parts:
+        key, sep, value = part.partition("=")
+        if not sep:
+            key, value = DEFAULT_KEY, part
+        key = key.strip()
+        if key in out:
+            raise MlirkitError(f"--alpha {text!r}: {key!r} given twice")
+        out[key] = value.strip()
+    resolve_alpha(out)  # validates
+    if list(out) == [DEFAULT_KEY]:
+        return float(out[DEFAULT_KEY])
+    return {k: float(v) for k, v in out.items()}
+
+
+def alpha_to_json(alpha: float | Mapping[str, float]) -> float | dict[str, float]:
+    default, overrides = resolve_alpha(alpha)
+    return {DEFAULT_KEY: default, **dict(sorted(overrides.items()))} if overrides else default
+
+
+def check_finite(name: str, array: np.ndarray, where: object = "") -> None:
+    if not np.all(np.isfinite(array)):
+        raise MlirkitError(f"{where}{': ' if where else ''}{name} contains NaN or inf")
+
+
+class LanguageTransform:
+    """Base class: parameters per language (``params[lang]``, float32) plus metadata.
+
+    Attributes: ``method``, ``encoder`` (fingerprint dict), ``source_lang``, ``dim``, ``params``,
+    ``meta`` (everything stored in the file), ``langid`` (a :class:`~mlirkit.shift.langid.LangIdClassifier`
+    or None), ``path`` and ``sha256`` (of the file it was loaded from or saved to), ``counts`` (rows seen
+    by :meth:`apply`: ``missing:<lang>``, ``unknown``, ``langid:<lang>``, ``langid_below_threshold``).
+    """
+
+    method: ClassVar[str] = ""
+    #: sides this method transforms
+    sides: ClassVar[tuple[str, ...]] = SIDES
+    #: tensor name prefix in the transform file
+    tensor_prefix: ClassVar[str] = ""
+    #: whether the source language itself is transformed
+    transforms_source: ClassVar[bool] = True
+    chunk_rows: int = 65536
+
+    def __init__(self, params: Mapping[str, np.ndarray], *, encoder: dict[str, Any], source_lang: str,
+                 meta: dict[str, Any] | None = None, langid: Any = None) -> None:
+        if not params:
+            raise MlirkitError(f"{self.method} transform without any language")
+        self.params = {lang: np.ascontiguousarray(v, dtype=np.float32) for lang, v in sorted(params.items())}
+        dims = {v.shape[-1] for v in self.params.values()}
+        if len(dims) != 1:
+            raise MlirkitError(f"{self.method} transform: vectors of different dimensions {sorted(dims)}")
+        for lang, v in self.params.items():
+            self._check_param(lang, v)
+            check_finite(f"parameters of {lang!r}", v)
+        self.dim = dims.pop()
+        self.encoder = dict(encoder or {})
+        self.source_lang = source_lang
+        self.meta = dict(meta or {})
+        self.langid = langid
+        self.langid_threshold: float | None = None
+        self.path: Path | None = None
+        self.sha256: str | None = None
+        self.counts: Counter[str] = Counter()
+        self._warned: set[str] = set()
+
+    # ----------------------------------------------------------------- subclass hooks
+    def _check_param(self, lang: str, value: np.ndarray) -> None:
+        if value.ndim != 1:
+            raise MlirkitError(f"{self.method} parameters of {lang!r} must be a vector, got shape {value.shape}")
+
+    def _apply_lang(self, block: np.ndarray, lang: str, alpha: float) -> None:
+        """Transform ``block`` (rows of one language, float32, a view into the output) in place."""
+        raise NotImplementedError
+
+    # ----------------------------------------------------------------- interface
+    @property
+    def languages(self) -> list[str]:
+        return list(self.params)
+
+    def touches(self, side: str) -> bool:
+        _check_side(side)
+        return side in self.sides
+
+    def check_encoder(self, fingerprint: dict[str, Any], force: bool = False, dim: int | None = None) -> None:
+        """Refuse embeddings of another encoder (warn instead with ``force``); a dimension mismatch is always refused."""
+        from mlirkit.encoders.base import check_same_encoder
+
+        other_dim = dim if dim is not None else fingerprint.get("dim")
+        if other_dim is not None and int(other_dim) != self.dim:
+            raise MlirkitError(f"transform {self._name()} has dimension {self.dim} but the encoder gives {other_dim}")
+        try:
+            check_same_encoder(self.encoder, fingerprint, f"transform {self._name()}")
+        except MlirkitError as e:
+            if not force:
+                raise MlirkitError(f"{e}; use --force to apply it anyway") from None
+            logger.warning("%s (applied anyway because of --force)", e)
+
+    def use_langid(self, threshold: float | None) -> None:
+        """Predict the language of unknown-language rows with the stored classifier (None switches it off)."""
+        if threshold is not None:
+            if self.langid is None:
+                raise MlirkitError(f"transform {self._name()} has no language classifier (fit it with --langid)")
+            if not (0.0 <= float(threshold) <= 1.0):
+                raise MlirkitError(f"language-identification threshold {threshold} is outside [0, 1]")
+            threshold = float(threshold)
+        self.langid_threshold = threshold
+
+    def apply(self, embs: np.ndarray, langs: Sequence[str | None], side: str,
+              alpha: float | Mapping[str, float] = 1.0, strict: bool = False, *,
+              out: np.ndarray | None = None) -> np.ndarray:
+        """Transformed copy of ``embs`` (float32, not normalised); see the module docstring.
+
+        ``out`` may be a preallocated float32 array of the same shape (it may be ``embs`` itself to
+        work in place).
+        """
+        _check_side(side)
+        default, overrides = resolve_alpha(alpha)
+        embs = np.asarray(embs)
+        if embs.ndim != 2:
+            raise MlirkitError(f"embeddings must be a 2-d array, got shape {embs.shape}")
+        if embs.shape[1] != self.dim:
+            raise MlirkitError(f"embeddings have dimension {embs.shape[1]} but transform {self._name()} has {self.dim}")
+        if len(langs) != embs.shape[0]:
+            raise MlirkitError(f"{len(langs)} languages for {embs.shape[0]} embeddings")
+        if out is None:
+            out = np.array(embs, dtype=np.float32, order="C", copy=True)
+        else:
+            if out.shape != embs.shape or out.dtype != np.float32:
+                raise ValueError("out must be float32 with the shape of embs")
+            if out is not embs:
+                out[...] = embs
+        if not self.touches(side) or len(langs) == 0:
+            return out
+        langs = self._resolve_langs(out, langs, strict)
+        for start in range(0, len(langs), self.chunk_rows):
+            stop = min(start + self.chunk_rows, len(langs))
+            self._apply_chunk(out, langs, start, stop, default, overrides)
+        return out
+
+    def describe(self, alpha: float | Mapping[str, float] = 1.0) -> dict[str, Any]:
+        """What an index's meta.json records about the transform applied."""
+        from mlirkit.encoders.base import fingerprint_digest
+
+        return {
+            "method": self.method,
+            "source_lang": self.source_lang,
+            "alpha": alpha_to_json(alpha),
+            "languages": self.languages,
+            "sides": list(self.sides),
+            "dim": self.dim,
+            "file": self.path.name if self.path is not None else None,
+            "sha256": self.sha256,
+            "encoder_digest": fingerprint_digest(self.encoder),
+            "pairs": self.meta.get("pairs"),
+            "langid": None if self.langid is None else {
+                **self.langid.describe(), "threshold": self.langid_threshold,
+                "used": self.langid_threshold is not None},
+        }
+
+    def reset_counts(self) -> None:
+        self.counts.clear()
+
+    # ----------------------------------------------------------------- internals
+    def _name(self) -> str:
+        return str(self.path) if self.path is not None else f"<{self.method}>"
+
+    def _resolve_langs(self, embs: np.ndarray, langs: Sequence[str | None], strict: bool) -> list[str | None]:
+        """The language used for each row (None = leave unchanged); counts and reports what is skipped."""
+        resolved: list[str | None] = list(langs)
+        unknown = [i for i, lang in enumerate(resolved) if is_unknown(lang)]
+        if unknown and self.langid is not None and self.langid_threshold is not None:
+            predicted, conf = self.langid.predict(embs[unknown])
+            for i, lang, c in zip(unknown, predicted, conf):
+                if c >= self.langid_threshold:
+                    resolved[i] = lang
+                    self.counts[f"langid:{lang}"] += 1
+                else:
+                    resolved[i] = None
+                    self.counts["langid_below_threshold"] += 1
+        else:
+            self.counts["unknown"] += len(unknown)
+            for i in unknown:
+                resolved[i] = None
+        missing: Counter[str] = Counter(lang for lang in resolved if lang is not None and lang not in self.params
+                                        and not (lang == self.source_lang and not self.transforms_source))
+        if missing:
+            if strict:
+                raise MlirkitError(f"transform {self._name()} has no {self.method} parameters for language(s) "
+                                   f"{', '.join(f'{k} ({v} rows)' for k, v in sorted(missing.items()))} "
+                                   f"(known: {', '.join(self.languages)})")
+            for lang, n in missing.items():
+                self.counts[f"missing:{lang}"] += n
+                if lang not in self._warned:
+                    self._warned.add(lang)
+                    logger.warning("transform %s has no %s parameters for language %r: those rows are left "
+                                   "unchanged (counted; --strict makes this an error)", self._name(), self.method, lang)
+        return [lang if lang in self.params else None for lang in resolved]
+
+    def _apply_chunk(self, out: np.ndarray, langs: list[str | None], start: int, stop: int,
+                     default: float, overrides: dict[str, float]) -> None:
+        # group the chunk's rows by language; a run of one language is processed as a slice (no copy)
+        chunk_langs = langs[start:stop]
+        groups: dict[str, list[int]] = {}
+        for offset, lang in enumerate(chunk_langs):
+            if lang is not None:
+                groups.setdefault(lang, []).append(offset)
+        for lang, rows in groups.items():
+            alpha = overrides.get(lang, default)
+            if alpha == 0.0:
+                continue
+            if len(rows) == rows[-1] - rows[0] + 1:  # contiguous
+                self._apply_lang(out[start + rows[0]:start + rows[-1] + 1], lang, alpha)
+            else:
+                index = np.asarray(rows, dtype=np.intp) + start
+                block = out[index]
+                self._apply_lang(block, lang, alpha)
+                out[index] = block
+
+
+def _check_side(side: str) -> None:
+    if side not in SIDES:
+        raise MlirkitError(f"side must be one of {', '.join(SIDES)}, got {side!r}")
