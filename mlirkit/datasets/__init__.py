@@ -1,0 +1,70 @@
+"""mlirkit's datasets as ir_datasets ids: importing this package registers them (no I/O, no network).
+
+    import ir_datasets, mlirkit.datasets
+    ds = ir_datasets.load("mlirkit/belebele/en")    # docs/queries carry .lang; qrels binary
+
+Ids (``python -m mlirkit.datasets list``; details in docs/datasets.md):
+
+- ``mlirkit/belebele/<lang>`` (14), ``mlirkit/xquad-r/<lang>`` (8), ``mlirkit/mlqa/<lang>`` (7),
+  ``mlirkit/multieup-v2/<lang>`` (6), each also ``.../multi`` (queries in every language);
+- ``mlirkit/mmarco-pairs/<lang>`` and ``mlirkit/mmarco-pairs/multi`` (+ ``/10k``);
+- bundled, offline: ``mlirkit/ddtp/<lang>`` (+ ``/dev``, ``/test``; ``multi``),
+  ``mlirkit/parallel/{libreoffice-help,gettext,ddtp}``.
+
+:func:`parallel_rows` yields the aligned rows ``(group_id, lang, text)`` of a parallel set.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+from mlirkit.errors import MlirkitError
+
+from mlirkit.datasets.catalog import DATASETS, DatasetInfo
+from mlirkit.datasets.records import LangDoc, LangQuery, ParallelDoc
+from mlirkit.datasets.sources import MissingDataError
+
+__all__ = ["DATASETS", "DatasetInfo", "LangDoc", "LangQuery", "ParallelDoc", "MissingDataError",
+           "parallel_rows", "dataset_ids"]
+
+
+def dataset_ids() -> list[str]:
+    return DATASETS.names()
+
+
+def parallel_rows(source: str | Path) -> Iterator[tuple[str, str, str]]:
+    """Aligned rows ``(group_id, lang, text)``: rows with the same ``group_id`` are translations.
+
+    ``source`` is a parallel-set id (``mlirkit/parallel/gettext``, ``mlirkit/mmarco-pairs/multi/10k``,
+    any ir_datasets id whose documents carry ``group_id``), or a path to an aligned JSONL(.gz) file
+    with one ``{"id": group, "lang": code, "text": ...}`` object per line.
+    """
+    from mlirkit.datasets.bundled import read_aligned_jsonl
+
+    name = str(source)
+    if name in DATASETS and DATASETS.get(name).rows is not None:
+        return DATASETS.get(name).rows()
+    path = Path(name).expanduser()
+    if path.is_file():
+        return read_aligned_jsonl(path)
+    if name in DATASETS:
+        import ir_datasets
+
+        ds = ir_datasets.load(name)
+        if "group_id" not in ds.docs_cls()._fields:
+            raise MlirkitError(f"{name} is not a parallel set (its documents carry no group_id); "
+                               f"parallel sets: {', '.join(i for i in DATASETS.names() if DATASETS.get(i).rows)}")
+        return ((d.group_id, d.lang, d.text) for d in ds.docs_iter())
+    raise MlirkitError(f"{name!r} is neither a registered parallel set nor an aligned JSONL file"
+                       + _did_you_mean(name))
+
+
+def _did_you_mean(name: str) -> str:
+    from mlirkit.registry import did_you_mean
+
+    return did_you_mean(name, DATASETS.names())
+
+
+from mlirkit.datasets import _register  # noqa: E402  (registers every id)
+
+_register.register_all()

@@ -1,0 +1,51 @@
+"""Small strict readers for upstream files: errors name the file and line."""
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import IO, Iterator
+
+from mlirkit.errors import format_error
+
+
+def open_text(path: Path) -> IO[str]:
+    if str(path).endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    """``(line_no, object)`` for each non-blank line; a bad line raises an error naming file:line."""
+    with open_text(path) as f:
+        for line_no, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise format_error(path, line_no, f"invalid JSON: {e.msg}") from None
+            if not isinstance(obj, dict):
+                raise format_error(path, line_no, "expected a JSON object")
+            yield line_no, obj
+
+
+def read_json(path: Path, data: bytes | None = None) -> object:
+    try:
+        if data is not None:
+            return json.loads(data.decode("utf-8"))
+        with open_text(path) as f:
+            return json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise format_error(path, getattr(e, "lineno", None), f"invalid JSON: {e}") from None
+
+
+def field(obj: dict, key: str, path: object, line: int | None, types: tuple = (str,)):
+    """``obj[key]`` checked for presence and type."""
+    if key not in obj:
+        raise format_error(path, line, f"missing field {key!r}")
+    value = obj[key]
+    if not isinstance(value, types):
+        names = "/".join(t.__name__ for t in types)
+        raise format_error(path, line, f"field {key!r} should be {names}, got {type(value).__name__}")
+    return value

@@ -1,0 +1,69 @@
+"""``python -m mlirkit.datasets``: list the registered ids, export one as BEIR or TREC files."""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Sequence
+
+from mlirkit.cli import configure_logging
+
+
+def _parser() -> argparse.ArgumentParser:
+    from mlirkit.datasets.export import ExportFormat
+
+    p = argparse.ArgumentParser(prog="python -m mlirkit.datasets", description=__doc__)
+    p.add_argument("-v", "--verbose", action="store_true")
+    sub = p.add_subparsers(dest="command", required=True)
+    ls = sub.add_parser("list", help="ids, languages, sizes, whether their files are here (offline)")
+    ls.add_argument("--family", help="only this family (belebele, xquad-r, mlqa, multieup-v2, mmarco-pairs, ddtp, parallel)")
+    ls.add_argument("--json", action="store_true", help="one JSON object per line")
+    ex = sub.add_parser("export", help="write a collection as BEIR or TREC/Pyserini files")
+    ex.add_argument("dataset_id")
+    ex.add_argument("--format", required=True, choices=[f.value for f in ExportFormat])
+    ex.add_argument("--output", required=True, help="output directory (written atomically)")
+    ex.add_argument("--overwrite", action="store_true")
+    return p
+
+
+def _list(family: str | None, as_json: bool) -> int:
+    from mlirkit.datasets import DATASETS
+
+    rows = []
+    for name in DATASETS.names():
+        info = DATASETS.get(name)
+        if family and info.family != family:
+            continue
+        rows.append({"id": name, "family": info.family, "query_langs": list(info.query_langs),
+                     "doc_langs": list(info.doc_langs), "size": info.size, "licence": info.licence,
+                     "offline": bool(info.available_offline())})
+    if as_json:
+        for r in rows:
+            print(json.dumps(r, ensure_ascii=False))
+        return 0
+    width = max((len(r["id"]) for r in rows), default=2)
+    print(f"{'id':<{width}}  offline  queries       docs  size")
+    for r in rows:
+        q = ",".join(r["query_langs"]) if len(r["query_langs"]) <= 2 else f"{len(r['query_langs'])} langs"
+        print(f"{r['id']:<{width}}  {'yes' if r['offline'] else 'no':<7}  {q:<12}  {len(r['doc_langs']):>4}  {r['size']}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    configure_logging(args.verbose)
+    import mlirkit.datasets  # noqa: F401  (registers the ids)
+
+    if args.command == "list":
+        return _list(args.family, args.json)
+    from mlirkit.datasets import DATASETS
+    from mlirkit.datasets.export import export
+
+    if args.dataset_id not in DATASETS:
+        from mlirkit.errors import MlirkitError
+        from mlirkit.registry import did_you_mean
+
+        raise MlirkitError(f"unknown dataset id {args.dataset_id!r}{did_you_mean(args.dataset_id, DATASETS.names())}; "
+                           "see `python -m mlirkit.datasets list`")
+    counts = export(args.dataset_id, args.format, args.output, overwrite=args.overwrite)
+    print(json.dumps({"dataset": args.dataset_id, "format": args.format, "output": args.output, **counts}))
+    return 0

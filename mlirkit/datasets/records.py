@@ -1,0 +1,177 @@
+"""ir_datasets record types that carry their language, and in-memory ir_datasets components.
+
+Every mlirkit collection is small enough (at most a few hundred thousand records) to be built in
+memory from its upstream files once per process; these components expose such a built collection
+through the ir_datasets handler interface (``docs_iter``, ``docs_lang``, ``docs_store``, ...).
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, NamedTuple
+
+from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
+from ir_datasets.indices import Docstore
+
+
+class LangDoc(NamedTuple):
+    """A document with its language (mlirkit code, e.g. ``de``; ``dt`` for Dutch in mMARCO-derived data)."""
+
+    doc_id: str
+    text: str
+    lang: str
+
+    def default_text(self) -> str:
+        return self.text
+
+
+class LangQuery(NamedTuple):
+    """A query with its language."""
+
+    query_id: str
+    text: str
+    lang: str
+
+    def default_text(self) -> str:
+        return self.text
+
+
+class ParallelDoc(NamedTuple):
+    """One language version of an aligned group: ``doc_id = f"{group_id}/{lang}"``."""
+
+    doc_id: str
+    text: str
+    lang: str
+    group_id: str
+
+    def default_text(self) -> str:
+        return self.text
+
+
+QRELS_DEFS = {1: "relevant: a language version of the query's gold passage / description / debate"}
+
+
+@dataclass
+class Collection:
+    """A built collection: documents, queries and binary qrels, each record carrying ``lang``."""
+
+    docs: list = field(default_factory=list)
+    queries: list = field(default_factory=list)
+    qrels: list = field(default_factory=list)
+
+    def doc_langs(self) -> set[str]:
+        return {d.lang for d in self.docs}
+
+    def query_langs(self) -> set[str]:
+        return {q.lang for q in self.queries}
+
+
+class LazyCollection:
+    """Builds a :class:`Collection` on first use (thread-safe) and keeps it for the process."""
+
+    def __init__(self, build: Callable[[], Collection]) -> None:
+        self._build = build
+        self._value: Collection | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Collection:
+        if self._value is None:
+            with self._lock:
+                if self._value is None:
+                    self._value = self._build()
+        return self._value
+
+
+def _single_lang(langs: set[str]) -> str | None:
+    return next(iter(langs)) if len(langs) == 1 else None
+
+
+class _DictDocstore(Docstore):
+    def __init__(self, collection: LazyCollection, doc_cls: type) -> None:
+        super().__init__(doc_cls, "doc_id")
+        self._collection = collection
+        self._by_id: dict | None = None
+
+    def get_many_iter(self, doc_ids):
+        if self._by_id is None:
+            self._by_id = {d.doc_id: d for d in self._collection().docs}
+        for doc_id in doc_ids:
+            doc = self._by_id.get(doc_id)
+            if doc is not None:
+                yield doc
+
+    def built(self) -> bool:  # ir_datasets' use_docstore asks this
+        return False
+
+
+class CollectionDocs(BaseDocs):
+    def __init__(self, collection: LazyCollection, doc_cls: type = LangDoc, namespace: str = "mlirkit",
+                 lang: str | None = None) -> None:
+        self._collection = collection
+        self._cls = doc_cls
+        self._namespace = namespace
+        self._lang = lang
+
+    def docs_iter(self) -> Iterator:
+        return iter(self._collection().docs)
+
+    def docs_count(self) -> int:
+        return len(self._collection().docs)
+
+    def docs_cls(self) -> type:
+        return self._cls
+
+    def docs_namespace(self) -> str:
+        return self._namespace
+
+    def docs_lang(self) -> str | None:
+        """The one language of every document, or None for a multilingual corpus (read ``doc.lang``)."""
+        return self._lang if self._lang is not None else _single_lang(self._collection().doc_langs())
+
+    def docs_store(self, field: str = "doc_id", options=None) -> Docstore:
+        return _DictDocstore(self._collection, self._cls)
+
+
+class CollectionQueries(BaseQueries):
+    def __init__(self, collection: LazyCollection, namespace: str = "mlirkit", lang: str | None = None) -> None:
+        self._collection = collection
+        self._namespace = namespace
+        self._lang = lang
+
+    def queries_iter(self) -> Iterator[LangQuery]:
+        return iter(self._collection().queries)
+
+    def queries_count(self) -> int:
+        return len(self._collection().queries)
+
+    def queries_cls(self) -> type:
+        return LangQuery
+
+    def queries_namespace(self) -> str:
+        return self._namespace
+
+    def queries_lang(self) -> str | None:
+        """The query language of a single-language query set, else None (read ``query.lang``)."""
+        return self._lang if self._lang is not None else _single_lang(self._collection().query_langs())
+
+
+class CollectionQrels(BaseQrels):
+    def __init__(self, collection: LazyCollection) -> None:
+        self._collection = collection
+
+    def qrels_iter(self) -> Iterator[TrecQrel]:
+        return iter(self._collection().qrels)
+
+    def qrels_count(self) -> int:
+        return len(self._collection().qrels)
+
+    def qrels_cls(self) -> type:
+        return TrecQrel
+
+    def qrels_defs(self) -> dict[int, str]:
+        return dict(QRELS_DEFS)
+
+
+def qrels_from_dict(qrels: dict[str, dict[str, int]]) -> list[TrecQrel]:
+    """``{qid: {doc_id: 1}}`` -> sorted ``TrecQrel`` list (binary relevance, iteration "0")."""
+    return [TrecQrel(qid, did, int(rel), "0") for qid in sorted(qrels) for did in sorted(qrels[qid])]
