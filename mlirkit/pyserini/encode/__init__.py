@@ -1,0 +1,1 @@
+"""``python -m mlirkit.pyserini.encode``: Pyserini's ``pyserini.encode`` with mlirkit's encoders and SHIFT."""

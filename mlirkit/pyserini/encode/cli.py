@@ -1,0 +1,111 @@
+"""``python -m mlirkit.pyserini.encode [wrapper options] input ... output ... encoder ...``
+
+Runs Pyserini's own ``python -m pyserini.encode`` (same sub-commands and flags) with mlirkit's encoder
+classes selectable by ``encoder --encoder-class mlirkit|mlirkit-hf|mlirkit-usem|mlirkit-dcl`` and:
+
+- ``lang`` usable in ``--fields`` (read from each record's ``lang`` key; needed by ``--transform``);
+- with ``output --to-faiss`` and an mlirkit class, a full mlirkit index directory (Pyserini's ``index``
+  and ``docid`` plus ``langs``, ``meta.json``, the transform file), written atomically;
+- ``--transform FILE [--alpha A]``: documents are shifted by language, so the index equals
+  ``python -m mlirkit.encode --transform FILE --alpha A``.
+
+Pyserini's ``encoder --max-length N`` and ``--prefix P`` given explicitly become the mlirkit encoder's
+``max_length`` / ``doc_prefix``; other encoder options with ``--encoder-option KEY=VALUE``.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from functools import partial
+from typing import Sequence
+
+from mlirkit.cli import configure_logging
+from mlirkit.errors import MlirkitError
+
+logger = logging.getLogger(__name__)
+
+PYSERINI_MODULE = "pyserini.encode"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m mlirkit.pyserini.encode", add_help=False, allow_abbrev=False,
+                                usage="%(prog)s [wrapper options] input ... output ... encoder ...",
+                                description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    g = p.add_argument_group("wrapper options (everything else is passed to pyserini.encode; -h shows its help)")
+    g.add_argument("--wrapper-help", action="store_true", help="show this help and exit")
+    g.add_argument("--encoder-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="mlirkit encoder option (max_length, doc_prefix, query_prefix, pooling, normalize, "
+                        "batch_size, device, dtype, threads); repeatable")
+    g.add_argument("--transform", default=None, metavar="FILE",
+                   help="language transform file (python -m mlirkit.shift fit) applied by document language")
+    g.add_argument("--alpha", default=None, metavar="A",
+                   help="transform strength: 0.6 or 0.6,ja=1.0 (per language); default 1.0")
+    g.add_argument("--strict", action="store_true", help="fail on a document language without a transform vector")
+    g.add_argument("--force", action="store_true", help="apply a transform fitted with another encoder (warned)")
+    g.add_argument("--default-lang", default=None, help="language of documents without a 'lang' field")
+    g.add_argument("--save-embeddings", action="store_true",
+                   help="also keep the untransformed vectors in embeddings.npy (mlirkit classes, --to-faiss)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if args.wrapper_help:
+        parser.print_help()
+        return 0
+    configure_logging()
+
+    from mlirkit.pyserini.registration import EncoderSettings, class_names
+    from mlirkit.pyserini.wrapper import parse_encoder_options, peek_option
+
+    options = parse_encoder_options(args.encoder_option)
+    for flag, key, type_ in (("--max-length", "max_length", int), ("--prefix", "doc_prefix", str),
+                             ("--device", "device", str)):
+        value = peek_option(rest, flag, type_)
+        if value is not None:
+            options.setdefault(key, value)
+    chosen = peek_option(rest, "--encoder-class")
+    names = class_names()
+    if (args.transform or args.save_embeddings) and chosen not in names:
+        raise MlirkitError(f"--transform and --save-embeddings need an mlirkit encoder class "
+                           f"(encoder --encoder-class {' | '.join(names)})")
+    alpha: object = 1.0
+    if args.alpha is not None:
+        if not args.transform:
+            raise MlirkitError("--alpha needs --transform")
+        from mlirkit.shift.transform import parse_alpha
+
+        alpha = parse_alpha(args.alpha)
+    transform = None
+    if args.transform:
+        from mlirkit.shift import load_transform
+
+        transform = load_transform(args.transform)  # fails fast, before the JVM and the model load
+    settings = EncoderSettings(options=options, transform=transform, alpha=alpha, strict=args.strict, force=args.force)
+    return run(rest, settings, default_lang=args.default_lang, save_embeddings=args.save_embeddings)
+
+
+def run(pyserini_argv: Sequence[str], settings, *, default_lang: str | None = None,
+        save_embeddings: bool = False) -> int:
+    """Run ``pyserini.encode`` with ``pyserini_argv`` and the mlirkit classes built with ``settings``."""
+    from mlirkit.pyserini.registration import register
+    from mlirkit.pyserini.wrapper import run_pyserini_module
+
+    created: list = []
+    names = register(settings, on_document_encoder=created.append)
+
+    import pyserini.encode as pe
+    import pyserini.encode.optional as pe_optional
+
+    from mlirkit.pyserini.pipeline import IndexDirectoryWriter, LangJsonlCollectionIterator
+
+    iterator = partial(LangJsonlCollectionIterator, default_lang=default_lang)
+    writer = partial(IndexDirectoryWriter, get_encoder=lambda: created[-1] if created else None,
+                     save_embeddings=save_embeddings)
+    return run_pyserini_module(PYSERINI_MODULE, pyserini_argv, names, patches=[
+        (pe, "JsonlCollectionIterator", iterator),
+        (pe_optional, "FaissRepresentationWriter", writer),
+    ])

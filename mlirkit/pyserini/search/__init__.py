@@ -1,0 +1,1 @@
+"""``python -m mlirkit.pyserini.search``: Pyserini's ``pyserini.search.faiss`` with mlirkit's query encoders."""

@@ -1,0 +1,133 @@
+"""Run one of Pyserini's own CLIs (``python -m pyserini.encode``, ``pyserini.search.faiss``) with mlirkit's
+encoder classes selectable.
+
+Pyserini's CLIs declare ``--encoder-class`` with a hard-coded ``choices`` list inside their
+``if __name__ == "__main__"`` block. :func:`run_pyserini_module` runs that block (``runpy``) while
+:func:`extended_choices` appends mlirkit's class names to exactly that option's list; everything else
+is Pyserini's code, arguments and behaviour. The patches are undone when the run ends.
+
+The wrapper's own options (``--encoder-option``, ``--transform``, ...) are taken out of the command line
+first (:func:`split_wrapper_args`); the rest goes to Pyserini untouched.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import runpy
+import sys
+from contextlib import ExitStack, contextmanager
+from typing import Any, Iterator, Sequence
+
+from mlirkit.encoders.options import OPTION_NAMES
+from mlirkit.errors import MlirkitError
+
+logger = logging.getLogger(__name__)
+
+ENCODER_CLASS_OPTION = "--encoder-class"
+_INT_OPTIONS = {"batch_size", "max_length", "threads"}
+_BOOL_OPTIONS = {"normalize"}
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+
+
+def parse_encoder_options(items: Sequence[str] | None) -> dict[str, Any]:
+    """``["max_length=64", "normalize=false"]`` -> ``{"max_length": 64, "normalize": False}`` (keys checked)."""
+    from mlirkit.registry import did_you_mean
+
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise MlirkitError(f"--encoder-option {item!r}: expected KEY=VALUE")
+        if key not in OPTION_NAMES:
+            raise MlirkitError(f"--encoder-option: unknown option {key!r}{did_you_mean(key, list(OPTION_NAMES))}; "
+                               f"known: {', '.join(OPTION_NAMES)}")
+        if key in _INT_OPTIONS:
+            try:
+                out[key] = int(value)
+            except ValueError:
+                raise MlirkitError(f"--encoder-option {key}: {value!r} is not an integer") from None
+        elif key in _BOOL_OPTIONS:
+            if value.lower() not in _TRUE | _FALSE:
+                raise MlirkitError(f"--encoder-option {key}: {value!r} is not true/false")
+            out[key] = value.lower() in _TRUE
+        else:
+            out[key] = value
+    return out
+
+
+def split_wrapper_args(parser: argparse.ArgumentParser, argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
+    """Parse the wrapper's options out of ``argv``; the rest (Pyserini's arguments) is returned in order."""
+    return parser.parse_known_args(list(argv))
+
+
+def peek_option(argv: Sequence[str], option: str, type_: Any = str) -> Any:
+    """The value of ``option`` in ``argv`` (``--x V`` or ``--x=V``; the last one wins), or None; argv is not changed."""
+    value = None
+    for i, arg in enumerate(argv):
+        if arg == option and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif arg.startswith(option + "="):
+            value = arg[len(option) + 1:]
+    if value is None:
+        return None
+    try:
+        return type_(value)
+    except ValueError:
+        raise MlirkitError(f"{option} {value!r}: expected {getattr(type_, '__name__', type_)}") from None
+
+
+@contextmanager
+def extended_choices(option: str, names: Sequence[str]) -> Iterator[None]:
+    """While active, an ``add_argument(option, choices=[...])`` call gets ``names`` appended to its choices."""
+    original = argparse._ActionsContainer.add_argument
+
+    def add_argument(self, *args, **kwargs):
+        if option in args and kwargs.get("choices") is not None:
+            kwargs["choices"] = list(kwargs["choices"]) + [n for n in names if n not in kwargs["choices"]]
+        return original(self, *args, **kwargs)
+
+    argparse._ActionsContainer.add_argument = add_argument
+    try:
+        yield
+    finally:
+        argparse._ActionsContainer.add_argument = original
+
+
+@contextmanager
+def patched_attr(obj: Any, name: str, value: Any) -> Iterator[None]:
+    """Set ``obj.name = value`` for the duration of the block."""
+    original = getattr(obj, name)
+    setattr(obj, name, value)
+    try:
+        yield
+    finally:
+        setattr(obj, name, original)
+
+
+@contextmanager
+def patched_argv(argv: Sequence[str]) -> Iterator[None]:
+    saved = sys.argv
+    sys.argv = list(argv)
+    try:
+        yield
+    finally:
+        sys.argv = saved
+
+
+def run_pyserini_module(module: str, argv: Sequence[str], class_names: Sequence[str],
+                        patches: Sequence[tuple[Any, str, Any]] = ()) -> int:
+    """Run ``python -m <module> <argv>`` in this process with mlirkit's classes selectable; returns its exit code."""
+    with ExitStack() as stack:
+        stack.enter_context(extended_choices(ENCODER_CLASS_OPTION, class_names))
+        for obj, name, value in patches:
+            stack.enter_context(patched_attr(obj, name, value))
+        stack.enter_context(patched_argv([f"python -m {module}", *argv]))
+        try:
+            runpy.run_module(module, run_name="__main__", alter_sys=False)
+        except SystemExit as e:  # argparse errors, Pyserini's exit()
+            if e.code is None or isinstance(e.code, int):
+                return int(e.code or 0)
+            print(e.code, file=sys.stderr)
+            return 1
+    return 0
