@@ -237,12 +237,12 @@ def is_heldout(group_id: str, fraction: float) -> bool:
     return h / 2**64 < fraction
 
 
-def _batches(groups: Iterable[ParallelGroup], batch_texts: int) -> Iterator[list[ParallelGroup]]:
-    batch: list[ParallelGroup] = []
+def _batches(items: Iterable[tuple[ParallelGroup, bool]], batch_texts: int) -> Iterator[list[tuple[ParallelGroup, bool]]]:
+    batch: list[tuple[ParallelGroup, bool]] = []
     n = 0
-    for g in groups:
-        batch.append(g)
-        n += len(g.texts)
+    for item in items:
+        batch.append(item)
+        n += len(item[0].texts)
         if n >= batch_texts:
             yield batch
             batch, n = [], 0

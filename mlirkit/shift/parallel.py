@@ -90,11 +90,11 @@ def group_rows(rows: Iterable[Any], source: str) -> Iterator[ParallelGroup]:
     done: set[str] = set()
     current: ParallelGroup | None = None
     for row in rows:
-        if isinstance(row, (tuple, list)):
-            doc_id, lang, text = row[0], row[1], row[2]
-        else:
+        if hasattr(row, "lang") and hasattr(row, "text"):  # records (Doc, ir_datasets namedtuples)
             doc_id = getattr(row, "id", None) or getattr(row, "doc_id")
             lang, text = row.lang, row.text
+        else:
+            doc_id, lang, text = row[0], row[1], row[2]
         doc_id = str(doc_id)
         if current is None or current.id != doc_id:
             if current is not None:
