@@ -5,6 +5,7 @@ from __future__ import annotations
 from mlirkit.datasets import belebele, bundled, mlqa, mmarco_pairs, multieup, xquad_r
 from mlirkit.datasets.catalog import DatasetInfo, register
 from mlirkit.datasets.records import LazyCollection, ParallelDoc
+from mlirkit.datasets.sources import roots_key
 
 MULTI = "multi"
 BENCHMARKS = (belebele, xquad_r, mlqa, multieup)
@@ -26,7 +27,7 @@ def _benchmarks() -> None:
                 doc_langs=tuple(mod.LANGS), query_langs=tuple(mod.LANGS) if lang is None else (lang,),
                 size=mod.SIZE, licence=mod.LICENCE,
                 available_offline=(lambda m=mod, la=lang: m.available(la)))
-            register(info, LazyCollection(lambda m=mod, la=lang: m.load(la)), queries_lang=lang)
+            register(info, LazyCollection(lambda m=mod, la=lang: m.load(la), roots_key), queries_lang=lang)
 
 
 def _mmarco() -> None:
@@ -39,9 +40,9 @@ def _mmarco() -> None:
                 "mMARCO v2 positive passages (docs) and queries of the unique train pairs; ids shared across languages",
                 (lang,), (lang,), size, mmarco_pairs.LICENCE,
                 available_offline=(lambda la=lang: mmarco_pairs.available(la)))
-            register(info, LazyCollection(lambda la=lang, n=limit: mmarco_pairs.build_lang(la, n)),
+            register(info, LazyCollection(lambda la=lang, n=limit: mmarco_pairs.build_lang(la, n), roots_key),
                      docs_lang=lang, queries_lang=lang)
-        collection = LazyCollection(lambda n=limit: mmarco_pairs.build_multi(n))
+        collection = LazyCollection(lambda n=limit: mmarco_pairs.build_multi(n), roots_key)
         info = DatasetInfo(
             f"mlirkit/mmarco-pairs/{MULTI}{suffix}", "mmarco-pairs",
             "mMARCO v2 aligned positive passages in 14 languages (parallel set, group = passage id)",

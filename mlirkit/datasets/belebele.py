@@ -36,7 +36,7 @@ SIZE = "up to 6,832 docs (14 x 488 passages), 900 queries per language, 14 relev
 
 def files() -> list[SourceFile]:
     return [SourceFile(f"belebele/data/{code}.jsonl", URL.format(code=code),
-                       f"from https://huggingface.co/datasets/facebook/belebele (data/{code}.jsonl, {LICENCE})")
+                       f"https://huggingface.co/datasets/facebook/belebele (data/{code}.jsonl, {LICENCE})")
             for code in CONFIGS.values()]
 
 

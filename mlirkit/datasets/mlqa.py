@@ -29,7 +29,7 @@ RELEASE_NAME = "MLQA_test"
 LICENCE = "CC BY-SA 3.0"
 LANGS = ("ar", "de", "en", "es", "hi", "vi", "zh")
 ZIP = SourceFile("mlqa/MLQA_V1.zip", "https://dl.fbaipublicfiles.com/MLQA/MLQA_V1.zip",
-                 f"from https://github.com/facebookresearch/MLQA (MLQA_V1.zip, {LICENCE})")
+                 f"https://github.com/facebookresearch/MLQA (MLQA_V1.zip, {LICENCE})")
 SIZE = "test split; en queries: 11,590 QA instances (fewer distinct questions); contexts of 7 languages"
 
 
@@ -42,7 +42,7 @@ def pairs(query_langs: list[str], multilingual: bool) -> list[tuple[str, str]]:
 
 
 def extracted_files(pair_list: list[tuple[str, str]]) -> list[SourceFile]:
-    return [SourceFile(f"mlqa/{member(c, q)}", None, f"by extracting {member(c, q)} from MLQA_V1.zip") for c, q in pair_list]
+    return [SourceFile(f"mlqa/{member(c, q)}", None, f"{member(c, q)} extracted from MLQA_V1.zip") for c, q in pair_list]
 
 
 def _items(path: object, doc: object) -> list[tuple[str, str, str]]:

@@ -72,7 +72,7 @@ def file_for(key: str, *, download: bool = True) -> Path:
         if p.is_file():
             return p
     target = _home() / "mmarco" / cfg["cache_path"]
-    sf = SourceFile(f"mmarco/{cfg['cache_path']}", cfg["url"], f"from {cfg['url']}", cfg.get("expected_md5"))
+    sf = SourceFile(f"mmarco/{cfg['cache_path']}", cfg["url"], "mMARCO v2, unicamp-dl/mmarco", cfg.get("expected_md5"))
     if download and not is_offline():
         return _download(sf, target)
     raise MissingDataError(

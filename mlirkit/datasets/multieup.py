@@ -34,7 +34,7 @@ REQUIRED = ("did", "TEXT", "LANGUAGE", "qid_EN")
 
 def files() -> list[SourceFile]:
     return [SourceFile(f"multieup-v2/{CSV_NAME}", URL,
-                       f"from https://huggingface.co/datasets/unimelb-nlp/MultiEup-v2 ({CSV_NAME}, {LICENCE})")]
+                       f"https://huggingface.co/datasets/unimelb-nlp/MultiEup-v2 ({CSV_NAME}, {LICENCE})")]
 
 
 def _rows(path: Path) -> list[dict[str, str | None]]:

@@ -67,19 +67,23 @@ class Collection:
 
 
 class LazyCollection:
-    """Builds a :class:`Collection` on first use (thread-safe) and keeps it for the process."""
+    """Builds a :class:`Collection` on first use (thread-safe) and keeps it while ``key()`` (e.g. the
+    data-root environment variables) stays the same; a failed build is not cached."""
 
-    def __init__(self, build: Callable[[], Collection]) -> None:
+    def __init__(self, build: Callable[[], Collection], key: Callable[[], object] = lambda: None) -> None:
         self._build = build
+        self._key = key
         self._value: Collection | None = None
+        self._value_key: object = None
         self._lock = threading.Lock()
 
     def __call__(self) -> Collection:
-        if self._value is None:
-            with self._lock:
-                if self._value is None:
-                    self._value = self._build()
-        return self._value
+        key = self._key()
+        with self._lock:
+            if self._value is None or self._value_key != key:
+                self._value = self._build()
+                self._value_key = key
+            return self._value
 
 
 def _single_lang(langs: set[str]) -> str | None:
@@ -174,4 +178,4 @@ class CollectionQrels(BaseQrels):
 
 def qrels_from_dict(qrels: dict[str, dict[str, int]]) -> list[TrecQrel]:
     """``{qid: {doc_id: 1}}`` -> sorted ``TrecQrel`` list (binary relevance, iteration "0")."""
-    return [TrecQrel(qid, did, int(rel), "0") for qid in sorted(qrels) for did in sorted(qrels[qid])]
+    return [TrecQrel(qid, did, int(qrels[qid][did]), "0") for qid in sorted(qrels) for did in sorted(qrels[qid])]

@@ -28,7 +28,7 @@ def variant_dir(query_lang: str | None) -> str:
 
 def release_files(benchmark: str, query_lang: str | None) -> list[SourceFile]:
     base = f"{RELEASE_DIR}/{variant_dir(query_lang)}/{benchmark}"
-    how = f"from {RELEASE_URL} (folder {variant_dir(query_lang)}/{benchmark})"
+    how = f"{RELEASE_URL} (folder {variant_dir(query_lang)}/{benchmark})"
     return [SourceFile(f"{base}/{name}.jsonl", None, how) for name in ("queries", "corpus", "qrels")]
 
 

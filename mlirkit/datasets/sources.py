@@ -36,7 +36,7 @@ class SourceFile:
 
     relpath: str
     url: str | None = None
-    how: str = ""  # e.g. "from https://huggingface.co/datasets/facebook/belebele (CC BY-SA 4.0)"
+    how: str = ""  # where it comes from, e.g. "https://huggingface.co/datasets/facebook/belebele (CC BY-SA 4.0)"
     md5: str | None = None
 
 
@@ -52,6 +52,11 @@ def data_roots() -> list[Path]:
         roots.append(Path(os.environ[ENV_DATA]).expanduser())
     roots.append(default_root())
     return roots
+
+
+def roots_key() -> tuple:
+    """What a built collection depends on besides the files: the data-root environment variables."""
+    return (os.environ.get(ENV_DATA), os.environ.get("IR_DATASETS_HOME"))
 
 
 def is_offline() -> bool:
@@ -77,7 +82,10 @@ def _where(relpath: str) -> str:
 
 
 def missing_message(sf: SourceFile, *, why: str = "", also_missing: int = 0, alternative: str = "") -> str:
-    get = sf.how or (f"from {sf.url}" if sf.url else "")
+    if sf.url:
+        get = f"from {sf.url}" + (f" ({sf.how})" if sf.how else "")
+    else:
+        get = f"from {sf.how}" if sf.how else ""
     msg = f"missing file {sf.relpath}"
     if why:
         msg += f" ({why})"
@@ -89,7 +97,12 @@ def missing_message(sf: SourceFile, *, why: str = "", also_missing: int = 0, alt
     return f"{msg}; {DOCS_HINT}"
 
 
-def _download(sf: SourceFile, target: Path) -> Path:
+def _short(e: Exception, limit: int = 160) -> str:
+    text = " ".join(f"{type(e).__name__}: {e}".split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _download(sf: SourceFile, target: Path, alternative: str = "") -> Path:
     from ir_datasets.util.download import Download, RequestsDownload
 
     created = []
@@ -107,19 +120,19 @@ def _download(sf: SourceFile, target: Path) -> Path:
                 d.rmdir()
             except OSError:
                 pass
-        raise MissingDataError(missing_message(sf, why=f"download failed: {type(e).__name__}: {e}")) from None
+        raise MissingDataError(missing_message(sf, why=f"download failed: {_short(e)}", alternative=alternative)) from None
     return target
 
 
-def fetch(sf: SourceFile, *, download: bool = True) -> Path:
+def fetch(sf: SourceFile, *, download: bool = True, alternative: str = "") -> Path:
     """Path of a local copy of ``sf``, downloading it when allowed; :class:`MissingDataError` otherwise."""
     p = locate(sf.relpath)
     if p is not None:
         return p
     if download and sf.url and not is_offline():
-        return _download(sf, default_root() / sf.relpath)
+        return _download(sf, default_root() / sf.relpath, alternative)
     why = "offline mode" if (sf.url and is_offline()) else ""
-    raise MissingDataError(missing_message(sf, why=why))
+    raise MissingDataError(missing_message(sf, why=why, alternative=alternative))
 
 
 def all_local(files: list[SourceFile]) -> bool:
@@ -134,4 +147,4 @@ def fetch_all(files: list[SourceFile], *, alternative: str = "") -> dict[str, Pa
         first = next((sf for sf in missing if not sf.url), missing[0])
         why = "offline mode" if is_offline() and first.url else ""
         raise MissingDataError(missing_message(first, why=why, also_missing=len(missing) - 1, alternative=alternative))
-    return {sf.relpath: fetch(sf) for sf in files}
+    return {sf.relpath: fetch(sf, alternative=alternative) for sf in files}

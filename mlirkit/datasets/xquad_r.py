@@ -27,7 +27,7 @@ SIZE = "1,920 docs (8 x 240 paragraphs), 1,190 queries per language, 8 relevant 
 
 def files() -> list[SourceFile]:
     return [SourceFile(f"xquad-r/{lang}.json", URL.format(lang=lang),
-                       f"from https://github.com/google-research-datasets/lareqa (xquad-r/{lang}.json, {LICENCE})")
+                       f"https://github.com/google-research-datasets/lareqa (xquad-r/{lang}.json, {LICENCE})")
             for lang in LANGS]
 
 

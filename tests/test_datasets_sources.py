@@ -1,0 +1,152 @@
+"""Missing files, failed downloads (no partial cache), data roots, and the list/export CLI."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from pathlib import Path
+
+import ir_datasets
+import pytest
+
+import mlirkit.datasets  # noqa: F401
+from mlirkit.datasets import sources
+from mlirkit.datasets.cli import main
+from mlirkit.datasets.sources import MissingDataError, SourceFile
+from mlirkit.errors import MlirkitError
+
+from test_datasets_upstream import write_xquad
+
+
+def home() -> Path:
+    return Path(os.environ["IR_DATASETS_HOME"])
+
+
+def test_missing_benchmark_file_names_file_source_and_place():
+    with pytest.raises(MissingDataError) as e:
+        list(ir_datasets.load("mlirkit/belebele/en").docs_iter())
+    msg = str(e.value)
+    assert "missing file belebele/data/acm_Arab.jsonl" in msg
+    assert "https://huggingface.co/datasets/facebook/belebele" in msg
+    assert str(home() / "mlirkit" / "belebele" / "data" / "acm_Arab.jsonl") in msg
+    assert "13 more file(s)" in msg and "mlir-benchmarks/MLIR-en/Belebele_test" in msg  # the release alternative
+    assert "\n" not in msg
+    assert not (home() / "mlirkit").exists()  # nothing left behind
+
+
+def test_missing_file_hindi_mlqa_mentions_zip():
+    with pytest.raises(MissingDataError, match=r"missing file mlqa/MLQA_V1\.zip.*dl\.fbaipublicfiles\.com/MLQA"):
+        list(ir_datasets.load("mlirkit/mlqa/de").queries_iter())
+
+
+class _FailingStream(io.RawIOBase):
+    def __init__(self):
+        self.sent = False
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        if not self.sent:
+            self.sent = True
+            b[:5] = b"part-"
+            return 5
+        raise ConnectionError("connection reset")
+
+
+def test_failed_download_leaves_nothing(monkeypatch):
+    for var in sources.OFFLINE_ENVS:
+        monkeypatch.delenv(var, raising=False)
+    from ir_datasets.util.download import RequestsDownload
+
+    calls = []
+
+    @contextlib.contextmanager
+    def stream(self):
+        calls.append(self.url)
+        yield io.BufferedReader(_FailingStream())
+
+    monkeypatch.setattr(RequestsDownload, "stream", stream)
+    sf = SourceFile("xquad-r/de.json", "https://example.invalid/de.json", "from https://example.invalid")
+    with pytest.raises(MissingDataError, match=r"missing file xquad-r/de\.json \(download failed: ConnectionError"):
+        sources.fetch(sf)
+    assert calls == ["https://example.invalid/de.json"]
+    assert not (home() / "mlirkit").exists()
+    # a whole dataset: the first failure stops it, still no partial file anywhere
+    with pytest.raises(MissingDataError):
+        list(ir_datasets.load("mlirkit/xquad-r/en").docs_iter())
+    assert not any(p.is_file() for p in home().rglob("*"))
+
+
+def test_successful_download_is_atomic(monkeypatch):
+    for var in sources.OFFLINE_ENVS:
+        monkeypatch.delenv(var, raising=False)
+    from ir_datasets.util.download import RequestsDownload
+
+    @contextlib.contextmanager
+    def stream(self):
+        yield io.BytesIO(b"hello")
+
+    monkeypatch.setattr(RequestsDownload, "stream", stream)
+    p = sources.fetch(SourceFile("x/y.txt", "https://example.invalid/y.txt"))
+    assert p == home() / "mlirkit" / "x" / "y.txt" and p.read_bytes() == b"hello"
+    assert not Path(f"{p}.tmp").exists()
+
+
+def test_mlirkit_data_root_takes_precedence(monkeypatch, tmp_path):
+    write_xquad(tmp_path / "mine")
+    monkeypatch.setenv("MLIRKIT_DATA", str(tmp_path / "mine"))
+    assert sources.locate("xquad-r/en.json") == tmp_path / "mine" / "xquad-r" / "en.json"
+    assert ir_datasets.load("mlirkit/xquad-r/en").docs_count() == 24
+    assert mlirkit.datasets.DATASETS.get("mlirkit/xquad-r/en").available_offline()
+    assert not mlirkit.datasets.DATASETS.get("mlirkit/belebele/en").available_offline()
+
+
+def test_cli_list(capsys):
+    assert main(["list", "--json", "--family", "parallel"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["id"] for r in rows] == ["mlirkit/parallel/ddtp", "mlirkit/parallel/gettext",
+                                       "mlirkit/parallel/libreoffice-help"]
+    assert all(r["offline"] for r in rows) and "uk" in rows[1]["doc_langs"]
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "mlirkit/belebele/multi" in out and "mlirkit/ddtp/uk/test" in out
+
+
+def test_cli_export_beir_and_trec(tmp_path, capsys):
+    write_xquad(home() / "mlirkit")
+    assert main(["export", "mlirkit/xquad-r/de", "--format", "beir", "--output", str(tmp_path / "b")]) == 0
+    assert json.loads(capsys.readouterr().out)["docs"] == 24
+    corpus = [json.loads(x) for x in (tmp_path / "b" / "corpus.jsonl").read_text().splitlines()]
+    assert corpus[0] == {"_id": "ar_0_0", "title": "", "text": "[ar] paragraph 0.0. Second sentence.", "lang": "ar"}
+    queries = [json.loads(x) for x in (tmp_path / "b" / "queries.jsonl").read_text().splitlines()]
+    assert queries[0] == {"_id": "id1", "text": "[de] question id1?", "lang": "de"}
+    qrels = (tmp_path / "b" / "qrels" / "test.tsv").read_text().splitlines()
+    assert qrels[0] == "query-id\tcorpus-id\tscore" and len(qrels) == 1 + 4 * 8 and "id2\tde_0_1\t1" in qrels
+    assert main(["export", "mlirkit/xquad-r/de", "--format", "trec", "--output", str(tmp_path / "t")]) == 0
+    assert json.loads((tmp_path / "t" / "corpus.jsonl").read_text().splitlines()[1]) == {
+        "id": "ar_0_1", "contents": "[ar] paragraph 0.1. Second sentence.", "lang": "ar"}
+    assert (tmp_path / "t" / "topics.tsv").read_text().splitlines()[0] == "id1\t[de] question id1?\tde"
+    assert "id3 0 zh_0_1 1" in (tmp_path / "t" / "qrels.txt").read_text().splitlines()
+    with pytest.raises(MlirkitError, match="already exists"):
+        main(["export", "mlirkit/xquad-r/de", "--format", "trec", "--output", str(tmp_path / "t")])
+
+
+def test_cli_errors(tmp_path):
+    with pytest.raises(MlirkitError, match=r"unknown dataset id 'mlirkit/xquad-r/jp'.*did you mean"):
+        main(["export", "mlirkit/xquad-r/jp", "--format", "beir", "--output", str(tmp_path / "o")])
+    with pytest.raises(MissingDataError):
+        main(["export", "mlirkit/xquad-r/en", "--format", "beir", "--output", str(tmp_path / "o")])
+    assert not (tmp_path / "o").exists() and not list(tmp_path.iterdir())  # no partial export
+
+
+def test_parallel_rows_errors(tmp_path):
+    with pytest.raises(MlirkitError, match="not a parallel set"):
+        mlirkit.datasets.parallel_rows("mlirkit/ddtp/en")
+    with pytest.raises(MlirkitError, match="neither a registered parallel set nor an aligned JSONL file"):
+        mlirkit.datasets.parallel_rows("mlirkit/parallel/getext")
+    bad = tmp_path / "pairs.jsonl"
+    bad.write_text('{"id": "g1", "lang": "en", "text": "a"}\n{"id": "g1", "lang": "de"}\n')
+    with pytest.raises(MlirkitError, match=r"pairs\.jsonl:2: missing or empty string field 'text'"):
+        list(mlirkit.datasets.parallel_rows(bad))
