@@ -294,6 +294,7 @@ def test_parse_alpha_cli_syntax():
     assert parse_alpha("0.6") == 0.6
     assert parse_alpha("0.6,ja=1.0") == {"*": 0.6, "ja": 1.0}
     assert parse_alpha("*=0.2,de=0") == {"*": 0.2, "de": 0.0}
+    assert parse_alpha(["0.6", "ja=1.0"]) == {"*": 0.6, "ja": 1.0}
     assert resolve_alpha({"de": 0.5}) == (1.0, {"de": 0.5})
     for bad in ("", "2.5", "de=1,de=2", "de=abc"):
         with pytest.raises(MlirkitError):

@@ -43,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("apply", help="apply a transform to an existing index, writing a new index")
     a.add_argument("--index", required=True, help="input index directory (never modified)")
     a.add_argument("--transform", required=True, help="transform file")
-    a.add_argument("--alpha", default="1.0", help="0.6, or per language: '0.6,ja=1.0' ('*=' sets the default)")
+    a.add_argument("--alpha", nargs="+", default=["1.0"], metavar="A|LANG=A",
+                   help="0.6, or with per-language overrides: 0.6 ja=1.0 (or 0.6,ja=1.0; '*=' sets the default)")
     a.add_argument("--output", required=True, help="output index directory")
     a.add_argument("--doc-langs", default=None, help="docid<TAB>lang file (needed for a Pyserini index)")
     a.add_argument("--langid", type=float, default=None, metavar="THRESHOLD",

@@ -64,8 +64,13 @@ def resolve_alpha(alpha: float | Mapping[str, float]) -> tuple[float, dict[str, 
     return float(default), {k: float(v) for k, v in values.items()}
 
 
-def parse_alpha(text: str) -> float | dict[str, float]:
-    """CLI syntax: ``0.6`` or ``0.6,ja=1.0,de=0.8`` or ``*=0.6,ja=1.0`` (a bare number sets ``"*"``)."""
+def parse_alpha(text: str | Sequence[str]) -> float | dict[str, float]:
+    """CLI syntax: ``0.6`` or ``0.6 ja=1.0`` or ``0.6,ja=1.0,de=0.8`` or ``*=0.6,ja=1.0`` (a bare number sets ``"*"``).
+
+    A sequence (``nargs="+"``) is read as its items joined by commas.
+    """
+    if not isinstance(text, str):
+        text = ",".join(text)
     parts = [p.strip() for p in str(text).split(",") if p.strip()]
     if not parts:
         raise MlirkitError("empty --alpha")
