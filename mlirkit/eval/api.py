@@ -1,0 +1,184 @@
+"""``evaluate(qrels, runs, metrics, ...)``: ranx metrics, TLR@k, language breakdowns and paired tests
+for several runs at once, as one :class:`~mlirkit.eval.result.EvaluationResult`."""
+from __future__ import annotations
+
+import logging
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from mlirkit.errors import MlirkitError
+from mlirkit.eval.breakdowns import (doc_lang_recall, relevant_lang_share, samelang_expected, samelang_scores,
+                                     topk_lang_share)
+from mlirkit.eval.metrics import MetricSpec, parse_metrics, ranx_per_query
+from mlirkit.eval.query_langs import resolve_query_langs
+from mlirkit.eval.ranking import Judged, Ranking
+from mlirkit.eval.result import RESERVED_KEYS, EvaluationResult
+from mlirkit.eval.significance import CORRECTIONS, TESTS, compare_runs
+from mlirkit.eval.tlr import tlr_scores
+from mlirkit.langs import UNKNOWN
+
+logger = logging.getLogger(__name__)
+
+EXPECTED_SUFFIX = " (expected)"
+
+
+def expected_column(metric: str) -> str:
+    """Column holding the share expected from the relevant set next to ``samelang@k``."""
+    return metric + EXPECTED_SUFFIX
+
+
+def _default_breakdown_k(specs: Sequence[MetricSpec]) -> int:
+    for family in ("recall", "tlr", "samelang", "ndcg"):
+        for s in specs:
+            if s.family.name == family and s.k:
+                return s.k
+    return 20
+
+
+def _to_dict(scores: np.ndarray, qids: list[str]) -> dict[str, float]:
+    return {qids[i]: float(scores[i]) for i in np.flatnonzero(~np.isnan(scores))}
+
+
+def _mean(values: Mapping[str, float] | np.ndarray) -> float:
+    arr = np.fromiter(values.values(), dtype=np.float64) if isinstance(values, Mapping) else values
+    arr = arr[~np.isnan(arr)]
+    return float(arr.mean()) if len(arr) else float("nan")
+
+
+def evaluate(qrels: Mapping[str, Mapping[str, int]], runs: Mapping[str, Mapping[str, Mapping[str, float]]],
+             metrics: Sequence[str], *, doc_langs: Mapping[str, str] | None = None,
+             query_langs: Mapping[str, str] | str | None = None, significance: str | None = "fisher",
+             baseline: str | None = None, correction: str = "holm", max_p: float = 0.05,
+             n_permutations: int = 1000, seed: int = 42, breakdown_k: int | None = None) -> EvaluationResult:
+    """Evaluate ``runs`` (``{name: {qid: {docid: score}}}``) against ``qrels`` (``{qid: {docid: rel}}``).
+
+    ``metrics`` are names such as ``ndcg@20 recall@20 mrr@10 map@100 precision@10 tlr@20 samelang@20``
+    (see :mod:`mlirkit.eval.metrics`). ``doc_langs`` ``{docid: lang}`` and ``query_langs`` (one
+    language or ``{qid: lang}``) are needed for ``tlr``/``samelang`` and the per-language tables.
+    ``significance`` is ``"fisher"``, ``"student"`` or None; with ``baseline`` every run is tested
+    against it, otherwise every pair; ``correction`` (``"holm"``, ``"bonferroni"``, ``"none"``)
+    applies per metric across the comparisons; ``max_p`` is the threshold for the table marks.
+    Evaluated queries, tie-breaking and missing results: see :mod:`mlirkit.eval.ranking`.
+    """
+    specs = parse_metrics(metrics)
+    if significance is not None:
+        TESTS.get(significance)
+    CORRECTIONS.get(correction)
+    if not 0 < max_p < 1:
+        raise MlirkitError(f"max_p must be in (0, 1), got {max_p}")
+    if not isinstance(runs, Mapping) or not runs:
+        raise MlirkitError("no runs to evaluate")
+    for name in runs:
+        if not isinstance(name, str) or not name or name in RESERVED_KEYS or name.startswith("_"):
+            raise MlirkitError(f"invalid run name {name!r} (non-empty, not starting with '_')")
+    if baseline is not None and baseline not in runs:
+        from mlirkit.registry import did_you_mean
+
+        raise MlirkitError(f"baseline {baseline!r} is not one of the runs{did_you_mean(baseline, list(runs))}")
+    lang_metrics = [s for s in specs if s.kind in ("tlr", "samelang")]
+    if lang_metrics and doc_langs is None:
+        raise MlirkitError(f"{lang_metrics[0].name} needs document languages (doc_langs / --doc-langs)")
+    if lang_metrics and query_langs is None:
+        raise MlirkitError(f"{lang_metrics[0].name} needs query languages (query_langs / --query-lang or --topics)")
+
+    judged = Judged.from_qrels(qrels)
+    qids = judged.qids
+    info: dict = {"queries_evaluated": judged.n_queries, "qrels_queries_without_relevant": judged.dropped_queries,
+                  "runs": {}}
+    with_langs = doc_langs is not None
+    if with_langs:
+        q_langs = resolve_query_langs(qids, query_langs)
+        judged.set_languages(doc_langs, q_langs)
+        unknown_rel = int((judged.relevant & (judged.lang == 0)).sum())
+        info["relevant_docs_unknown_language"] = unknown_rel
+        info["queries_unknown_language"] = int((judged.query_lang_codes == 0).sum())
+        if unknown_rel:
+            logger.warning("%d relevant judgements are for documents of unknown language "
+                           "(excluded from TLR target sets)", unknown_rel)
+        info["query_languages"] = dict(sorted(zip(*np.unique(q_langs, return_counts=True)))) if q_langs else {}
+        info["query_languages"] = {str(k): int(v) for k, v in info["query_languages"].items()}
+    bk = breakdown_k or _default_breakdown_k(specs)
+
+    per_query: dict[str, dict[str, dict[str, float]]] = {}
+    rows: dict[str, dict[str, float]] = {}
+    lang_recall: dict[str, dict[str, float]] = {}
+    lang_recall_n: dict[str, int] = {}
+    mix: dict[str, dict[str, float]] = {}
+    counted: dict[str, int] = {}
+    expected = samelang_expected(judged) if any(s.kind == "samelang" for s in specs) else None
+    for name, run in runs.items():
+        ranking = Ranking(judged, run, name)
+        scores: dict[str, np.ndarray] = {}
+        if any(s.kind == "ranx" for s in specs):
+            qrels_tl, run_tl = ranking.typed_lists()
+            scores.update(ranx_per_query(qrels_tl, run_tl, specs))
+        for s in specs:
+            if s.kind == "tlr":
+                scores[s.name] = tlr_scores(ranking, s.k)
+                counted[s.name] = int((~np.isnan(scores[s.name])).sum())
+            elif s.kind == "samelang":
+                scores[s.name] = samelang_scores(ranking, s.k)
+        per_query[name] = {s.name: _to_dict(scores[s.name], qids) for s in specs}
+        row: dict[str, float] = {}
+        for s in specs:
+            row[s.name] = _mean(scores[s.name])
+            if s.kind == "samelang":
+                both = ~np.isnan(scores[s.name]) & ~np.isnan(expected)
+                row[expected_column(s.name)] = float(expected[both].mean()) if both.any() else float("nan")
+        rows[name] = row
+        info["runs"][name] = {"queries_without_results": ranking.missing_queries,
+                              "queries_not_evaluated": ranking.ignored_queries,
+                              **{f"{s.name} counted": int((~np.isnan(scores[s.name])).sum())
+                                 for s in specs if s.kind == "samelang"}}
+        if with_langs:
+            by_lang = doc_lang_recall(ranking, bk)
+            lang_recall[name] = {lang: v for lang, (v, _) in by_lang.items()}
+            lang_recall_n.update({lang: n for lang, (_, n) in by_lang.items()})
+            mix[name] = topk_lang_share(ranking, bk)
+
+    import pandas as pd
+
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.name = "run"
+    per_language: dict[str, pd.DataFrame] = {}
+    if with_langs:
+        rec = pd.DataFrame.from_dict(lang_recall, orient="index").sort_index(axis=1)
+        rec.loc["(queries)"] = pd.Series(lang_recall_n)
+        per_language[f"recall@{bk} by document language"] = _ordered(rec)
+        share = pd.DataFrame.from_dict(mix, orient="index").fillna(0.0)
+        share.loc["(relevant)"] = pd.Series(relevant_lang_share(judged))
+        per_language[f"top-{bk} language share"] = _ordered(share.fillna(0.0))
+        if len(info["query_languages"]) > 1:
+            for lang in sorted(info["query_languages"]):
+                subset = {q for q, ql in zip(qids, q_langs) if ql == lang}
+                per_language[f"query language {lang}"] = _by_query_subset(per_query, specs, subset)
+    comparisons = []
+    if significance is not None and len(runs) > 1:
+        comparisons = compare_runs(per_query, [s.name for s in specs], test=significance, baseline=baseline,
+                                   correction=correction, max_p=max_p, n_permutations=n_permutations, seed=seed)
+    settings = {"metrics": [s.name for s in specs], "significance": significance, "baseline": baseline,
+                "correction": correction, "max_p": max_p, "n_permutations": n_permutations, "seed": seed,
+                "breakdown_k": bk if with_langs else None}
+    return EvaluationResult(table=table, per_query=per_query, per_language=per_language, significance=comparisons,
+                            counted=counted, settings=settings, info=info)
+
+
+def _ordered(df):
+    """Columns by language name, ``und`` last."""
+    cols = sorted(df.columns, key=lambda c: (c == UNKNOWN, str(c)))
+    return df[cols]
+
+
+def _by_query_subset(per_query, specs: Sequence[MetricSpec], subset: set[str]):
+    import pandas as pd
+
+    rows = {}
+    for name, by_metric in per_query.items():
+        rows[name] = {s.name: _mean({q: v for q, v in by_metric[s.name].items() if q in subset}) for s in specs}
+    df = pd.DataFrame.from_dict(rows, orient="index")
+    df.loc["(queries)"] = float(len(subset))
+    return df
+
+
+__all__ = ["evaluate", "expected_column"]

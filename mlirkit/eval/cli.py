@@ -1,0 +1,288 @@
+"""``python -m mlirkit.eval``: evaluate TREC runs (ranx metrics + TLR@k + language breakdowns +
+paired tests) and write reports; ``python -m mlirkit.eval plot {alpha,mix,projection}`` draws figures.
+
+Examples::
+
+    python -m mlirkit.eval --qrels qrels.txt --runs base.trec shift.trec \\
+        --metrics ndcg@20 recall@20 mrr@10 tlr@20 samelang@20 --doc-langs INDEX_DIR --query-lang en \\
+        --report report.md --report report.json
+    python -m mlirkit.eval plot mix --runs base.trec shift.trec --doc-langs INDEX_DIR --query-lang en \\
+        --k 20 --qrels qrels.txt --out figs/mix
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from mlirkit.cli import configure_logging
+from mlirkit.errors import MlirkitError
+from mlirkit.eval.numba_cache import ensure_numba_cache_dir
+
+logger = logging.getLogger(__name__)
+
+PLOT_KINDS = ("alpha", "mix", "projection")
+
+
+def run_name(path: str | Path) -> str:
+    """``runs/bm25.trec.gz`` -> ``bm25``: the file name without ``.gz`` and its last extension."""
+    name = Path(path).name
+    if name.endswith(".gz"):
+        name = name[:-3]
+    stem = name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
+    return stem or name
+
+
+def run_names(paths: Sequence[str], names: Sequence[str] | None) -> list[str]:
+    if names:
+        if len(names) != len(paths):
+            raise MlirkitError(f"--names gives {len(names)} names for {len(paths)} runs")
+        out = list(names)
+    else:
+        out = [run_name(p) for p in paths]
+    dup = sorted({n for n in out if out.count(n) > 1})
+    if dup:
+        raise MlirkitError(f"run name {dup[0]!r} used twice; give distinct names with --names")
+    return out
+
+
+def _add_lang_args(p: argparse.ArgumentParser, doc_langs_required: bool = False) -> None:
+    p.add_argument("--doc-langs", required=doc_langs_required, metavar="SRC",
+                   help="document languages: index directory, corpus with 'lang' (JSONL/TSV/ir_datasets id), "
+                        "or TSV docid<TAB>lang")
+    p.add_argument("--query-lang", metavar="L", help="language of every query (or of topics without one)")
+    p.add_argument("--topics", metavar="F", help="topics with per-query languages (queries.jsonl with 'lang', "
+                                                 "TSV qid<TAB>text<TAB>lang, or an ir_datasets id)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from mlirkit.eval.metrics import known_metric_examples
+    from mlirkit.eval.report import REPORT_FORMATS
+    from mlirkit.eval.significance import CORRECTIONS, TESTS
+
+    p = argparse.ArgumentParser(prog="python -m mlirkit.eval", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--qrels", required=True, help="TREC 4-column qrels or BEIR TSV (with header), optionally .gz")
+    p.add_argument("--runs", required=True, nargs="+", help="TREC run files (6 columns), optionally .gz")
+    p.add_argument("--names", nargs="+", help="run names (default: file name without extension)")
+    p.add_argument("--metrics", required=True, nargs="+",
+                   help=f"metric@k names; families: {', '.join(known_metric_examples())}")
+    _add_lang_args(p)
+    p.add_argument("--report", action="append", default=[], metavar="PATH",
+                   help=f"write a report; type by extension ({', '.join(REPORT_FORMATS.names())}); repeatable")
+    p.add_argument("--per-query", action="store_true", help="include per-query scores in JSON reports")
+    p.add_argument("--significance", default="fisher", choices=TESTS.names() + ["none"],
+                   help="paired test between runs (default fisher)")
+    p.add_argument("--baseline", help="test every run against this run (default: every pair)")
+    p.add_argument("--correction", default="holm", choices=CORRECTIONS.names(),
+                   help="multiple-comparison correction per metric (default holm)")
+    p.add_argument("--max-p", type=float, default=0.05, help="significance threshold for marks (default 0.05)")
+    p.add_argument("--permutations", type=int, default=1000, help="Fisher test permutations (default 1000, as ranx)")
+    p.add_argument("--seed", type=int, default=42, help="Fisher test random seed (default 42)")
+    p.add_argument("--breakdown-k", type=int, help="cut-off of the per-language tables (default: from the metrics)")
+    p.add_argument("--digits", type=int, default=4, help="digits in tables (default 4)")
+    p.add_argument("--plot-mix", metavar="PREFIX", help="also draw the top-k language mix to PREFIX.png/.svg")
+    p.add_argument("--overwrite", action="store_true", help="replace existing report files")
+    p.add_argument("-v", "--verbose", action="store_true")
+    return p
+
+
+def _query_langs(args) -> dict[str, str] | str | None:
+    if args.topics:
+        from mlirkit.eval.query_langs import read_query_langs
+
+        return read_query_langs(args.topics, default_lang=args.query_lang)
+    return args.query_lang
+
+
+def _read_runs(paths: Sequence[str], names: Sequence[str] | None) -> dict[str, dict[str, dict[str, float]]]:
+    from mlirkit.io.trec import read_run
+
+    return {name: read_run(path) for name, path in zip(run_names(paths, names), paths)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ensure_numba_cache_dir()  # before anything imports numba (ranx)
+    if argv and argv[0] == "plot":
+        return plot_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    configure_logging(args.verbose)
+    from mlirkit.eval.api import evaluate
+    from mlirkit.eval.report import report_format, write_report
+    from mlirkit.index.atomic import refuse_existing
+    from mlirkit.io.trec import read_qrels
+
+    for path in args.report:
+        report_format(path)
+        refuse_existing(Path(path), args.overwrite)
+    qrels = read_qrels(args.qrels)
+    runs = _read_runs(args.runs, args.names)
+    doc_langs = None
+    if args.doc_langs:
+        from mlirkit.eval.doc_langs import read_doc_langs
+
+        doc_langs = read_doc_langs(args.doc_langs)
+    query_langs = _query_langs(args)
+    result = evaluate(qrels, runs, args.metrics, doc_langs=doc_langs, query_langs=query_langs,
+                      significance=None if args.significance == "none" else args.significance,
+                      baseline=args.baseline, correction=args.correction, max_p=args.max_p,
+                      n_permutations=args.permutations, seed=args.seed, breakdown_k=args.breakdown_k)
+    print(result.to_markdown(args.digits), end="")
+    for path in args.report:
+        write_report(result, path, overwrite=args.overwrite, digits=args.digits, per_query=args.per_query)
+        logger.info("wrote %s", path)
+    if args.plot_mix:
+        if doc_langs is None or query_langs is None:
+            raise MlirkitError("--plot-mix needs --doc-langs and --query-lang or --topics")
+        from mlirkit.eval.plots import plot_language_mix
+
+        k = result.settings.get("breakdown_k") or 20
+        for path in plot_language_mix(runs, doc_langs, query_langs, k, args.plot_mix, qrels=qrels):
+            logger.info("wrote %s", path)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------- plots
+
+def build_plot_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m mlirkit.eval plot", description="Figures: PNG and SVG.")
+    sub = p.add_subparsers(dest="kind", required=True)
+    a = sub.add_parser("alpha", help="metrics against SHIFT's alpha")
+    a.add_argument("--sweep", help="JSON {alpha: {metric: value}}")
+    a.add_argument("--point", nargs="+", metavar="ALPHA=REPORT.json",
+                   help="mlirkit.eval JSON reports, one per alpha (with --run)")
+    a.add_argument("--run", help="run name to take from each --point report (default: the only/first run)")
+    a.add_argument("--baseline", nargs="+", default=[], metavar="LABEL=REPORT.json[:RUN]",
+                   help="horizontal reference lines from JSON reports")
+    a.add_argument("--metrics", nargs="+", default=["ndcg@20", "tlr@20"])
+    a.add_argument("--title")
+    a.add_argument("--out", required=True, metavar="PREFIX")
+    m = sub.add_parser("mix", help="language distribution of the top k per run")
+    m.add_argument("--runs", required=True, nargs="+")
+    m.add_argument("--names", nargs="+")
+    _add_lang_args(m, doc_langs_required=True)
+    m.add_argument("--qrels", help="add a bar for the relevant documents")
+    m.add_argument("--k", type=int, default=20)
+    m.add_argument("--title")
+    m.add_argument("--out", required=True, metavar="PREFIX")
+    j = sub.add_parser("projection", help="2-D projection of document embeddings by language, before/after")
+    j.add_argument("--index", required=True, help="index directory (embeddings.npy if present, else its vectors)")
+    j.add_argument("--after-index", help="index of the same documents after a transform (its indexed vectors)")
+    j.add_argument("--transform", help="transform file to apply to --index's embeddings (mlirkit.shift)")
+    j.add_argument("--alpha", type=float, default=1.0, help="alpha for --transform (default 1.0)")
+    j.add_argument("--method", default="pca", choices=["pca", "tsne"])
+    j.add_argument("--max-points", type=int, default=3000)
+    j.add_argument("--seed", type=int, default=0)
+    j.add_argument("--out", required=True, metavar="PREFIX")
+    for sp in (a, m, j):
+        sp.add_argument("-v", "--verbose", action="store_true")
+    return p
+
+
+def _report_values(spec: str, default_run: str | None) -> tuple[dict[str, float], str]:
+    path, _, run = spec.partition(":") if not Path(spec).is_file() else (spec, "", "")
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MlirkitError(f"{path}: no such file") from None
+    except json.JSONDecodeError as e:
+        raise MlirkitError(f"{path}: not a JSON report ({e.msg})") from None
+    runs = [k for k in data if not k.startswith("_")]
+    name = run or default_run or (runs[0] if runs else None)
+    if name not in data:
+        from mlirkit.registry import did_you_mean
+
+        raise MlirkitError(f"{path}: no run {name!r}{did_you_mean(str(name), runs)}; runs: {', '.join(runs)}")
+    return data[name], name
+
+
+def _plot_alpha(args) -> list[Path]:
+    from mlirkit.eval.plots import plot_alpha_curves
+
+    if bool(args.sweep) == bool(args.point):
+        raise MlirkitError("give either --sweep or --point")
+    if args.sweep:
+        try:
+            raw = json.loads(Path(args.sweep).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as e:
+            raise MlirkitError(f"{args.sweep}: cannot read sweep JSON ({e})") from None
+        sweep = {float(a): v for a, v in raw.items()}
+    else:
+        sweep = {}
+        for spec in args.point:
+            alpha, sep, path = spec.partition("=")
+            try:
+                value = float(alpha)
+            except ValueError:
+                value = None
+            if not sep or value is None:
+                raise MlirkitError(f"--point {spec!r}: expected ALPHA=REPORT.json")
+            sweep[value] = _report_values(path, args.run)[0]
+    baselines = {}
+    for spec in args.baseline:
+        label, sep, rest = spec.partition("=")
+        if not sep:
+            raise MlirkitError(f"--baseline {spec!r}: expected LABEL=REPORT.json[:RUN]")
+        baselines[label] = _report_values(rest, None)[0]
+    return plot_alpha_curves(sweep, args.out, metrics=args.metrics, baselines=baselines, title=args.title)
+
+
+def _plot_mix(args) -> list[Path]:
+    from mlirkit.eval.doc_langs import read_doc_langs
+    from mlirkit.eval.plots import plot_language_mix
+    from mlirkit.io.trec import read_qrels
+
+    query_langs = _query_langs(args)
+    if query_langs is None:
+        raise MlirkitError("give --query-lang or --topics")
+    runs = _read_runs(args.runs, args.names)
+    qrels = read_qrels(args.qrels) if args.qrels else None
+    return plot_language_mix(runs, read_doc_langs(args.doc_langs), query_langs, args.k, args.out, qrels=qrels,
+                             title=args.title)
+
+
+def _plot_projection(args) -> list[Path]:
+    import numpy as np
+
+    from mlirkit.eval.plots import plot_projection
+    from mlirkit.index import DenseIndex
+
+    index = DenseIndex(args.index)
+    before = np.asarray(index.embeddings() if index.has_embeddings else index.indexed_vectors(), dtype=np.float32)
+    langs = index.langs
+    after = None
+    titles = ("before", "after")
+    if args.after_index and args.transform:
+        raise MlirkitError("give --after-index or --transform, not both")
+    if args.after_index:
+        other = DenseIndex(args.after_index)
+        if other.docids != index.docids:
+            raise MlirkitError(f"{args.after_index} does not hold the same documents in the same order as {args.index}")
+        after = other.indexed_vectors()
+        titles = (Path(args.index).name, Path(args.after_index).name)
+    elif args.transform:
+        from mlirkit.shift import load_transform
+
+        transform = load_transform(args.transform)
+        if index.encoder:
+            transform.check_encoder(index.encoder, dim=before.shape[1])
+        after = transform.apply(before, langs, "doc", alpha=args.alpha)
+        titles = ("before", f"after {Path(args.transform).name} (alpha {args.alpha:g})")
+    return plot_projection(before, after, langs, args.out, method=args.method, max_points=args.max_points,
+                           seed=args.seed, titles=titles)
+
+
+def plot_main(argv: Sequence[str]) -> int:
+    args = build_plot_parser().parse_args(argv)
+    configure_logging(args.verbose)
+    paths = {"alpha": _plot_alpha, "mix": _plot_mix, "projection": _plot_projection}[args.kind](args)
+    for path in paths:
+        print(path)
+    return 0
+
+
+__all__ = ["build_parser", "build_plot_parser", "main", "plot_main", "run_name", "run_names"]

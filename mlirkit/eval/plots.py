@@ -1,0 +1,222 @@
+"""Figures that show language bias, each written as ``<out_prefix>.png`` and ``<out_prefix>.svg``.
+
+- :func:`plot_alpha_curves`: metrics (nDCG@20, TLR@20) against SHIFT's alpha from a sweep, with
+  baselines as horizontal lines.
+- :func:`plot_language_mix`: language distribution of each system's top k (stacked bars), the query
+  language first; with ``qrels`` a reference bar for the relevant documents.
+- :func:`plot_projection`: 2-D projection (PCA, or t-SNE) of document embeddings coloured by
+  language, before and after a transform (cf. Figure 3 of the SHIFT paper); each panel's title
+  gives the silhouette of the language labels (cosine, in the full space): near 0 = languages
+  mixed, towards 1 = one cluster per language.
+
+matplotlib is used through its object API with the Agg canvas (no pyplot, no global backend).
+"""
+from __future__ import annotations
+
+import heapq
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from mlirkit.errors import MlirkitError
+from mlirkit.langs import UNKNOWN
+
+
+def _figure(width: float, height: float):
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), dpi=120, layout="constrained")
+
+
+def _save(fig, out_prefix: str | os.PathLike) -> list[Path]:
+    """Write ``<prefix>.png`` and ``<prefix>.svg`` atomically (deterministic SVG ids, no dates)."""
+    import matplotlib
+
+    from mlirkit.index.atomic import atomic_file
+
+    prefix = Path(out_prefix)
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    paths = []
+    with matplotlib.rc_context({"svg.hashsalt": "mlirkit", "svg.fonttype": "none"}):
+        for ext, meta in (("png", {"Software": None}), ("svg", {"Date": None})):
+            path = prefix.with_name(prefix.name + "." + ext)
+            with atomic_file(path, overwrite=True, mode="wb") as f:
+                fig.savefig(f, format=ext, metadata=meta)
+            paths.append(path)
+    return paths
+
+
+def _colours(langs: Sequence[str]) -> dict[str, tuple]:
+    """A stable colour per language (tab20 over the sorted names; unknown in grey)."""
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab20"]
+    known = sorted(lang for lang in set(langs) if lang != UNKNOWN)
+    out = {lang: cmap(i % 20) for i, lang in enumerate(known)}
+    out[UNKNOWN] = (0.6, 0.6, 0.6, 1.0)
+    return out
+
+
+def plot_alpha_curves(sweep: Mapping[float, Mapping[str, float]], out_prefix: str | os.PathLike,
+                      metrics: Sequence[str] = ("ndcg@20", "tlr@20"),
+                      baselines: Mapping[str, Mapping[str, float]] | None = None, *,
+                      title: str | None = None) -> list[Path]:
+    """One panel per metric: value against alpha (``sweep`` = ``{alpha: {metric: value}}``)."""
+    if not sweep:
+        raise MlirkitError("empty alpha sweep")
+    alphas = sorted(float(a) for a in sweep)
+    by_alpha = {float(a): v for a, v in sweep.items()}
+    fig = _figure(4.2 * len(metrics), 3.4)
+    axes = fig.subplots(1, len(metrics), squeeze=False)[0]
+    styles = ["--", ":", "-.", (0, (5, 1)), (0, (1, 3))]
+    for ax, metric in zip(axes, metrics):
+        missing = [a for a in alphas if metric not in by_alpha[a]]
+        if missing:
+            raise MlirkitError(f"alpha sweep: no {metric!r} for alpha={missing[0]}")
+        ys = [np.nan if by_alpha[a][metric] is None else by_alpha[a][metric] for a in alphas]
+        ax.plot(alphas, ys, marker="o", color="tab:blue", label="SHIFT", zorder=3)
+        best = int(np.nanargmax(ys))
+        ax.annotate(f"{ys[best]:.3f}", (alphas[best], ys[best]), textcoords="offset points", xytext=(0, 6),
+                    ha="center", fontsize=8)
+        for i, (name, values) in enumerate((baselines or {}).items()):
+            if metric in values and values[metric] is not None:
+                ax.axhline(values[metric], linestyle=styles[i % len(styles)], color=f"C{i + 1}", label=name)
+        ax.set_xlabel("alpha")
+        ax.set_ylabel(metric)
+        ax.set_title(metric)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8, loc="best")
+    if title:
+        fig.suptitle(title)
+    return _save(fig, out_prefix)
+
+
+def _top_langs(hits: Mapping[str, float], k: int, doc_langs: Mapping[str, str]) -> list[str]:
+    top = heapq.nsmallest(k, hits.items(), key=lambda item: (-item[1], item[0]))
+    return [doc_langs.get(d, UNKNOWN) for d, _ in top]
+
+
+def language_mix(run: Mapping[str, Mapping[str, float]], doc_langs: Mapping[str, str], k: int) -> dict[str, float]:
+    """``{lang: mean share of the top k}`` over the run's queries with results (macro average)."""
+    total: Counter[str] = Counter()
+    n = 0
+    for hits in run.values():
+        langs = _top_langs(hits, k, doc_langs)
+        if langs:
+            n += 1
+            for lang, c in Counter(langs).items():
+                total[lang] += c / len(langs)
+    return {lang: v / n for lang, v in total.items()} if n else {}
+
+
+def plot_language_mix(runs: Mapping[str, Mapping[str, Mapping[str, float]]], doc_langs: Mapping[str, str],
+                      query_langs: Mapping[str, str] | str, k: int, out_prefix: str | os.PathLike, *,
+                      qrels: Mapping[str, Mapping[str, int]] | None = None, title: str | None = None) -> list[Path]:
+    """Stacked bars: share of each language in each run's top ``k`` (query language first)."""
+    if not runs:
+        raise MlirkitError("no runs to plot")
+    shares = {name: language_mix(run, doc_langs, k) for name, run in runs.items()}
+    if qrels is not None:
+        rel_share: Counter[str] = Counter()
+        n = 0
+        for docs in qrels.values():
+            rel = [doc_langs.get(d, UNKNOWN) for d, r in docs.items() if r >= 1]
+            if rel:
+                n += 1
+                for lang, c in Counter(rel).items():
+                    rel_share[lang] += c / len(rel)
+        shares["relevant documents"] = {lang: v / n for lang, v in rel_share.items()} if n else {}
+    if isinstance(query_langs, str):
+        q_main = [query_langs]
+    else:
+        q_main = [lang for lang, _ in Counter(query_langs.values()).most_common()]
+    langs = sorted({lang for s in shares.values() for lang in s},
+                   key=lambda lang: (lang not in q_main, lang == UNKNOWN, lang))
+    colours = _colours(langs)
+    names = list(shares)
+    fig = _figure(8.0, 0.9 + 0.55 * len(names))
+    ax = fig.subplots()
+    left = np.zeros(len(names))
+    for lang in langs:
+        widths = np.array([shares[n].get(lang, 0.0) for n in names])
+        is_query = lang in q_main
+        ax.barh(names, widths, left=left, color=colours[lang], edgecolor="black" if is_query else "white",
+                linewidth=1.2 if is_query else 0.5, hatch="//" if is_query else None,
+                label=f"{lang} (query)" if is_query else ("unknown" if lang == UNKNOWN else lang))
+        for y, (w, x) in enumerate(zip(widths, left)):
+            if w >= 0.06:
+                ax.text(x + w / 2, y, f"{w:.0%}", ha="center", va="center", fontsize=7)
+        left += widths
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel(f"share of the top {k}")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False,
+              ncols=1 if len(langs) <= 12 else 2)
+    ax.set_title(title or f"Language of the top {k} retrieved documents")
+    return _save(fig, out_prefix)
+
+
+def _project(x: np.ndarray, method: str, seed: int) -> np.ndarray:
+    if method == "pca":
+        centred = x - x.mean(axis=0)
+        _, _, vt = np.linalg.svd(centred, full_matrices=False)
+        return centred @ vt[:2].T
+    if method == "tsne":
+        from sklearn.manifold import TSNE
+
+        return TSNE(n_components=2, init="pca", random_state=seed,
+                    perplexity=float(min(30, max(2, len(x) // 4)))).fit_transform(x)
+    raise MlirkitError(f"unknown projection method {method!r}; use pca or tsne")
+
+
+def language_silhouette(x: np.ndarray, langs: Sequence[str], seed: int = 0, max_points: int = 2000) -> float | None:
+    """Silhouette of the language labels (cosine distance); None with fewer than 2 languages."""
+    from sklearn.metrics import silhouette_score
+
+    labels = np.asarray(langs)
+    if len(set(labels.tolist())) < 2:
+        return None
+    return float(silhouette_score(x, labels, metric="cosine", sample_size=min(max_points, len(x)),
+                                  random_state=seed))
+
+
+def plot_projection(embeddings_before: np.ndarray, embeddings_after: np.ndarray | None, langs: Sequence[str],
+                    out_prefix: str | os.PathLike, method: str = "pca", *, max_points: int = 3000, seed: int = 0,
+                    titles: Sequence[str] = ("before", "after")) -> list[Path]:
+    """Scatter of the 2-D projection coloured by language; two panels when ``embeddings_after`` is given."""
+    before = np.asarray(embeddings_before, dtype=np.float32)
+    langs = np.asarray(list(langs))
+    if before.ndim != 2 or len(before) != len(langs):
+        raise MlirkitError(f"embeddings {before.shape} and {len(langs)} languages do not match")
+    panels = [(titles[0], before)]
+    if embeddings_after is not None:
+        after = np.asarray(embeddings_after, dtype=np.float32)
+        if after.shape != before.shape:
+            raise MlirkitError(f"embeddings before {before.shape} and after {after.shape} differ in shape")
+        panels.append((titles[1], after))
+    rng = np.random.default_rng(seed)
+    idx = np.sort(rng.choice(len(before), size=min(max_points, len(before)), replace=False))
+    sample_langs = langs[idx]
+    order = sorted(set(sample_langs.tolist()), key=lambda lang: (lang == UNKNOWN, lang))
+    colours = _colours(order)
+    fig = _figure(5.0 * len(panels), 4.6)
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    for ax, (title, emb) in zip(axes, panels):
+        x = emb[idx]
+        xy = _project(x, method, seed)
+        sil = language_silhouette(x, sample_langs, seed)
+        for lang in order:
+            m = sample_langs == lang
+            ax.scatter(xy[m, 0], xy[m, 1], s=6, alpha=0.7, color=colours[lang], label=lang, linewidths=0)
+        sub = f"language silhouette {sil:.3f}" if sil is not None else ""
+        ax.set_title(f"{title} ({method.upper() if method == 'pca' else 't-SNE'})\n{sub}", fontsize=10)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    axes[-1].legend(fontsize=7, markerscale=2.5, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+    return _save(fig, out_prefix)
+
+
+__all__ = ["language_mix", "language_silhouette", "plot_alpha_curves", "plot_language_mix", "plot_projection"]

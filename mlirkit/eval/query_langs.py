@@ -1,0 +1,36 @@
+"""The language of each query: one language for all (``--query-lang``) or per query from topics."""
+from __future__ import annotations
+
+import os
+from typing import Mapping, Sequence
+
+from mlirkit.errors import MlirkitError
+from mlirkit.langs import UNKNOWN
+
+
+def resolve_query_langs(qids: Sequence[str], query_langs: Mapping[str, str] | str | None) -> list[str]:
+    """One language per query id; a mapping must cover every query (the error names the missing ones)."""
+    if query_langs is None:
+        return [UNKNOWN] * len(qids)
+    if isinstance(query_langs, str):
+        if not query_langs.strip() or any(c.isspace() for c in query_langs):
+            raise MlirkitError(f"invalid query language {query_langs!r}")
+        return [query_langs] * len(qids)
+    if not isinstance(query_langs, Mapping):
+        raise MlirkitError("query_langs must be a language code or a mapping {qid: lang}")
+    missing = [q for q in qids if q not in query_langs]
+    if missing:
+        raise MlirkitError(f"no language for {len(missing)} of {len(qids)} evaluated queries "
+                           f"(e.g. {', '.join(map(repr, missing[:3]))}); give --query-lang or topics covering them")
+    return [query_langs[q] or UNKNOWN for q in qids]
+
+
+def read_query_langs(topics: str | os.PathLike, default_lang: str | None = None) -> dict[str, str]:
+    """``{qid: lang}`` from a topics file or ir_datasets id, via :func:`mlirkit.io.topics.read_topics`
+    (BEIR ``queries.jsonl`` with ``lang``, TSV ``qid<TAB>text<TAB>lang``)."""
+    from mlirkit.io.topics import read_topics
+
+    return {q.query_id: q.lang for q in read_topics(topics, default_lang=default_lang)}
+
+
+__all__ = ["read_query_langs", "resolve_query_langs"]

@@ -1,0 +1,87 @@
+"""The outcome of :func:`mlirkit.eval.evaluate`: tables, per-query scores, tests, and their renderings."""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+RESERVED_KEYS = ("_meta", "_per_language", "_significance", "_per_query")
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: NaN -> None, numpy scalars -> Python."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+@dataclass
+class EvaluationResult:
+    """``table``: DataFrame, rows = runs, columns = metrics as named (plus ``samelang@k (expected)``),
+    NaN where a metric is undefined (TLR@k with no counted query). ``per_query``:
+    ``{run: {metric: {qid: score}}}`` (TLR@k/samelang@k: counted queries only). ``per_language``:
+    named DataFrames (recall by document language, top-k language share, one table per query
+    language when queries mix languages). ``significance``: list of
+    :class:`~mlirkit.eval.significance.Comparison`. ``counted``: ``{tlr metric: queries counted}``."""
+
+    table: Any
+    per_query: dict[str, dict[str, dict[str, float]]]
+    per_language: dict[str, Any]
+    significance: list
+    counted: dict[str, int]
+    settings: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def runs(self) -> list[str]:
+        return list(self.table.index)
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(self.settings.get("metrics", self.table.columns))
+
+    def value(self, run: str, metric: str) -> float | None:
+        v = float(self.table.loc[run, metric])
+        return None if math.isnan(v) else v
+
+    def to_dict(self, per_query: bool = False) -> dict[str, Any]:
+        """``{run: {metric: value}}`` plus ``_meta``, ``_per_language``, ``_significance``
+        (and ``_per_query`` when asked); undefined values are ``None``."""
+        out: dict[str, Any] = {run: {col: self.table.loc[run, col] for col in self.table.columns}
+                               for run in self.table.index}
+        out["_meta"] = {"settings": self.settings, "counted": self.counted, "info": self.info}
+        out["_per_language"] = {name: {str(row): {str(c): df.loc[row, c] for c in df.columns} for row in df.index}
+                                for name, df in self.per_language.items()}
+        out["_significance"] = [c.to_dict() for c in self.significance]
+        if per_query:
+            out["_per_query"] = self.per_query
+        return _clean(out)
+
+    def to_json(self, per_query: bool = False, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(per_query), indent=indent, ensure_ascii=False) + "\n"
+
+    def to_markdown(self, digits: int = 4) -> str:
+        from mlirkit.eval.report import render_markdown
+
+        return render_markdown(self, digits)
+
+    def to_latex(self, digits: int = 4) -> str:
+        from mlirkit.eval.report import render_latex
+
+        return render_latex(self, digits)
+
+    def to_csv(self) -> str:
+        return self.table.to_csv(float_format="%.6g", na_rep="")
+
+    def __str__(self) -> str:
+        return self.to_markdown()
+
+
+__all__ = ["EvaluationResult", "RESERVED_KEYS"]
