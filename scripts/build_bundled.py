@@ -17,7 +17,7 @@ Outputs (all gzip JSON Lines, UTF-8; language codes normalised: ``pt-BR`` -> ``p
   ``long`` is truncated to at most 1,000 characters (at a line break, else a sentence end, else a
   space, never below 500 characters). ``split``: "dev" when sha1("mlirkit-ddtp-split:" + id) mod 10 < 3,
   else "test" (group level, so dev and test query groups are disjoint).
-- ``parallel/ddtp.jsonl.gz``: ``{"id", "lang", "text"}`` (text = long description, same truncation),
+- ``parallel/ddtp.jsonl.gz``: ``{"id", "lang", "text", "package"}`` (text = long description, same truncation),
   1,200 groups disjoint from the benchmark and not near-duplicates of it (same rule), preferring groups
   with more core languages (then SHA-1 order); at least English and one more language.
 - ``parallel/libreoffice-help.jsonl.gz``: 2,000 aligned help paragraphs (ids without ``dup_of``,
@@ -193,7 +193,7 @@ def build_ddtp(path: Path) -> tuple[list[dict], list[dict], dict]:
         par_ids.append(gid)
         if len(par_ids) == N_PARALLEL_DDTP:
             break
-    par = [{"id": gid, "lang": lang, "text": truncate(groups[gid][lang]["long"])}
+    par = [{"id": gid, "lang": lang, "text": truncate(groups[gid][lang]["long"]), "package": groups[gid][lang]["package"]}
            for gid in sorted(par_ids) for lang in sorted(groups[gid]) if groups[gid][lang]["long"].strip()]
     n_trunc = sum(1 for gid in bench_ids for r in groups[gid].values() if len(r["long"]) > MAX_LONG)
     stats = {"candidate_groups": sum(1 for g in reps if ncore[g] == len(CORE)),
@@ -205,6 +205,8 @@ def build_ddtp(path: Path) -> tuple[list[dict], list[dict], dict]:
 
 
 def build_aligned(path: Path, required: tuple[str, ...], min_en: int, n: int) -> list[dict]:
+    """``n`` groups (SHA-1 order of ids) that have every ``required`` language, no ``dup_of`` and an
+    English text of at least ``min_en`` characters; all their language versions."""
     groups = read_groups(path)
     ok = [gid for gid, g in groups.items()
           if all(lang in g for lang in required) and "dup_of" not in g["en"] and len(g["en"]["text"]) >= min_en]
@@ -240,6 +242,12 @@ def main(argv: list[str] | None = None) -> int:
         write_jsonl_gz(args.out / rel, records)
         manifest["files"][rel] = {"records": len(records), "groups": len({r["id"] for r in records}),
                                   "langs": lang_counts(records), "bytes": (args.out / rel).stat().st_size}
+    manifest["sources"] = {
+        "parallel/ddtp.jsonl.gz": {"packages": len({r["package"] for r in par_ddtp})},
+        "ddtp/benchmark.jsonl.gz": {"packages": len({r["package"] for r in bench})},
+        "parallel/libreoffice-help.jsonl.gz": {"pages": len({r["id"].split("#")[0] for r in lo})},
+        "parallel/gettext.jsonl.gz": {"domains": dict(sorted(lang_counts([{"lang": r["id"].split(":")[0]} for r in gt if r["lang"] == "en"]).items()))},
+    }
     for split in ("dev", "test"):
         sub = [r for r in bench if r["split"] == split]
         manifest["ddtp"][f"{split}_queries_per_lang"] = lang_counts(sub)
