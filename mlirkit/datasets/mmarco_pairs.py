@@ -91,30 +91,39 @@ def available(lang: str | None) -> bool:
     return all(any(p.is_file() for p in candidates(k)) for la in langs for k in keys(la))
 
 
+def _lines(path: Path):
+    from tqdm import tqdm
+
+    size = path.stat().st_size
+    with open(path, "rb") as f, tqdm(total=size, unit="B", unit_scale=True, desc=path.name, disable=None,
+                                      leave=False) as bar:
+        for raw in f:
+            bar.update(len(raw))
+            yield raw.decode("utf-8", errors="replace")
+
+
 def _tsv(path: Path, wanted: set[str]) -> dict[str, str]:
     out = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            parts = line.rstrip("\n").split("\t", 1)
-            if len(parts) == 2 and parts[0] in wanted:
-                out[parts[0]] = parts[1]
+    for line in _lines(path):
+        parts = line.rstrip("\n").split("\t", 1)
+        if len(parts) == 2 and parts[0] in wanted:
+            out[parts[0]] = parts[1]
     return out
 
 
 def pairs(limit: int | None) -> list[tuple[str, str]]:
     """Unique (qid, positive pid) of the training triples in first-seen order (first ``limit``)."""
     seen, out = set(), []
-    with open(file_for("train/triples"), encoding="utf-8") as f:
-        for line in f:
-            cols = line.split()
-            if len(cols) < 2:
-                continue
-            pair = (cols[0], cols[1])
-            if pair not in seen:
-                seen.add(pair)
-                out.append(pair)
-                if limit is not None and len(out) >= limit:
-                    break
+    for line in _lines(file_for("train/triples")):
+        cols = line.split()
+        if len(cols) < 2:
+            continue
+        pair = (cols[0], cols[1])
+        if pair not in seen:
+            seen.add(pair)
+            out.append(pair)
+            if limit is not None and len(out) >= limit:
+                break
     return out
 
 
