@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import zipfile
 from collections import defaultdict
-from pathlib import Path
 
 from mlirkit.errors import format_error
 
