@@ -150,3 +150,17 @@ def test_parallel_rows_errors(tmp_path):
     bad.write_text('{"id": "g1", "lang": "en", "text": "a"}\n{"id": "g1", "lang": "de"}\n')
     with pytest.raises(MlirkitError, match=r"pairs\.jsonl:2: missing or empty string field 'text'"):
         list(mlirkit.datasets.parallel_rows(bad))
+
+
+def test_module_entry_point_exit_codes(tmp_path):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    ok = subprocess.run([sys.executable, "-m", "mlirkit.datasets", "list", "--family", "ddtp", "--json"],
+                        capture_output=True, text=True, env=env)
+    assert ok.returncode == 0 and len(ok.stdout.splitlines()) == 15 * 3
+    bad = subprocess.run([sys.executable, "-m", "mlirkit.datasets", "export", "mlirkit/belebele/en", "--format", "beir",
+                          "--output", str(tmp_path / "o")], capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: missing file belebele/data/acm_Arab.jsonl")
+    assert "Traceback" not in bad.stderr

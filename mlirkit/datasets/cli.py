@@ -54,7 +54,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     import mlirkit.datasets  # noqa: F401  (registers the ids)
 
     if args.command == "list":
-        return _list(args.family, args.json)
+        try:
+            return _list(args.family, args.json)
+        except BrokenPipeError:  # e.g. `... list | head`
+            import os
+            import sys
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
     from mlirkit.datasets import DATASETS
     from mlirkit.datasets.export import export
 
