@@ -86,7 +86,8 @@ def test_bad_input_clear_error_nothing_left(tmp_path, tiny_model_dir, capsys, ro
     argv = ["--corpus", str(corpus), "--index", str(tmp_path / "index"), "--encoder", str(tiny_model_dir), "--quiet", *extra]
     code, out, err = run(encode_main, argv, capsys)
     assert code == 2
-    assert message in err and err.startswith("error: ") and "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert message in last and last.startswith("error: ") and "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl"]
 
 
