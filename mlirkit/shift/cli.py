@@ -24,8 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser("fit", help="fit a transform from parallel text (or import a SHIFT .pt vector file)")
     f.add_argument("--method", choices=TRANSFORMS.names(), default="shift")
     f.add_argument("--pairs", required=True, metavar="SRC",
-                   help="aligned JSONL(.gz) with id/lang/text, a SHIFT pairs-table directory, 'mmarco[:triples-id]', "
-                        "an ir_datasets id of a parallel set, or a SHIFT authors' .pt vector file (imported)")
+                   help="aligned JSONL(.gz) with id/lang/text, a SHIFT pairs-table directory, 'mmarco' (SHIFT recipe), "
+                        "a parallel-set id (mlirkit/parallel/...), or a SHIFT authors' .pt vector file (imported)")
     f.add_argument("--source-lang", default=None, help="source (query) language, e.g. en (a .pt file carries its own)")
     f.add_argument("--output", required=True, help="transform file to write (exactly this path)")
     f.add_argument("--langs", nargs="+", default=None, help="target languages to keep (default: all present)")
@@ -61,13 +61,23 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--source-lang", required=True)
     d.add_argument("--output", required=True)
     d.add_argument("--overwrite", action="store_true")
+    e = sub.add_parser("evaluate-langid", help="held-out language-identification accuracy and its retrieval effect")
+    e.add_argument("--transform", required=True, help="transform fitted with --langid --heldout")
+    e.add_argument("--pairs", required=True, metavar="SRC", help="the parallel data the transform was fitted on")
+    e.add_argument("--text-field", default="text")
+    e.add_argument("--max-pairs", type=int, default=200, help="held-out ids to use")
+    e.add_argument("--heldout", type=float, default=None, help="held-out fraction (default: the one stored at fit time)")
+    e.add_argument("--threshold", type=float, default=0.9, help="confidence threshold")
+    e.add_argument("--alpha", nargs="+", default=["1.0"], metavar="A|LANG=A")
+    add_encoder_args(e)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose)
-    return {"fit": cmd_fit, "apply": cmd_apply, "inspect": cmd_inspect, "derive": cmd_derive}[args.command](args)
+    return {"fit": cmd_fit, "apply": cmd_apply, "inspect": cmd_inspect, "derive": cmd_derive,
+            "evaluate-langid": cmd_evaluate_langid}[args.command](args)
 
 
 def _print(obj: Any) -> None:
@@ -172,4 +182,21 @@ def cmd_derive(args: argparse.Namespace) -> int:
     save_transform(new, args.output, overwrite=args.overwrite)
     _print({"output": str(args.output), "sha256": new.sha256, "source_lang": new.source_lang,
             "languages": new.languages})
+    return 0
+
+
+def cmd_evaluate_langid(args: argparse.Namespace) -> int:
+    from mlirkit.encoders.options import encoder_from_args
+    from mlirkit.shift.io import load_transform
+    from mlirkit.shift.langid_eval import evaluate_langid
+    from mlirkit.shift.parallel import open_parallel
+    from mlirkit.shift.transform import parse_alpha
+
+    alpha = parse_alpha(args.alpha)
+    t = load_transform(args.transform)
+    encoder = encoder_from_args(args)
+    t.check_encoder(encoder.fingerprint, dim=encoder.dim)
+    groups = open_parallel(args.pairs, text_field=args.text_field)
+    _print(evaluate_langid(encoder, t, groups, max_groups=args.max_pairs, heldout=args.heldout,
+                           threshold=args.threshold, alpha=alpha, batch_size=args.batch_size or 64))
     return 0

@@ -8,10 +8,10 @@ Sources (:func:`open_parallel`):
   ``shared/data`` have this shape.
 - the SHIFT authors' mMARCO pairs table (a ``datasets.save_to_disk`` directory with ``positive_<lang>``
   columns; the ``query_*`` columns are ignored, as in their code).
-- ``mmarco`` or ``mmarco:<train-triples ir_datasets id>``: the SHIFT recipe through ir_datasets, the
-  unique positive passages of ``msmarco-passage/train/triples-small`` in English (``msmarco-passage``)
-  and in every ``mmarco/v2/<lang>`` (ids are the MS MARCO passage ids).
-- any other ir_datasets id: ``mlirkit.datasets.parallel_rows(dataset_id)`` (rows ``(id, lang, text)``).
+- ``mmarco`` (= ``mlirkit/mmarco-pairs/multi``, the SHIFT recipe: unique (query, positive) pairs of
+  the mMARCO train triples, the positive passage in every language; ``mmarco-10k`` for the first 10k)
+  and any other parallel set id: rows ``(id, lang, text)`` from ``mlirkit.datasets.parallel_rows``
+  (e.g. ``mlirkit/parallel/libreoffice-help``).
 """
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ from mlirkit.errors import MlirkitError, format_error
 
 logger = logging.getLogger(__name__)
 
-MMARCO_LANGS = ("ar", "de", "dt", "es", "fr", "hi", "id", "it", "ja", "pt", "ru", "vi", "zh")
-MMARCO_TRIPLES = "msmarco-passage/train/triples-small"
+#: short names for the SHIFT recipe's mMARCO pairs (built by mlirkit.datasets from ir_datasets' mMARCO files)
+MMARCO_ALIASES = {"mmarco": "mlirkit/mmarco-pairs/multi", "mmarco-10k": "mlirkit/mmarco-pairs/multi/10k"}
 
 
 class ParallelGroup(NamedTuple):
@@ -139,32 +139,8 @@ def read_pairs_table(directory: str | os.PathLike, langs: Sequence[str] | None =
                     row += 1
 
 
-def mmarco_groups(triples_id: str = MMARCO_TRIPLES, langs: Sequence[str] | None = None) -> Iterator[ParallelGroup]:
-    """The SHIFT recipe: unique (query, positive) pairs of the train triples, positive passage in every language."""
-    from mlirkit.io.sources import load_ir_dataset
-
-    targets = [l for l in (langs or MMARCO_LANGS) if l in MMARCO_LANGS]
-    triples = load_ir_dataset(triples_id)
-    stores = {"en": load_ir_dataset("msmarco-passage").docs_store()}
-    for lang in targets:
-        stores[lang] = load_ir_dataset(f"mmarco/v2/{lang}").docs_store()
-    seen: set[tuple[str, str]] = set()
-    for pair in triples.docpairs_iter():
-        key = (pair.query_id, pair.doc_id_a)
-        if key in seen:
-            continue
-        seen.add(key)
-        texts = {}
-        for lang, store in stores.items():
-            try:
-                texts[lang] = store.get(pair.doc_id_a).text
-            except KeyError:
-                continue
-        yield ParallelGroup(f"{pair.query_id}:{pair.doc_id_a}", texts)
-
-
 def open_parallel(source: str, *, text_field: str = "text", langs: Sequence[str] | None = None) -> Iterator[ParallelGroup]:
-    """Parallel groups from a file, a pairs-table directory, ``mmarco[:id]`` or an ir_datasets id."""
+    """Parallel groups from a file, a pairs-table directory, ``mmarco`` or a parallel-set id."""
     from mlirkit.shift.io import sniff
 
     path = Path(source)
@@ -175,8 +151,8 @@ def open_parallel(source: str, *, text_field: str = "text", langs: Sequence[str]
         if kind in ("gzip", "text"):
             return read_parallel_jsonl(path, text_field)
         raise MlirkitError(f"{path}: not an aligned JSONL file (found {kind} content)")
-    if source == "mmarco" or source.startswith("mmarco:"):
-        return mmarco_groups(source.partition(":")[2] or MMARCO_TRIPLES, langs)
+    if source in MMARCO_ALIASES:
+        source = MMARCO_ALIASES[source]
     try:
         from mlirkit.datasets import parallel_rows
     except ImportError:

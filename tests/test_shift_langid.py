@@ -1,0 +1,133 @@
+"""Language identification from embeddings: fitting, prediction with a threshold, use inside apply."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mlirkit.errors import MlirkitError
+from mlirkit.shift import load_transform, save_transform
+from mlirkit.shift.fit import fit_from_groups, is_heldout
+from mlirkit.shift.langid import LangIdClassifier, fit_langid
+from mlirkit.shift.parallel import ParallelGroup
+from mlirkit.shift.shift import ShiftTransform
+
+ENC = {"model": "toy"}
+
+
+def clusters(n=200, d=12, seed=0):
+    r = np.random.default_rng(seed)
+    centers = {l: 3 * r.normal(size=d) for l in ["en", "de", "fr"]}
+    x = np.concatenate([c + r.normal(size=(n, d)) for c in centers.values()]).astype(np.float32)
+    y = [l for l in centers for _ in range(n)]
+    return x, y, centers
+
+
+def test_langid_classifier_probabilities_match_formula():
+    w = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])
+    b = np.array([0.0, 0.5, 0.0])
+    clf = LangIdClassifier(["de", "en", "fr"], w, b)
+    x = np.array([[3.0, 4.0]])  # x_hat = (0.6, 0.8)
+    logits = np.array([0.6, 1.3, -1.4])
+    expected = np.exp(logits) / np.exp(logits).sum()
+    np.testing.assert_allclose(clf.predict_proba(x)[0], expected, rtol=1e-6)
+    langs, conf = clf.predict(x)
+    assert langs == ["en"] and conf[0] == pytest.approx(expected.max())
+    with pytest.raises(MlirkitError, match="shapes"):
+        LangIdClassifier(["de", "en"], w, b)
+
+
+def test_fit_langid_separable_clusters():
+    x, y, _ = clusters()
+    clf = fit_langid(x, y)
+    xt, yt, _ = clusters(n=50, seed=0)
+    ev = clf.evaluate(xt, yt, threshold=0.5)
+    assert ev["accuracy"] > 0.95 and ev["n"] == 150 and set(ev["per_language"]) == {"de", "en", "fr"}
+    binary = fit_langid(x[:400], y[:400])  # two classes: stored as a 2-row softmax
+    assert binary.weight.shape[0] == 2 and binary.evaluate(x[:400], y[:400])["accuracy"] > 0.95
+    with pytest.raises(MlirkitError, match="two languages"):
+        fit_langid(x[:10], ["en"] * 10)
+
+
+def test_apply_with_langid_threshold_and_file_roundtrip(tmp_path):
+    x, y, centers = clusters()
+    clf = fit_langid(x, y)
+    t = ShiftTransform({"de": np.ones(12), "fr": -np.ones(12)}, encoder=ENC, source_lang="en", langid=clf)
+    save_transform(t, tmp_path / "t")
+    t = load_transform(tmp_path / "t")
+    assert t.langid is not None and t.langid.classes == ["de", "en", "fr"]
+    np.testing.assert_array_equal(t.langid.weight, clf.weight)
+    docs = np.stack([centers["de"], centers["fr"], centers["en"], np.zeros(12)]).astype(np.float32)
+    langs = ["und"] * 4
+    # off by default: unknown documents stay unchanged
+    assert t.apply(docs, langs, "doc").tobytes() == docs.tobytes()
+    t.use_langid(0.9)
+    out = t.apply(docs, langs, "doc")
+    np.testing.assert_allclose(out[0], docs[0] - 1, atol=1e-6)   # predicted de
+    np.testing.assert_allclose(out[1], docs[1] + 1, atol=1e-6)   # predicted fr
+    assert out[2].tobytes() == docs[2].tobytes()                 # predicted en = source
+    assert out[3].tobytes() == docs[3].tobytes()                 # zero vector: low confidence
+    assert t.counts["langid:de"] == 1 and t.counts["langid_below_threshold"] == 1
+    desc = t.describe(1.0)["langid"]
+    assert desc["used"] and desc["threshold"] == 0.9 and desc["classes"] == ["de", "en", "fr"]
+    with pytest.raises(MlirkitError, match="outside"):
+        t.use_langid(1.5)
+    plain = ShiftTransform({"de": np.ones(12)}, encoder=ENC, source_lang="en")
+    with pytest.raises(MlirkitError, match="no language classifier"):
+        plain.use_langid(0.5)
+
+
+class ClusterEncoder:
+    dim = 12
+    normalized = False
+    fingerprint = {"model": "cluster"}
+
+    def __init__(self):
+        _, _, self.centers = clusters()
+
+    def encode_docs(self, texts, langs=None, *, batch_size=None, show_progress=False):
+        r = np.random.default_rng(len(texts))
+        return np.stack([self.centers[l] + r.normal(size=12) for l in langs]).astype(np.float32)
+
+
+def test_fit_with_langid_and_heldout():
+    groups = [ParallelGroup(str(i), {"en": f"e{i}", "de": f"d{i}", "fr": f"f{i}"}) for i in range(300)]
+    t, report = fit_from_groups(ClusterEncoder(), groups, method="shift", source_lang="en", langid=True,
+                                heldout=0.2, batch_size=30)
+    n_held = sum(is_heldout(g.id, 0.2) for g in groups)
+    assert 30 < n_held < 90 and report.heldout_groups == n_held and report.groups_used == 300 - n_held
+    assert t.meta["pairs"] == {"de": 300 - n_held, "fr": 300 - n_held}
+    held = t.langid.info["heldout"]
+    assert held["n"] == 3 * n_held and held["accuracy"] > 0.95 and held["fraction"] == 0.2
+    assert sum(t.langid.info["train_per_language"].values()) == 3 * (300 - n_held)
+    with pytest.raises(MlirkitError, match="--langid"):
+        fit_from_groups(ClusterEncoder(), groups, method="shift", source_lang="en", heldout=0.2)
+
+
+def test_rank_metrics_hand_computed():
+    from mlirkit.shift.langid_eval import rank_metrics
+    # one query (en, group g1); docs: d_en(g1), d_de(g1), d_fr(g1), x_en(g2); top-2 = d_en, x_en
+    scores = np.array([[0.9, 0.1, 0.2, 0.8]])
+    m = rank_metrics(scores, ["g1", "g1", "g1", "g2"], ["en", "de", "fr", "en"], ["g1"], "en", k=2)
+    assert m["tlr@2"] == 0.0 and m["recall@2"] == pytest.approx(1 / 3, abs=1e-4)
+    assert m["ndcg@2"] == pytest.approx(1.0 / (1 + 1 / np.log2(3)), abs=1e-4)
+    # DESIGN.md worked example: top-2 = {d_en, d_de} -> TLR@2 = 1/2
+    m = rank_metrics(np.array([[0.9, 0.8, 0.1, 0.0]]), ["g1", "g1", "g1", "g2"], ["en", "de", "fr", "en"], ["g1"], "en", k=2)
+    assert m["tlr@2"] == 0.5 and m["ndcg@2"] == pytest.approx(1.0) and m["share_query_lang@2"] == 0.5
+
+
+def test_evaluate_langid_on_heldout_groups():
+    from mlirkit.shift.langid_eval import evaluate_langid
+
+    class Enc(ClusterEncoder):
+        def encode_queries(self, texts, langs=None, *, batch_size=None, show_progress=False):
+            return self.encode_docs(texts, langs)
+
+    groups = [ParallelGroup(str(i), {"en": f"e{i}", "de": f"d{i}", "fr": f"f{i}"}) for i in range(300)]
+    t, _ = fit_from_groups(Enc(), groups, method="shift", source_lang="en", langid=True, heldout=0.2, batch_size=30)
+    res = evaluate_langid(Enc(), t, groups, max_groups=20)
+    assert res["groups"] == 20 and res["documents"] == 60 and res["langid"]["accuracy"] > 0.9
+    assert set(res["retrieval"]) == {"no transform", "true labels", "predicted labels", "predicted labels, no threshold"}
+    assert res["retrieval"]["true labels"] == res["retrieval"]["predicted labels, no threshold"]  # perfect classifier
+    with pytest.raises(MlirkitError, match="held-out"):
+        t.langid.info.pop("heldout")
+        evaluate_langid(Enc(), t, groups)
