@@ -1,0 +1,91 @@
+"""sha256 of a model directory's weight files, cached by (size, mtime) so big models hash once.
+
+The cache is a small JSON file beside the weights (``.mlirkit-sha256.json``); when the directory is
+read-only (a system install, a shared HF cache) it goes to ``cache_dir("weight-hashes")`` instead.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+from mlirkit.cache import cache_dir
+
+log = logging.getLogger(__name__)
+
+CACHE_NAME = ".mlirkit-sha256.json"
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
+
+
+def weight_files(directory: Path) -> list[Path]:
+    """Weight files of an HF model directory (top level, sorted by name)."""
+    return sorted(p for p in Path(directory).iterdir()
+                  if p.is_file() and p.name.endswith(WEIGHT_SUFFIXES) and not p.name.startswith("."))
+
+
+def file_sha256(path: Path, chunk: int = 1 << 22) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def directory_weights_sha256(directory: str | os.PathLike[str]) -> str | None:
+    """One sha256 for all weight files: the file's own hash when there is one file, else the hash
+    of the ``"name sha256"`` lines. None when the directory holds no weight files."""
+    directory = Path(directory).resolve()
+    files = weight_files(directory)
+    if not files:
+        return None
+    cache_path, cache = _load_cache(directory)
+    digests: dict[str, str] = {}
+    changed = False
+    for path in files:
+        st = path.stat()
+        key = {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+        entry = cache.get(path.name)
+        if entry and entry.get("size") == key["size"] and entry.get("mtime_ns") == key["mtime_ns"]:
+            digests[path.name] = entry["sha256"]
+            continue
+        log.info("hashing %s (%.0f MB, cached afterwards)", path, st.st_size / 1e6)
+        digests[path.name] = file_sha256(path)
+        cache[path.name] = {**key, "sha256": digests[path.name]}
+        changed = True
+    if changed:
+        _save_cache(directory, cache_path, cache)
+    if len(files) == 1:
+        return digests[files[0].name]
+    lines = "".join(f"{name} {digest}\n" for name, digest in sorted(digests.items()))
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+def _fallback_cache_path(directory: Path) -> Path:
+    key = hashlib.sha1(str(directory).encode()).hexdigest()[:20]
+    return cache_dir("weight-hashes") / f"{key}.json"
+
+
+def _load_cache(directory: Path) -> tuple[Path, dict]:
+    for path in (directory / CACHE_NAME, _fallback_cache_path(directory)):
+        if path.is_file():
+            try:
+                return path, json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+    return directory / CACHE_NAME, {}
+
+
+def _save_cache(directory: Path, path: Path, cache: dict) -> None:
+    for target in (path, _fallback_cache_path(directory)):
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".sha256-", dir=target.parent)
+            with os.fdopen(fd, "w") as f:
+                json.dump(cache, f, indent=1, sort_keys=True)
+            os.replace(tmp, target)
+            return
+        except OSError:
+            continue
+    log.debug("could not cache the weights hash of %s", directory)
