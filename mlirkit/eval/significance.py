@@ -18,6 +18,7 @@ Holm (1979) step-down or Bonferroni.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass
 from typing import Mapping, Sequence
 
@@ -65,7 +66,8 @@ def paired_t_test(a: np.ndarray, b: np.ndarray) -> float:
 
     if len(a) < 2:
         return float("nan")
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # scipy warns on (nearly) identical scores
         return float(ttest_rel(a, b, alternative="two-sided").pvalue)
 
 

@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mlirkit.cli import run_cli
+from mlirkit.eval.cli import main, run_name, run_names
+from mlirkit.errors import MlirkitError
+from mlirkit.io.trec import write_qrels, write_run
+
+
+@pytest.fixture()
+def files(tmp_path):
+    qrels = {"q1": {"en1": 1, "de1": 1, "fr1": 1}, "q2": {"en2": 1, "de2": 1}}
+    write_qrels(qrels, tmp_path / "qrels.txt")
+    write_run({"q1": {"en1": 0.9, "en2": 0.8, "de1": 0.1}, "q2": {"en2": 0.9, "en1": 0.5}}, tmp_path / "base.trec", "b")
+    write_run({"q1": {"de1": 0.9, "fr1": 0.8}, "q2": {"de2": 0.9, "en2": 0.5}}, tmp_path / "shift.trec.gz", "s")
+    (tmp_path / "langs.tsv").write_text("en1\ten\nen2\ten\nde1\tde\nde2\tde\nfr1\tfr\n")
+    (tmp_path / "topics.tsv").write_text("q1\tfirst\ten\nq2\tzweite\tde\n")
+    return tmp_path
+
+
+def test_run_names():
+    assert run_name("runs/bm25.trec.gz") == "bm25" and run_name("a.b.trec") == "a.b" and run_name("plain") == "plain"
+    with pytest.raises(MlirkitError, match="used twice"):
+        run_names(["x/a.trec", "y/a.trec"], None)
+    with pytest.raises(MlirkitError, match="2 names for 1 runs"):
+        run_names(["a.trec"], ["a", "b"])
+
+
+def test_cli_end_to_end(files, capsys):
+    argv = ["--qrels", str(files / "qrels.txt"), "--runs", str(files / "base.trec"), str(files / "shift.trec.gz"),
+            "--metrics", "ndcg@20", "recall@2", "tlr@2", "samelang@2", "--doc-langs", str(files / "langs.tsv"),
+            "--query-lang", "en", "--report", str(files / "out.json"), "--report", str(files / "out.md"),
+            "--significance", "student", "--baseline", "base", "--plot-mix", str(files / "mix")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "| base " in out and "tlr@2" in out
+    data = json.loads((files / "out.json").read_text())
+    assert set(k for k in data if not k.startswith("_")) == {"base", "shift"}
+    assert data["base"]["tlr@2"] == 0.0 and data["shift"]["tlr@2"] == 1.0  # base's top 2 are English only
+    assert (files / "out.md").read_text().startswith("| run ")
+    assert (files / "mix.png").read_bytes()[:4] == b"\x89PNG" and (files / "mix.svg").is_file()
+    # reports are not replaced without --overwrite
+    assert run_cli(main, argv) == 2
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_cli_topics_give_per_query_languages(files, capsys):
+    argv = ["--qrels", str(files / "qrels.txt"), "--runs", str(files / "shift.trec.gz"), "--metrics", "tlr@2",
+            "--doc-langs", str(files / "langs.tsv"), "--topics", str(files / "topics.tsv"),
+            "--report", str(files / "t.json")]
+    assert main(argv) == 0
+    data = json.loads((files / "t.json").read_text())
+    # q1 (en): targets de1 fr1 both retrieved -> 1 ; q2 (de): target en2 retrieved -> 1
+    assert data["shift"]["tlr@2"] == 1.0
+    assert "query language de" in data["_per_language"]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--metrics", "ndgc@20"], "did you mean: ndcg@20"),
+    (["--metrics", "tlr@20"], "needs document languages"),
+    (["--metrics", "ndcg@20", "--report", "x.pdf"], "unknown report type"),
+    (["--metrics", "ndcg@20", "--baseline", "nope"], "baseline 'nope'"),
+])
+def test_cli_errors_exit_2_with_one_line(files, capsys, extra, message):
+    argv = ["--qrels", str(files / "qrels.txt"), "--runs", str(files / "base.trec")] + extra
+    assert run_cli(main, argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_cli_bad_run_line_names_file_and_line(files, capsys):
+    (files / "bad.trec").write_text("q1 Q0 en1 1 0.5 t\nq1 Q0 de1 2 x t\n")
+    argv = ["--qrels", str(files / "qrels.txt"), "--runs", str(files / "bad.trec"), "--metrics", "ndcg@20"]
+    assert run_cli(main, argv) == 2
+    assert f"{files / 'bad.trec'}:2: score 'x' is not a number" in capsys.readouterr().err
+
+
+def test_plot_cli_alpha_and_mix(files, capsys):
+    reports = []
+    for alpha in (0.0, 0.5, 1.0):
+        path = files / f"a{alpha}.json"
+        path.write_text(json.dumps({"shift": {"ndcg@20": 0.5 + alpha / 10, "tlr@20": 0.1 + alpha / 5}}))
+        reports.append(f"{alpha}={path}")
+    (files / "base.json").write_text(json.dumps({"base": {"ndcg@20": 0.5, "tlr@20": 0.1}}))
+    assert main(["plot", "alpha", "--point", *reports, "--baseline", f"e5={files / 'base.json'}",
+                 "--out", str(files / "alpha")]) == 0
+    assert (files / "alpha.png").is_file() and (files / "alpha.svg").is_file()
+    assert main(["plot", "mix", "--runs", str(files / "base.trec"), "--doc-langs", str(files / "langs.tsv"),
+                 "--query-lang", "en", "--k", "2", "--out", str(files / "m")]) == 0
+    assert (files / "m.png").is_file()
+    assert run_cli(main, ["plot", "alpha", "--point", "x=1", "--out", str(files / "z")]) == 2
