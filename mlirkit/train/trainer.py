@@ -420,6 +420,7 @@ class Trainer:
         from mlirkit.index.atomic import atomic_directory
 
         path = self.out_dir / f"checkpoint-{self.step:07d}"
+        self.out_dir.mkdir(parents=True, exist_ok=True)
         rng_state = {"torch": torch.get_rng_state(), "python": random.getstate(), "numpy": np.random.get_state(),
                      "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
         # every process writes its RNG state beside the shared directory first, rank 0 then builds the dir

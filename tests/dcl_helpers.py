@@ -1,0 +1,45 @@
+"""Shared tiny data for the DCL tests (imported by tests/test_dcl_*.py)."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+WORDS = {"apple": "Apfel", "house": "Haus", "river": "Fluss", "green": "grün", "computer": "Rechner",
+         "music": "Musik", "window": "Fenster", "garden": "Garten", "paper": "Papier", "light": "Licht",
+         "stone": "Stein", "water": "Wasser"}
+
+
+def write_tiny_data(root: Path, n: int = 24, seed: int = 0) -> dict[str, str]:
+    """Retrieval triples, an aligned parallel JSONL (en/de) and a monolingual JSONL (fr/it)."""
+    rng = random.Random(seed)
+    words = sorted(WORDS)
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / "triples.jsonl", "w", encoding="utf-8") as f:
+        for _ in range(n):
+            a, b, c = rng.sample(words, 3)
+            f.write(json.dumps({"query": f"{a} {b}", "positive": f"a text about {a} and {b}",
+                                "negatives": [f"something on {c}", f"other {c} words"]}) + "\n")
+    with open(root / "parallel.jsonl", "w", encoding="utf-8") as f:
+        for i in range(n):
+            a, b = rng.sample(words, 2)
+            f.write(json.dumps({"id": f"p{i:03d}", "lang": "de", "text": f"{WORDS[a]} und {WORDS[b]}"}) + "\n")
+            f.write(json.dumps({"id": f"p{i:03d}", "lang": "en", "text": f"{a} and {b}"}) + "\n")
+    with open(root / "mono.jsonl", "w", encoding="utf-8") as f:
+        for i in range(n):
+            f.write(json.dumps({"text": f"{rng.choice(words)} est là {i}", "lang": rng.choice(["fr", "it"])}) + "\n")
+    return {"triples": str(root / "triples.jsonl"), "parallel": str(root / "parallel.jsonl"),
+            "mono": str(root / "mono.jsonl")}
+
+
+def no_dropout(model) -> None:
+    """Make a model deterministic in train mode (for equality tests)."""
+    import torch.nn as nn
+
+    for m in model.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = 0.0
+    cfg = model.backbone.config
+    for key in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
+        if hasattr(cfg, key):
+            setattr(cfg, key, 0.0)

@@ -1,0 +1,307 @@
+"""DCL model, trainer, config, data and the ``dcl`` encoder on a tiny random model."""
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from dcl_helpers import no_dropout, write_tiny_data  # noqa: E402
+from mlirkit.errors import MlirkitError  # noqa: E402
+from mlirkit.train.config import ABLATIONS, TrainConfig  # noqa: E402
+from mlirkit.train.data import (  # noqa: E402
+    Batch, BatchComposer, MonoSentence, ParallelPair, RetrievalExample, read_monolingual, read_parallel, read_triples,
+)
+from mlirkit.train.model import DisentangledEncoder  # noqa: E402
+from mlirkit.train.trainer import Trainer  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def base_model(tiny_model_dir):
+    return DisentangledEncoder.from_backbone(str(tiny_model_dir), head_dim=16, query_prefix="query: ",
+                                             doc_prefix="passage: ", max_length=32, seed=0)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    return write_tiny_data(tmp_path_factory.mktemp("dcl_data"))
+
+
+def make_cfg(tmp_path, data, **kw):
+    base = dict(backbone="tiny", output_dir=str(tmp_path / "run"), head_dim=16, triples=data["triples"],
+                parallel=[data["parallel"]], monolingual=[data["mono"]], n_retrieval=4, n_parallel=4,
+                n_monolingual=4, n_hard_negatives=1, max_length=32, lr=1e-3, max_steps=4, lambda_d=1.0,
+                query_prefix="query: ", doc_prefix="passage: ", shuffle_buffer=8, seed=3,
+                freeze_word_embeddings=True)
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def fixed_batch():
+    return Batch(
+        retrieval=[RetrievalExample("apple house", "a text about apple and house", ("stone things",)),
+                   RetrievalExample("green river", "a text about green and river", ("paper words",)),
+                   RetrievalExample("music light", "a text about music and light", ("water here",))],
+        parallel=[ParallelPair("apple and house", "Apfel und Haus", "en", "de"),
+                  ParallelPair("green river", "grüner Fluss", "en", "de"),
+                  ParallelPair("the music", "la musique", "en", "fr")],
+        monolingual=[MonoSentence("il giardino", "it"), MonoSentence("la pierre", "fr"),
+                     MonoSentence("das Fenster", "de")],
+    )
+
+
+# ---------------------------------------------------------------- model
+def test_identity_head_init_reproduces_backbone_pooling(base_model):
+    m = base_model
+    enc = m.tokenize(["hello world"], "query: ")
+    with torch.no_grad():
+        h, _ = m.encode_hidden(enc["input_ids"], enc["attention_mask"])
+    r = m.embed(["hello world"], side="query", normalize=False)
+    np.testing.assert_allclose(r.numpy(), h[:, :16].numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_save_load_round_trip_and_load_encoder(base_model, tmp_path):
+    from mlirkit.encoders import load_encoder
+    from mlirkit.encoders.dcl import DCLEncoder
+
+    m = copy.deepcopy(base_model)
+    with torch.no_grad():
+        m.language.weight.normal_()
+        m.semantic.weight.add_(0.01 * torch.randn_like(m.semantic.weight))
+    out = m.save(tmp_path / "dcl")
+    texts = ["hello world", "Hallo Welt, wie geht's?", "日本語のテキスト"]
+    enc = load_encoder(str(out), batch_size=32)
+    assert isinstance(enc, DCLEncoder) and enc.dim == 16 and enc.normalized
+    np.testing.assert_array_equal(enc.encode_queries(texts), m.embed(texts, side="query").numpy())
+    np.testing.assert_array_equal(enc.encode_docs(texts), m.embed(texts, side="doc").numpy())
+    # other batch sizes pad differently: equal up to float rounding
+    np.testing.assert_allclose(enc.encode_docs(texts, batch_size=1), enc.encode_docs(texts), atol=1e-6)
+    assert not np.allclose(enc.encode_queries(texts), enc.encode_docs(texts))  # different prompts
+    for (k, a), (_, b) in zip(m.state_dict().items(), enc.model.state_dict().items()):
+        assert torch.equal(a, b), k
+    from mlirkit.encoders.weights_hash import file_sha256
+
+    fp = enc.fingerprint
+    assert fp["class"] == "dcl" and fp["heads_sha256"] == file_sha256(out / "heads.safetensors")
+    assert len(fp["backbone_sha256"]) == 64 and fp["head_dim"] == 16 and fp["query_prefix"] == "query: "
+    assert enc.encode_docs([]).shape == (0, 16)
+
+
+def test_load_refuses_non_dcl_directory(tmp_path, tiny_model_dir):
+    from mlirkit.encoders.dcl import DCLEncoder
+
+    with pytest.raises(MlirkitError, match="not a DCL model directory"):
+        DCLEncoder(str(tiny_model_dir))
+    (tmp_path / "mlirkit_dcl.json").write_text(json.dumps({"format": "other"}))
+    with pytest.raises(MlirkitError, match="not an mlirkit DCL model"):
+        DisentangledEncoder.load(tmp_path)
+
+
+# ---------------------------------------------------------------- trainer
+def test_gradients_reach_heads_and_backbone(base_model, tmp_path, data):
+    tr = Trainer(make_cfg(tmp_path, data), model=copy.deepcopy(base_model))
+    losses = tr.compute_losses(fixed_batch())
+    assert {"ret", "sent_p", "tok_p", "sent_q", "tok_q", "ldcl", "orth", "total"} <= set(losses)
+    losses["total"].backward()
+    m = tr.model
+    for name, p in [("semantic", m.semantic.weight), ("language", m.language.weight),
+                    ("backbone", m.backbone.encoder.layer[0].attention.self.query.weight)]:
+        assert p.grad is not None and float(p.grad.abs().sum()) > 0, name
+    assert len(tr.alignments) == 3  # one mutual-argmax alignment per parallel pair, cached
+
+
+def test_few_steps_reduce_total_loss(base_model, tmp_path, data):
+    cfg = make_cfg(tmp_path, data, lr=3e-3, max_steps=10)
+    tr = Trainer(cfg, model=copy.deepcopy(base_model))
+    no_dropout(tr.model)
+    batch = fixed_batch()
+
+    def total():
+        with torch.no_grad():
+            return float(tr.compute_losses(batch)["total"])
+
+    before = total()
+    for _ in range(8):
+        logs = tr.train_step([batch])
+    after = total()
+    assert set(logs) >= {"ret", "ldcl", "orth", "total", "lr", "grad_norm"}
+    assert after < 0.9 * before
+
+
+@pytest.mark.slow
+def test_ablation_switches_remove_terms(base_model, tmp_path, data):
+    cfg = make_cfg(tmp_path, data).with_updates(**ABLATIONS.get("no_hsa"))
+    losses = Trainer(cfg, model=copy.deepcopy(base_model)).compute_losses(fixed_batch())
+    assert set(losses) == {"ret", "ldcl", "orth", "total"}
+    cfg = make_cfg(tmp_path, data).with_updates(**ABLATIONS.get("no_disentangler"), head_dim=None)
+    model = DisentangledEncoder.from_backbone(base_model.config.backbone_name, use_disentangler=False, max_length=32)
+    tr = Trainer(cfg, model=model)
+    losses = tr.compute_losses(fixed_batch())
+    assert "ldcl" not in losses and "orth" not in losses and "sent_p" in losses
+    assert tr.model.semantic is None
+
+
+@pytest.mark.slow
+def test_train_writes_model_log_and_resume_reproduces_uninterrupted_run(base_model, tmp_path, data):
+    from mlirkit.encoders import load_encoder
+
+    cfg_a = make_cfg(tmp_path / "a", data, max_steps=4, save_every=2)
+    tr_a = Trainer(cfg_a, model=copy.deepcopy(base_model))
+    final = tr_a.train(show_progress=False)
+    logs = [json.loads(x) for x in (tmp_path / "a" / "run" / "train_log.jsonl").read_text().splitlines()]
+    assert [x["step"] for x in logs] == [1, 2, 3, 4] and all("ldcl" in x and "ret" in x for x in logs)
+    assert json.loads((final / "train_config.json").read_text())["max_steps"] == 4
+    assert load_encoder(str(final)).dim == 16
+
+    # interrupted after step 2 (checkpoint), then resumed by a fresh trainer
+    cfg_b = make_cfg(tmp_path / "b", data, max_steps=4, save_every=2)
+    tr_b1 = Trainer(cfg_b, model=copy.deepcopy(base_model))
+    batches = tr_b1.make_batches()
+    for _ in range(2):
+        tr_b1.train_step([next(batches)])
+    tr_b1.save_checkpoint()
+    tr_b2 = Trainer(cfg_b, model=copy.deepcopy(base_model))
+    tr_b2.train(resume=True, show_progress=False)
+    assert tr_b2.step == 4
+    for (k, a), (_, b) in zip(tr_a.model.state_dict().items(), tr_b2.model.state_dict().items()):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6, msg=k)
+    # a second run into the same directory is refused without --resume / --overwrite
+    with pytest.raises(MlirkitError, match="already holds a run"):
+        Trainer(cfg_a, model=copy.deepcopy(base_model)).train(show_progress=False)
+
+
+@pytest.mark.slow
+def test_cli_trains_and_prints_model_dir(tiny_model_dir, tmp_path, data, capsys):
+    from mlirkit.train.cli import main
+
+    cfg = make_cfg(tmp_path, data, backbone=str(tiny_model_dir), max_steps=1)
+    path = tmp_path / "cfg.json"
+    path.write_text(cfg.to_json())
+    assert main([str(path), "--max-steps", "2", "--no-use-orth", "--no-progress"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()[-1]
+    saved = json.loads((tmp_path / "run" / "model" / "train_config.json").read_text())
+    assert out.endswith("model") and saved["max_steps"] == 2 and saved["use_orth"] is False
+    assert main([str(path), "--ablation", "base", "--print-config"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["use_disentangler"] is False and printed["use_ldcl"] is False
+
+
+# ---------------------------------------------------------------- config
+def test_config_json_yaml_round_trip_and_errors(tmp_path):
+    cfg = TrainConfig(backbone="b", output_dir="o", triples="t.jsonl", parallel=["p.jsonl"], monolingual=["m.jsonl"],
+                      lr=1e-4, parallel_langs=["de", "fr"])
+    p = tmp_path / "c.json"
+    p.write_text(cfg.to_json())
+    assert TrainConfig.load(p) == cfg
+    y = tmp_path / "c.yaml"
+    y.write_text("backbone: b\noutput_dir: o\ntriples: t.jsonl\nparallel: [p.jsonl]\nmonolingual: [m.jsonl]\nlr: 1\n")
+    assert TrainConfig.load(y).lr == 1.0
+    with pytest.raises(MlirkitError, match=r"unknown config field 'lamda_t' \(did you mean: lambda_t"):
+        TrainConfig.from_dict({"lamda_t": 1})
+    with pytest.raises(MlirkitError, match="'max_steps' must be int"):
+        TrainConfig.from_dict({"max_steps": "10"})
+    with pytest.raises(MlirkitError, match="'use_ldcl' must be bool"):
+        TrainConfig.from_dict({"use_ldcl": 1})
+    with pytest.raises(MlirkitError, match="'tau_sent': must be > 0"):
+        cfg.with_updates(tau_sent=0.0).validate()
+    with pytest.raises(MlirkitError, match="'schedule': must be one of"):
+        cfg.with_updates(schedule="step").validate()
+    with pytest.raises(MlirkitError, match="'triples': required"):
+        cfg.with_updates(triples=None).validate()
+    with pytest.raises(MlirkitError, match="'alignment': 'pharaoh' needs"):
+        cfg.with_updates(alignment="pharaoh").validate()
+    with pytest.raises(MlirkitError, match="no such config file"):
+        TrainConfig.load(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    with pytest.raises(MlirkitError, match="cannot parse config"):
+        TrainConfig.load(bad)
+
+
+# ---------------------------------------------------------------- data
+def test_readers_and_errors(tmp_path, data):
+    ex = list(read_triples(data["triples"]))
+    assert len(ex) == 24 and len(ex[0].negatives) == 2
+    pairs = list(read_parallel(data["parallel"]))
+    assert len(pairs) == 24 and pairs[0].src_lang == "en" and pairs[0].tgt_lang == "de"
+    assert list(read_parallel(data["parallel"], langs=["fr"])) == []
+    assert {m.lang for m in read_monolingual(data["mono"])} <= {"fr", "it"}
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query": "q", "positive": "p"}\n{"query": "q"}\n')
+    with pytest.raises(MlirkitError, match=r"bad\.jsonl:2: missing field 'positive'"):
+        list(read_triples(str(bad)))
+    bad.write_text('{"id": "a", "lang": "en", "text": "x"}\n{"id": "b", "lang": "en", "text": "y"}\n'
+                   '{"id": "a", "lang": "de", "text": "z"}\n')
+    with pytest.raises(MlirkitError, match=r"bad\.jsonl:3: records of id 'a' are not adjacent"):
+        list(read_parallel(str(bad)))
+    bad.write_text('{"text": "x"}\n')
+    with pytest.raises(MlirkitError, match=r"bad\.jsonl:1: missing field 'lang'"):
+        list(read_monolingual(str(bad)))
+    bad.write_text("not json\n")
+    with pytest.raises(MlirkitError, match=r"bad\.jsonl:1: invalid JSON"):
+        list(read_monolingual(str(bad)))
+    with pytest.raises(MlirkitError, match="no such file"):
+        list(read_monolingual(str(tmp_path / "nope.jsonl")))
+
+
+def test_wikimatrix_tsv_and_pharaoh_alignments(tmp_path):
+    tsv = tmp_path / "WikiMatrix.en-de.tsv"
+    tsv.write_text("1.05\tthe cat\tdie Katze\n1.01\ta dog\tein Hund\n")
+    al = tmp_path / "al.txt"
+    al.write_text("0-0 1-1\n0-0\n")
+    pairs = list(read_parallel(str(tsv), alignments=str(al)))
+    assert pairs == [ParallelPair("the cat", "die Katze", "en", "de", ((0, 0), (1, 1))),
+                     ParallelPair("a dog", "ein Hund", "en", "de", ((0, 0),))]
+    tsv2 = tmp_path / "pairs.tsv"
+    tsv2.write_text("x\ty\tz\n")
+    with pytest.raises(MlirkitError, match="cannot tell the languages"):
+        list(read_parallel(str(tsv2)))
+    with pytest.raises(MlirkitError, match=r"pairs\.tsv:1: first of 3 columns must be a score"):
+        list(read_parallel(str(tsv2), tsv_langs=("en", "de")))
+    al.write_text("0-0\n")
+    with pytest.raises(MlirkitError, match="fewer alignment lines"):
+        list(read_parallel(str(tsv), alignments=str(al)))
+
+
+def test_pharaoh_alignments_are_used_on_subwords(base_model, tmp_path, data):
+    cfg = make_cfg(tmp_path, data)
+    tr = Trainer(cfg, model=copy.deepcopy(base_model))
+    batch = Batch(retrieval=fixed_batch().retrieval,
+                  parallel=[ParallelPair("the cat sleeps", "die Katze schläft", "en", "de", ((1, 1), (2, 2)))])
+    tr.compute_losses(batch)
+    al = tr.alignments.get("passage: the cat sleeps", "passage: die Katze schläft")
+    assert len(al) == 2 and all(i > 0 and j > 0 for i, j in al) and al[0][0] < al[1][0]
+
+
+def test_composer_is_deterministic_and_sharded(data):
+    def make(rank=0, world=1, seed=1):
+        return BatchComposer(retrieval=lambda: read_triples(data["triples"]),
+                             parallel=lambda: read_parallel(data["parallel"]),
+                             monolingual=lambda: read_monolingual(data["mono"]), n_retrieval=3, n_parallel=2,
+                             n_monolingual=2, n_hard_negatives=1, seed=seed, shuffle_buffer=5, rank=rank, world_size=world)
+
+    a, b = make(), make()
+    first = [next(a) for _ in range(20)]  # > one epoch of every stream
+    assert first == [next(b) for _ in range(20)]
+    assert all(len(x.retrieval) == 3 and len(x.parallel) == 2 and len(x.monolingual) == 2 for x in first)
+    assert all(len(e.negatives) == 1 for x in first for e in x.retrieval)
+    c = make()
+    c.skip(5)
+    assert next(c) == first[5]
+    assert [next(make(seed=2)) for _ in range(1)] != first[:1]
+    r0, r1 = make(0, 2), make(1, 2)
+    q0 = {e.query + e.positive for _ in range(4) for e in next(r0).retrieval}
+    q1 = {e.query + e.positive for _ in range(4) for e in next(r1).retrieval}
+    everything = {e.query + e.positive for e in read_triples(data["triples"])}
+    assert q0 <= everything and q1 <= everything and q0 != q1
+    empty = BatchComposer(retrieval=lambda: iter(()), parallel=None, monolingual=None, n_retrieval=1,
+                          n_parallel=0, n_monolingual=0)
+    with pytest.raises(MlirkitError, match="retrieval: the data source is empty"):
+        next(empty)
+    assert Batch.concat([first[0], first[1]]).retrieval == first[0].retrieval + first[1].retrieval
+    assert list(itertools.islice(make(), 0)) == []
