@@ -131,3 +131,13 @@ def test_evaluate_langid_on_heldout_groups():
     with pytest.raises(MlirkitError, match="held-out"):
         t.langid.info.pop("heldout")
         evaluate_langid(Enc(), t, groups)
+
+
+def test_folded_standardisation_matches_sklearn():
+    from sklearn.linear_model import LogisticRegression
+    x, y, _ = clusters(n=60, seed=3)
+    clf = fit_langid(x, y)
+    xh = x / np.linalg.norm(x, axis=1, keepdims=True)
+    m, s = xh.mean(0), xh.std(0) + 1e-6
+    ref = LogisticRegression(C=1.0, max_iter=1000, random_state=0).fit((xh - m) / s, y)
+    np.testing.assert_allclose(clf.predict_proba(x), ref.predict_proba((xh - m) / s), atol=1e-4)

@@ -365,3 +365,13 @@ def test_read_shift_pt(tmp_path):
     torch.save({"model_name": "m", "v_de": torch.ones(3)}, tmp_path / "nosrc.pt")
     with pytest.raises(MlirkitError, match="source_lang"):
         read_shift_pt(tmp_path / "nosrc.pt")
+
+
+def test_import_and_cli_parser_are_light():
+    import subprocess
+    import sys
+    heavy = ("torch", "faiss", "pyserini", "transformers", "sklearn", "safetensors", "ir_datasets")
+    code = ("import sys, mlirkit.shift, mlirkit.shift.cli\nmlirkit.shift.cli.build_parser()\n"
+            f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

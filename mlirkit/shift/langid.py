@@ -75,9 +75,14 @@ class LangIdClassifier:
         return cls(meta["classes"], tensors["weight"], tensors["bias"], meta)
 
 
-def fit_langid(embs: np.ndarray, langs: Sequence[str], *, c: float = 10.0, max_iter: int = 500,
+def fit_langid(embs: np.ndarray, langs: Sequence[str], *, c: float = 1.0, max_iter: int = 1000,
                seed: int = 0) -> LangIdClassifier:
-    """Fit the classifier on embeddings labelled with their language (sklearn, lbfgs)."""
+    """Fit the classifier on embeddings labelled with their language (sklearn, lbfgs).
+
+    Features are standardised (``z = (x_hat - m) / s``, per dimension) for the fit and the scaling is
+    folded back into the stored weights (``W = W_z / s``, ``b = b_z - W m``), so prediction is one
+    affine map of ``x_hat``.
+    """
     from sklearn.linear_model import LogisticRegression
 
     x = np.asarray(embs, dtype=np.float64)
@@ -87,11 +92,14 @@ def fit_langid(embs: np.ndarray, langs: Sequence[str], *, c: float = 10.0, max_i
     classes, counts = np.unique(y, return_counts=True)
     if len(classes) < 2:
         raise MlirkitError("language identification needs embeddings of at least two languages")
+    mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
     model = LogisticRegression(C=c, max_iter=max_iter, random_state=seed)
-    model.fit(x, y)
-    weight, bias = model.coef_, model.intercept_
+    model.fit((x - mean) / scale, y)
+    weight = model.coef_ / scale  # (L or 1, d)
+    bias = model.intercept_ - weight @ mean
     if weight.shape[0] == 1:  # binary case: sklearn stores one row; softmax over (-w/2, w/2) is the same model
         weight = np.vstack([-weight / 2, weight / 2])
         bias = np.array([-bias[0] / 2, bias[0] / 2])
-    info = {"train_per_language": {str(k): int(v) for k, v in zip(classes, counts)}, "C": c}
+    info = {"train_per_language": {str(k): int(v) for k, v in zip(classes, counts)}, "C": c,
+            "features": "standardised L2-normalised embedding (folded into the weights)"}
     return LangIdClassifier([str(k) for k in model.classes_], weight, bias, info)
