@@ -20,10 +20,10 @@ CACHE_NAME = ".mlirkit-sha256.json"
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
 
 
-def weight_files(directory: Path) -> list[Path]:
-    """Weight files of an HF model directory (top level, sorted by name)."""
+def weight_files(directory: Path, suffixes: tuple[str, ...] = WEIGHT_SUFFIXES) -> list[Path]:
+    """Weight files of a model directory (top level, sorted by name)."""
     return sorted(p for p in Path(directory).iterdir()
-                  if p.is_file() and p.name.endswith(WEIGHT_SUFFIXES) and not p.name.startswith("."))
+                  if p.is_file() and p.name.endswith(suffixes) and not p.name.startswith("."))
 
 
 def file_sha256(path: Path, chunk: int = 1 << 22) -> str:
@@ -34,11 +34,12 @@ def file_sha256(path: Path, chunk: int = 1 << 22) -> str:
     return h.hexdigest()
 
 
-def directory_weights_sha256(directory: str | os.PathLike[str]) -> str | None:
+def directory_weights_sha256(directory: str | os.PathLike[str],
+                             suffixes: tuple[str, ...] = WEIGHT_SUFFIXES) -> str | None:
     """One sha256 for all weight files: the file's own hash when there is one file, else the hash
     of the ``"name sha256"`` lines. None when the directory holds no weight files."""
     directory = Path(directory).resolve()
-    files = weight_files(directory)
+    files = weight_files(directory, suffixes)
     if not files:
         return None
     cache_path, cache = _load_cache(directory)
