@@ -249,3 +249,22 @@ def test_pyserini_trec_eval_agrees_with_mlirkit_eval(jvm, cli_index, toy, tiny_e
     value = mine.value("run", "ndcg@10")
     assert 0.0 < theirs < 1.0
     assert round(value, 4) == round(theirs, 4)
+
+
+def test_query_encoder_applies_a_query_side_transform_with_query_lang(jvm, tiny_encoder, toy):
+    from mlirkit.pyserini.encoders import MlirkitQueryEncoder
+    from mlirkit.shift import fit_centering_from_embeddings
+
+    by_lang = {lang: tiny_encoder.encode_docs([p[i] for p in PARALLEL], [lang] * len(PARALLEL))
+               for i, lang in enumerate(LANGS)}
+    centering = fit_centering_from_embeddings(by_lang, encoder=tiny_encoder.fingerprint)
+    assert centering.touches("query")
+    with pytest.raises(MlirkitError, match="--query-lang"):
+        MlirkitQueryEncoder(encoder=tiny_encoder, transform=centering)
+    qenc = MlirkitQueryEncoder(encoder=tiny_encoder, transform=centering, query_lang="de")
+    texts = ["barking dog", "fresh bread"]
+    raw = tiny_encoder.encode_queries(texts, ["de", "de"])
+    want = raw - centering.params["de"]  # x' = x - mu_de
+    want /= np.linalg.norm(want, axis=1, keepdims=True)
+    np.testing.assert_allclose(qenc.encode_batch(texts), want, atol=1e-5)
+    np.testing.assert_allclose(qenc.encode(texts[1]), want[1], atol=1e-5)
