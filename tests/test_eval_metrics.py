@@ -77,23 +77,42 @@ def test_missing_queries_score_zero_extra_queries_and_unjudged_queries_ignored()
     assert r.info["runs"]["r"] == {"queries_without_results": 1, "queries_not_evaluated": 2}
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_same_means_as_ranx_itself(seed):
-    from ranx import Qrels, Run
-    from ranx import evaluate as ranx_evaluate
-
+def _random_qrels_run(seed):
     rng = random.Random(seed)
     docs = [f"doc{i}" for i in range(200)]
-    qrels = {f"q{i}": {d: rng.randint(1, 3) for d in rng.sample(docs, rng.randint(1, 6))} for i in range(30)}
+    qrels = {f"q{i:02d}": {d: rng.randint(1, 3) for d in rng.sample(docs, rng.randint(1, 6))} for i in range(30)}
     run = {}
     for q in qrels:  # distinct scores: no tie-breaking differences
         picked = rng.sample(docs, 50)
         scores = rng.sample(range(10_000), 50)
         run[q] = {d: s / 10_000 for d, s in zip(picked, scores)}
-    metrics = ["ndcg@10", "recall@20", "mrr@10", "map@100", "precision@5"]
-    ours = evaluate(qrels, {"r": run}, metrics, significance=None)
-    theirs = ranx_evaluate(Qrels.from_dict(qrels), Run.from_dict(run), metrics)
-    for m in metrics:
+    return qrels, run
+
+
+METRICS = ["ndcg@10", "recall@20", "mrr@10", "map@100", "precision@5"]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_same_per_query_scores_as_ranx_on_dicts(seed):
+    from ranx import evaluate as ranx_evaluate
+
+    qrels, run = _random_qrels_run(seed)
+    ours = evaluate(qrels, {"r": run}, METRICS, significance=None)
+    # ranx pairs dict values by position: give both dicts the same (sorted) query order
+    theirs = ranx_evaluate(dict(sorted(qrels.items())), dict(sorted(run.items())), METRICS, return_mean=False)
+    for m in METRICS:
+        assert list(ours.per_query["r"][m].values()) == pytest.approx(list(theirs[m]), abs=1e-12)
+
+
+@pytest.mark.slow
+def test_same_means_as_ranx_qrels_and_run_objects():
+    from ranx import Qrels, Run
+    from ranx import evaluate as ranx_evaluate
+
+    qrels, run = _random_qrels_run(2)
+    ours = evaluate(qrels, {"r": run}, METRICS, significance=None)
+    theirs = ranx_evaluate(Qrels.from_dict(qrels), Run.from_dict(run), METRICS)
+    for m in METRICS:
         assert ours.value("r", m) == pytest.approx(theirs[m], abs=1e-12)
 
 

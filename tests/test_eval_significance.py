@@ -69,6 +69,21 @@ def _random_case(seed: int, n_q: int = 25):
     return qrels, runs
 
 
+def test_student_p_values_equal_ranx_test_on_ranx_scores():
+    from ranx import evaluate as ranx_evaluate
+    from ranx.statistical_tests import paired_student_t_test
+
+    qrels, runs = _random_case(1)
+    metrics = ["ndcg@10", "recall@20"]
+    ours = evaluate(qrels, runs, metrics, significance="student", correction="none")
+    scores = {n: ranx_evaluate(qrels, r, metrics, return_mean=False) for n, r in runs.items()}
+    for c in ours.significance:
+        ranx_p, _ = paired_student_t_test(scores[c.run_a][c.metric], scores[c.run_b][c.metric])
+        assert c.p_value == pytest.approx(ranx_p, rel=1e-9)
+    assert len(ours.significance) == 2 * 3  # 3 pairs x 2 metrics
+
+
+@pytest.mark.slow
 def test_student_p_values_equal_ranx_compare():
     from ranx import Qrels, Run, compare
 
