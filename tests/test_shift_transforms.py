@@ -94,6 +94,22 @@ def test_shift_leaves_queries_source_and_unknown_bit_identical():
     assert t.touches("doc") and not t.touches("query")
 
 
+@pytest.mark.parametrize("method", ["shift", "centering", "lir"])
+def test_untouched_rows_bit_identical_even_negative_zero(method):
+    r = rng(11)
+    embs = {l: r.normal(size=(20, 6)) for l in ["en", "de"]}
+    t = {"shift": lambda: fit_shift_from_embeddings(embs["en"], {"de": embs["de"]}, "en", encoder=ENC),
+         "centering": lambda: fit_centering_from_embeddings(embs, encoder=ENC),
+         "lir": lambda: fit_lir_from_embeddings(embs, rank=2, encoder=ENC)}[method]()
+    x = r.normal(size=(6, 6)).astype(np.float32)
+    x[:, 0] = -0.0
+    langs = ["und", "de", "ko", "de", "und", "en"]
+    out = t.apply(x, langs, "doc", alpha={"*": 1.0, "de": 0.0})
+    for i in (0, 1, 2, 3, 4):  # unknown, alpha 0, no parameters
+        assert out[i].tobytes() == x[i].tobytes()
+    assert (out[5].tobytes() == x[5].tobytes()) == (method == "shift")
+
+
 def test_apply_is_independent_of_chunking_and_order():
     r = rng(4)
     t = fit_lir_from_embeddings({l: r.normal(size=(30, 8)) for l in ["en", "de", "fr"]}, rank=2, encoder=ENC)
@@ -104,6 +120,11 @@ def test_apply_is_independent_of_chunking_and_order():
     assert full.tobytes() == parts.tobytes()
     t.chunk_rows = 7
     assert t.apply(x, langs, "doc", 0.7).tobytes() == full.tobytes()
+    t.sub_rows = 3
+    assert t.apply(x, langs, "doc", 0.7).tobytes() == full.tobytes()
+    order = np.argsort(langs, kind="stable")  # sorted: one language per block, broadcast path
+    sorted_out = t.apply(x[order], [langs[i] for i in order], "doc", 0.7)
+    assert sorted_out.tobytes() == full[order].tobytes()
     single = np.concatenate([t.apply(x[i:i + 1], langs[i:i + 1], "doc", 0.7) for i in range(101)])
     assert single.tobytes() == full.tobytes()
 

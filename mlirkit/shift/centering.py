@@ -7,19 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlirkit.shift.transform import TRANSFORMS, LanguageTransform
+from mlirkit.shift.transform import TRANSFORMS, OffsetTransform
 
 
-class CenteringTransform(LanguageTransform):
+class CenteringTransform(OffsetTransform):
     method = "centering"
     sides = ("doc", "query")
     tensor_prefix = "mean"
     transforms_source = True
-
-    def _apply_lang(self, block: np.ndarray, lang: str, alpha: float) -> None:
-        # x' = x - alpha * mu_l
-        delta = (np.float64(alpha) * self.params[lang].astype(np.float64)).astype(np.float32)  # (d,)
-        block -= delta
 
 
 TRANSFORMS.register("centering", CenteringTransform)

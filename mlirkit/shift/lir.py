@@ -28,17 +28,33 @@ class LIRTransform(LanguageTransform):
     def rank(self) -> int:
         return next(iter(self.params.values())).shape[0]
 
-    def _apply_lang(self, block: np.ndarray, lang: str, alpha: float) -> None:
-        # x' = x - alpha * sum_i (c_i . x) c_i ; the dot product is a per-row reduction (no BLAS), so the
-        # result for a row is the same whatever the block it arrives in
-        comps = self.params[lang]  # (r, d)
-        proj = np.zeros(block.shape, dtype=np.float32)  # (n, d)
-        for c in comps:
-            coef = np.multiply(block, c).sum(axis=1, dtype=np.float32)  # (n,)
-            proj += coef[:, None] * c  # (n, d)
-        if alpha != 1.0:
-            proj *= np.float32(alpha)
-        block -= proj
+    sub_rows = 8192
+
+    def _tables(self, alphas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self._param_stack(), alphas.astype(np.float32)  # (L+1, r, d), (L+1,)
+
+    def _apply_codes(self, block: np.ndarray, codes: np.ndarray, tables, single: int | None) -> None:
+        # x' = x - alpha * sum_i (c_i . x) c_i ; each dot product is a per-row reduction (no BLAS), so a
+        # row's result does not depend on the block it arrives in
+        comps, alphas = tables
+        for a in range(0, len(codes), self.sub_rows):
+            b = min(a + self.sub_rows, len(codes))
+            x = block[a:b]  # (n, d) view
+            sel = single if single is not None else codes[a:b]
+            if single is not None and alphas[single] == 0:
+                return
+            proj = np.zeros(x.shape, dtype=np.float32)  # (n, d)
+            for i in range(comps.shape[1]):
+                c = comps[sel, i]  # (d,) or (n, d)
+                coef = np.multiply(x, c).sum(axis=1, dtype=np.float32)  # (n,)
+                proj += coef[:, None] * c  # (n, d)
+            if single is not None:
+                proj *= alphas[single]
+            else:
+                row_alpha = alphas[sel]  # (n,); 0 for rows left unchanged
+                proj *= row_alpha[:, None]
+                proj[row_alpha == 0] = 0.0  # +0.0, so those rows stay bit-identical (also -0.0 entries)
+            x -= proj
 
 
 TRANSFORMS.register("lir", LIRTransform)

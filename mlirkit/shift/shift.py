@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from mlirkit.errors import MlirkitError
-from mlirkit.shift.transform import TRANSFORMS, LanguageTransform
+from mlirkit.shift.transform import TRANSFORMS, OffsetTransform
 
 
-class ShiftTransform(LanguageTransform):
+class ShiftTransform(OffsetTransform):
     method = "shift"
     sides = ("doc",)
     tensor_prefix = "vector"
@@ -33,11 +33,6 @@ class ShiftTransform(LanguageTransform):
         if lang == self.source_lang:
             return np.zeros(self.dim, dtype=np.float32)
         return self.params[lang]
-
-    def _apply_lang(self, block: np.ndarray, lang: str, alpha: float) -> None:
-        # z' = z - alpha * V_l
-        delta = (np.float64(alpha) * self.params[lang].astype(np.float64)).astype(np.float32)  # (d,)
-        block -= delta
 
 
 def derive_source(t: ShiftTransform, new_source: str) -> ShiftTransform:

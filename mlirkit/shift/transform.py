@@ -14,9 +14,9 @@ logged once (``strict=True`` makes it an error).
 languages or a dict of per-language values where the key ``"*"`` gives the value of every other language
 (default 1.0 when ``"*"`` is absent), e.g. ``{"*": 0.6, "ja": 1.0}``. Every value must lie in [0, 2].
 
-Subclasses implement :meth:`_apply_lang` on one contiguous block of rows of one language; the base class
-does the chunking (rows are processed ``chunk_rows`` at a time, so no temporary larger than one chunk is
-made beyond the output array) and the bookkeeping. Every operation is row-wise, so the result for a row
+Subclasses implement ``_tables``/``_apply_codes`` on blocks of rows with per-row language codes; the
+base class does the chunking (``chunk_rows`` rows at a time; gathers in sub-blocks, so no temporary
+larger than a few MB is made beyond the output array) and the bookkeeping. Every operation is row-wise, so the result for a row
 does not depend on how the input was split into calls (index-time == post-hoc, bit for bit).
 """
 from __future__ import annotations
@@ -144,10 +144,6 @@ class LanguageTransform:
         if value.ndim != 1:
             raise MlirkitError(f"{self.method} parameters of {lang!r} must be a vector, got shape {value.shape}")
 
-    def _apply_lang(self, block: np.ndarray, lang: str, alpha: float) -> None:
-        """Transform ``block`` (rows of one language, float32, a view into the output) in place."""
-        raise NotImplementedError
-
     # ----------------------------------------------------------------- interface
     @property
     def languages(self) -> list[str]:
@@ -207,10 +203,16 @@ class LanguageTransform:
                 out[...] = embs
         if not self.touches(side) or len(langs) == 0:
             return out
-        langs = self._resolve_langs(out, langs, strict)
-        for start in range(0, len(langs), self.chunk_rows):
-            stop = min(start + self.chunk_rows, len(langs))
-            self._apply_chunk(out, langs, start, stop, default, overrides)
+        codes = self._resolve_langs(out, langs, strict)
+        alphas = np.array([0.0] + [overrides.get(lang, default) for lang in self.languages])  # (L+1,) code 0: untouched
+        tables = self._tables(alphas)
+        for a in range(0, len(codes), self.chunk_rows):
+            b = min(a + self.chunk_rows, len(codes))
+            chunk = codes[a:b]
+            lo, hi = int(chunk.min()), int(chunk.max())
+            if hi == 0:
+                continue
+            self._apply_codes(out[a:b], chunk, tables, lo if lo == hi else None)
         return out
 
     def describe(self, alpha: float | Mapping[str, float] = 1.0) -> dict[str, Any]:
@@ -240,25 +242,27 @@ class LanguageTransform:
     def _name(self) -> str:
         return str(self.path) if self.path is not None else f"<{self.method}>"
 
-    def _resolve_langs(self, embs: np.ndarray, langs: Sequence[str | None], strict: bool) -> list[str | None]:
-        """The language used for each row (None = leave unchanged); counts and reports what is skipped."""
-        resolved: list[str | None] = list(langs)
-        unknown = [i for i, lang in enumerate(resolved) if is_unknown(lang)]
+    def _resolve_langs(self, embs: np.ndarray, langs: Sequence[str | None], strict: bool) -> np.ndarray:
+        """Per-row code: 0 = leave unchanged, k = ``self.languages[k - 1]``; counts and reports what is skipped."""
+        index = {lang: k for k, lang in enumerate(self.languages, start=1)}
+        unknown_names = {None, "", UNKNOWN}
+        codes = np.fromiter((index.get(lang, 0) for lang in langs), dtype=np.intp, count=len(langs))
+        if codes.all():
+            return codes
+        rest = np.flatnonzero(codes == 0)
+        unknown = [int(i) for i in rest if langs[i] in unknown_names]
         if unknown and self.langid is not None and self.langid_threshold is not None:
             predicted, conf = self.langid.predict(embs[unknown])
             for i, lang, c in zip(unknown, predicted, conf):
                 if c >= self.langid_threshold:
-                    resolved[i] = lang
+                    codes[i] = index.get(lang, 0)
                     self.counts[f"langid:{lang}"] += 1
                 else:
-                    resolved[i] = None
                     self.counts["langid_below_threshold"] += 1
         else:
             self.counts["unknown"] += len(unknown)
-            for i in unknown:
-                resolved[i] = None
-        missing: Counter[str] = Counter(lang for lang in resolved if lang is not None and lang not in self.params
-                                        and not (lang == self.source_lang and not self.transforms_source))
+        skip = unknown_names if self.transforms_source else unknown_names | {self.source_lang}
+        missing: Counter[str] = Counter(str(langs[i]) for i in rest if langs[i] not in skip)
         if missing:
             if strict:
                 raise MlirkitError(f"transform {self._name()} has no {self.method} parameters for language(s) "
@@ -270,27 +274,40 @@ class LanguageTransform:
                     self._warned.add(lang)
                     logger.warning("transform %s has no %s parameters for language %r: those rows are left "
                                    "unchanged (counted; --strict makes this an error)", self._name(), self.method, lang)
-        return [lang if lang in self.params else None for lang in resolved]
+        return codes
 
-    def _apply_chunk(self, out: np.ndarray, langs: list[str | None], start: int, stop: int,
-                     default: float, overrides: dict[str, float]) -> None:
-        # group the chunk's rows by language; a run of one language is processed as a slice (no copy)
-        chunk_langs = langs[start:stop]
-        groups: dict[str, list[int]] = {}
-        for offset, lang in enumerate(chunk_langs):
-            if lang is not None:
-                groups.setdefault(lang, []).append(offset)
-        for lang, rows in groups.items():
-            alpha = overrides.get(lang, default)
-            if alpha == 0.0:
-                continue
-            if len(rows) == rows[-1] - rows[0] + 1:  # contiguous
-                self._apply_lang(out[start + rows[0]:start + rows[-1] + 1], lang, alpha)
-            else:
-                index = np.asarray(rows, dtype=np.intp) + start
-                block = out[index]
-                self._apply_lang(block, lang, alpha)
-                out[index] = block
+    # Subclasses: ``_tables(alphas)`` precomputes per-language arrays (row 0 = the untouched code, all
+    # zeros); ``_apply_codes(block, codes, tables, single)`` transforms ``block`` in place, row-wise, where
+    # ``single`` is the code when every row of the block has it (no gather needed), else None. Subtracting
+    # an all-zero row leaves a float32 row bit-identical (x - 0 == x).
+    def _tables(self, alphas: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def _apply_codes(self, block: np.ndarray, codes: np.ndarray, tables: Any, single: int | None) -> None:
+        raise NotImplementedError
+
+    def _param_stack(self) -> np.ndarray:
+        """``(L+1, ...)`` float32 parameters with a zero block for code 0."""
+        stack = np.stack([self.params[lang] for lang in self.languages])
+        return np.concatenate([np.zeros_like(stack[:1]), stack])
+
+
+class OffsetTransform(LanguageTransform):
+    """A transform that subtracts ``alpha_l * P_l`` (one vector per language): SHIFT and centering."""
+
+    sub_rows = 8192  # gather temporaries stay small (sub_rows x d)
+
+    def _tables(self, alphas: np.ndarray) -> np.ndarray:
+        # "+ 0.0" turns the -0.0 of alpha = 0 into +0.0, so x - table[k] == x bit for bit (also for x = -0.0)
+        return (alphas[:, None] * self._param_stack().astype(np.float64) + 0.0).astype(np.float32)  # (L+1, d)
+
+    def _apply_codes(self, block: np.ndarray, codes: np.ndarray, tables: np.ndarray, single: int | None) -> None:
+        if single is not None:
+            block -= tables[single]  # (d,) broadcast
+            return
+        for a in range(0, len(codes), self.sub_rows):
+            b = min(a + self.sub_rows, len(codes))
+            block[a:b] -= tables[codes[a:b]]  # (n, d)
 
 
 def _check_side(side: str) -> None:
