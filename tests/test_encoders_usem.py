@@ -57,6 +57,8 @@ def test_unsupported_language_warns_once(caplog):
 def test_bad_inputs(usem):
     with pytest.raises(MlirkitError, match="did you mean"):
         load_encoder("usem-multilingual-v2", "usem")
+    with pytest.raises(MlirkitError, match="does not take option.*max_length"):
+        load_encoder("usem", max_length=128)
     with pytest.raises(MlirkitError, match="2 languages given for 1 texts"):
         usem.encode_docs(["a"], ["en", "de"])
     with pytest.raises(MlirkitError, match="not a string"):

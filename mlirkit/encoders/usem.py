@@ -41,7 +41,10 @@ class USEMEncoder(Encoder):
     class_name = "usem"
 
     def __init__(self, model: str = "usem-multilingual-v3", *, batch_size: int = 256,
-                 threads: int | None = None, denoise: bool = False) -> None:
+                 threads: int | None = None, denoise: bool = False, **unsupported: Any) -> None:
+        if unsupported:
+            raise MlirkitError(f"the usem encoder does not take option(s) {', '.join(sorted(unsupported))} "
+                               "(it has no prompts, pooling choice or length limit)")
         if model not in MODELS:
             from mlirkit.registry import did_you_mean
 
