@@ -228,9 +228,11 @@ def test_missing_lang_field_fails_or_takes_default_lang(jvm, toy, tiny_model_dir
     assert docs.all_info["lang"] == ["en", "de", "xx", "en"] and docs.missing_lang == 1
     assert LangJsonlCollectionIterator(str(corpus), ["text"]).all_info.keys() == {"text", "id"}  # Pyserini's own
     pyserini_style = tmp_path / "contents.jsonl"
-    pyserini_style.write_text('{"id": "x1", "contents": "ein Satz", "lang": "de"}\n', encoding="utf-8")
+    pyserini_style.write_text('{"id": "x1", "contents": "ein Satz", "lang": "de"}\n'
+                              '{"id": "x2", "contents": "Zeile eins\\nZeile zwei\\n", "lang": "de"}\n', encoding="utf-8")
     docs = LangJsonlCollectionIterator(str(pyserini_style), ["text", "lang"])
-    assert docs.all_info == {"text": ["ein Satz"], "lang": ["de"], "id": ["x1"]}
+    assert docs.all_info == {"text": ["ein Satz", "Zeile eins\nZeile zwei"], "lang": ["de", "de"], "id": ["x1", "x2"]}
+    assert LangJsonlCollectionIterator(str(pyserini_style), ["text"]).all_info["text"][1] == "Zeile eins\nZeile zwei"
     assert main(["--default-lang", "xx", *pyserini_encode_argv(corpus, tmp_path / "b", tiny_model_dir)]) == 0
     assert DenseIndex(tmp_path / "b").langs == ["en", "de", "xx", "en"]
 

@@ -3,7 +3,8 @@
 - :class:`LangJsonlCollectionIterator`: Pyserini's JSONL reader, with ``lang`` as an optional field:
   listed in ``--fields``, it is read from each record's ``lang`` key (not split out of ``contents``),
   and a record without one gets ``default_lang`` or fails naming the document, as ``mlirkit.encode``
-  does.
+  does. A single text field taken from a Pyserini ``contents`` string is the whole string (Pyserini
+  would split a multi-line document at every ``--delimiter`` and stop with an error).
 - :class:`IndexDirectoryWriter`: Pyserini's ``FaissRepresentationWriter`` that, when the encoder is an
   mlirkit one, writes a full mlirkit index directory through :class:`mlirkit.index.IndexWriter`
   (``index`` + ``docid`` as Pyserini writes them, plus ``langs``, ``meta.json`` with the encoder
@@ -41,15 +42,23 @@ class LangJsonlCollectionIterator(JsonlCollectionIterator):
         if self.missing_lang:
             logger.warning("%d documents without a 'lang' field got --default-lang %s", self.missing_lang, default_lang)
 
+    def _parse_text_fields(self, info, fields, strict, strip_trailing_space):
+        if len(fields) == 1 and fields[0] not in info and isinstance(info.get("contents"), str):
+            # one text field from Pyserini's "contents": the whole contents, newlines included
+            # (Pyserini would split it at every --delimiter and fail on a multi-line document)
+            return [info["contents"].strip()]
+        saved = self.fields
+        self.fields = list(fields)
+        try:
+            return super()._parse_fields_from_info(info, strict, strip_trailing_space)
+        finally:
+            self.fields = saved
+
     def _parse_fields_from_info(self, info, strict=True, strip_trailing_space=True):
         if LANG_FIELD not in self.fields:
-            return super()._parse_fields_from_info(info, strict, strip_trailing_space)
+            return self._parse_text_fields(info, self.fields, strict, strip_trailing_space)
         fields = self.fields
-        self.fields = [f for f in fields if f != LANG_FIELD]
-        try:
-            values = super()._parse_fields_from_info(info, strict, strip_trailing_space)
-        finally:
-            self.fields = fields
+        values = self._parse_text_fields(info, [f for f in fields if f != LANG_FIELD], strict, strip_trailing_space)
         lang = info.get(LANG_FIELD)
         if not lang:
             if self.default_lang is None:
