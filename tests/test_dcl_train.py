@@ -249,6 +249,23 @@ def test_readers_and_errors(tmp_path, data):
         list(read_monolingual(str(tmp_path / "nope.jsonl")))
 
 
+def test_parallel_set_id_through_datasets_helper():
+    pairs = list(itertools.islice(read_parallel("mlirkit/parallel/gettext", langs=["de"]), 5))
+    assert len(pairs) == 5 and all(p.src_lang == "en" and p.tgt_lang == "de" and p.src and p.tgt for p in pairs)
+    with pytest.raises(MlirkitError):
+        list(read_parallel("mlirkit/parallel/no-such-set"))
+
+
+def test_freeze_layers(base_model, tmp_path, data):
+    tr = Trainer(make_cfg(tmp_path, data, freeze_layers=1), model=copy.deepcopy(base_model))
+    bb = tr.model.backbone
+    assert not any(p.requires_grad for p in bb.embeddings.parameters())
+    assert not any(p.requires_grad for p in bb.encoder.layer[0].parameters())
+    assert all(p.requires_grad for p in bb.encoder.layer[1].parameters())
+    with pytest.raises(MlirkitError, match="only 2 layers"):
+        Trainer(make_cfg(tmp_path, data, freeze_layers=5), model=copy.deepcopy(base_model))
+
+
 def test_wikimatrix_tsv_and_pharaoh_alignments(tmp_path):
     tsv = tmp_path / "WikiMatrix.en-de.tsv"
     tsv.write_text("1.05\tthe cat\tdie Katze\n1.01\ta dog\tein Hund\n")

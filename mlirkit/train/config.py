@@ -82,6 +82,7 @@ class TrainConfig:
     mixed_precision: str = "no"  #: "no" | "bf16" | "fp16" (CUDA only; ignored on CPU)
     gradient_checkpointing: bool = False
     freeze_word_embeddings: bool = False
+    freeze_layers: int = 0  #: freeze the embeddings and the bottom N transformer layers (CPU speed)
     seed: int = 0
     device: str | None = None  #: None = cuda if available else cpu
     # bookkeeping
@@ -101,7 +102,7 @@ class TrainConfig:
             if getattr(self, name) < 1:
                 raise bad(name, "must be >= 1")
         for name in ("n_retrieval", "n_parallel", "n_monolingual", "n_hard_negatives", "top_k", "warmup_steps",
-                     "save_every", "max_token_pairs", "max_mono_tokens", "keep_checkpoints"):
+                     "save_every", "freeze_layers", "max_token_pairs", "max_mono_tokens", "keep_checkpoints"):
             if getattr(self, name) < 0:
                 raise bad(name, "must be >= 0")
         for name in ("tau_ret", "tau_sent", "tau_tok", "tau_rho", "tau_ldcl", "lr"):

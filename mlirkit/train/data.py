@@ -168,14 +168,13 @@ def _jsonl_rows(path: str, text_field: str) -> Iterator[tuple[str, str, str, int
 
 
 def _dataset_rows(dataset_id: str, text_field: str) -> Iterator[tuple[str, str, str, int]]:
+    """Rows ``(group_id, lang, text)`` of a parallel set id via ``mlirkit.datasets.parallel_rows``."""
     try:
         from mlirkit.datasets import parallel_rows
     except ImportError as e:
         raise MlirkitError(f"{dataset_id!r} is not a file, and mlirkit.datasets.parallel_rows is unavailable") from e
-    for n, row in enumerate(parallel_rows(dataset_id), 1):
-        get = row.get if isinstance(row, dict) else (lambda k, r=row: getattr(r, k, None))
-        text = get(text_field) if get(text_field) is not None else get("text")
-        yield (str(get("id")), str(get("lang")), str(text), n)
+    for n, (group_id, lang, text) in enumerate(parallel_rows(dataset_id), 1):
+        yield (str(group_id), str(lang), str(text), n)
 
 
 def _grouped_pairs(rows: Iterable[tuple[str, str, str, int]], source: str, pivot: str,

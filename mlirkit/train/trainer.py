@@ -86,6 +86,19 @@ def lr_lambda(cfg: TrainConfig):
     return f
 
 
+def freeze_bottom_layers(backbone: nn.Module, n: int) -> None:
+    """Freeze the embeddings and the first ``n`` transformer layers (BERT / XLM-R layout)."""
+    layers = getattr(getattr(backbone, "encoder", None), "layer", None)
+    embeddings = getattr(backbone, "embeddings", None)
+    if layers is None or embeddings is None:
+        raise MlirkitError(f"freeze_layers: {type(backbone).__name__} has no embeddings/encoder.layer")
+    if n > len(layers):
+        raise MlirkitError(f"freeze_layers: the backbone has only {len(layers)} layers, not {n}")
+    for module in [embeddings, *layers[:n]]:
+        for p in module.parameters():
+            p.requires_grad_(False)
+
+
 class _Forward(nn.Module):
     """One DDP forward over every segment of a micro-batch: inputs name -> (ids, mask)."""
 
@@ -126,6 +139,8 @@ class Trainer:
         self.model = model.to(self.device)
         if cfg.freeze_word_embeddings:
             self.model.backbone.get_input_embeddings().weight.requires_grad_(False)
+        if cfg.freeze_layers:
+            freeze_bottom_layers(self.model.backbone, cfg.freeze_layers)
         if cfg.gradient_checkpointing:
             self.model.backbone.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         self.forward_module: nn.Module = _Forward(self.model)
