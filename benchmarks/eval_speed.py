@@ -2,7 +2,8 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/eval_speed.py [--queries 10000] [--hits 1000] [--io]
 
-Prints one JSON object of timings (seconds). ranx is warmed up first (numba compile or cache load),
+Prints one JSON object of timings: ``*_s`` wall-clock seconds and ``*_cpu_s`` CPU seconds of the
+process (all threads; on a shared machine the CPU figure is the one that does not depend on load). ranx is warmed up first (numba compile or cache load),
 so the figures are those of a process that has already used ranx once; the warm-up time is reported
 separately. ``--io`` also times writing and reading the run as a TREC file.
 """
@@ -45,6 +46,21 @@ def synthetic(n_queries: int, hits: int, n_docs: int, seed: int):
     return qrels, run, doc_langs
 
 
+class Timer:
+    """``with Timer(out, "name"):`` records ``name_s`` (wall) and ``name_cpu_s`` (process CPU)."""
+
+    def __init__(self, out: dict, name: str) -> None:
+        self.out, self.name = out, name
+
+    def __enter__(self):
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc):
+        self.out[f"{self.name}_s"] = round(time.perf_counter() - self.wall, 2)
+        self.out[f"{self.name}_cpu_s"] = round(time.process_time() - self.cpu, 2)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--queries", type=int, default=10_000)
@@ -59,20 +75,17 @@ def main(argv=None) -> int:
     out: dict = {"queries": args.queries, "hits": args.hits, "docs": args.docs, "cpus": os.cpu_count(),
                  "python": platform.python_version(), "numba_cache_dir": os.environ.get("NUMBA_CACHE_DIR"),
                  "load_average_1min_at_start": round(os.getloadavg()[0], 2)}
-    t = time.perf_counter()
-    qrels, run, doc_langs = synthetic(args.queries, args.hits, args.docs, args.seed)
-    out["make_data_s"] = round(time.perf_counter() - t, 2)
+    with Timer(out, "make_data"):
+        qrels, run, doc_langs = synthetic(args.queries, args.hits, args.docs, args.seed)
     out["run_entries"] = sum(len(v) for v in run.values())
 
-    t = time.perf_counter()  # warm-up: import ranx + compile or load numba's cache
-    evaluate({"q": {"a": 1}}, {"r": {"q": {"a": 1.0, "b": 0.5}}}, ["ndcg@20", "recall@100", "mrr@10"],
-             significance=None)
-    out["ranx_warmup_s"] = round(time.perf_counter() - t, 2)
+    with Timer(out, "ranx_warmup"):  # import ranx + compile or load numba's cache
+        evaluate({"q": {"a": 1}}, {"r": {"q": {"a": 1.0, "b": 0.5}}}, ["ndcg@20", "recall@100", "mrr@10"],
+                 significance=None)
 
     metrics = ["ndcg@20", "recall@100", "mrr@10", "tlr@20"]
-    t = time.perf_counter()
-    res = evaluate(qrels, {"run": run}, metrics, doc_langs=doc_langs, query_langs="en", significance=None)
-    out["evaluate_1_run_s"] = round(time.perf_counter() - t, 2)
+    with Timer(out, "evaluate_1_run"):
+        res = evaluate(qrels, {"run": run}, metrics, doc_langs=doc_langs, query_langs="en", significance=None)
     out["values"] = {m: round(res.value("run", m), 6) for m in metrics}
     out["tlr_counted"] = res.counted["tlr@20"]
 
@@ -81,22 +94,21 @@ def main(argv=None) -> int:
 
     rng = random.Random(args.seed + 1)
     run2 = {q: {d: s + rng.random() * 0.1 for d, s in hits.items()} for q, hits in run.items()}
-    t = time.perf_counter()
-    evaluate(qrels, {"a": run, "b": run2}, metrics, doc_langs=doc_langs, query_langs="en", significance="fisher")
-    out["evaluate_2_runs_fisher_s"] = round(time.perf_counter() - t, 2)
+    with Timer(out, "evaluate_2_runs_fisher"):
+        evaluate(qrels, {"a": run, "b": run2}, metrics, doc_langs=doc_langs, query_langs="en",
+                 significance="fisher")
 
     if args.io:
         from mlirkit.io.trec import read_run, write_run
 
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "run.trec"
-            t = time.perf_counter()
-            write_run(run, path, "bench")
-            out["write_run_s"] = round(time.perf_counter() - t, 2)
-            t = time.perf_counter()
-            read_run(path)
-            out["read_run_s"] = round(time.perf_counter() - t, 2)
+            with Timer(out, "write_run"):
+                write_run(run, path, "bench")
+            with Timer(out, "read_run"):
+                read_run(path)
             out["run_file_mb"] = round(path.stat().st_size / 1e6, 1)
+    out["load_average_1min_at_end"] = round(os.getloadavg()[0], 2)
     print(json.dumps(out, indent=2))
     return 0
 

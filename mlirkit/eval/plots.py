@@ -50,12 +50,14 @@ def _save(fig, out_prefix: str | os.PathLike) -> list[Path]:
 
 
 def _colours(langs: Sequence[str]) -> dict[str, tuple]:
-    """A stable colour per language (tab20 over the sorted names; unknown in grey)."""
+    """A stable colour per language over the sorted names: tab20's ten strong colours first, then its
+    ten light ones (unknown in grey)."""
     from matplotlib import colormaps
 
     cmap = colormaps["tab20"]
+    palette = [cmap(2 * i) for i in range(10)] + [cmap(2 * i + 1) for i in range(10)]
     known = sorted(lang for lang in set(langs) if lang != UNKNOWN)
-    out = {lang: cmap(i % 20) for i, lang in enumerate(known)}
+    out = {lang: palette[i % 20] for i, lang in enumerate(known)}
     out[UNKNOWN] = (0.6, 0.6, 0.6, 1.0)
     return out
 
@@ -84,6 +86,7 @@ def plot_alpha_curves(sweep: Mapping[float, Mapping[str, float]], out_prefix: st
         for i, (name, values) in enumerate((baselines or {}).items()):
             if metric in values and values[metric] is not None:
                 ax.axhline(values[metric], linestyle=styles[i % len(styles)], color=f"C{i + 1}", label=name)
+        ax.margins(y=0.15)
         ax.set_xlabel("alpha")
         ax.set_ylabel(metric)
         ax.set_title(metric)
