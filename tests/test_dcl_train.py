@@ -91,6 +91,21 @@ def test_save_load_round_trip_and_load_encoder(base_model, tmp_path):
     assert enc.encode_docs([]).shape == (0, 16)
 
 
+@pytest.mark.slow
+def test_trained_model_indexes_with_mlirkit_encode(base_model, tmp_path):
+    from mlirkit.encode.cli import main as encode_main
+    from mlirkit.index import DenseIndex
+
+    out = copy.deepcopy(base_model).save(tmp_path / "dcl")
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"d{i}", "contents": t, "lang": lang}) + "\n"
+                              for i, (t, lang) in enumerate([("the cat", "en"), ("die Katze", "de")])))
+    assert encode_main(["--corpus", str(corpus), "--index", str(tmp_path / "idx"), "--encoder", str(out),
+                        "--quiet"]) == 0
+    index = DenseIndex(tmp_path / "idx")
+    assert index.docids == ["d0", "d1"] and index.meta["encoder"]["class"] == "dcl"
+
+
 def test_load_refuses_non_dcl_directory(tmp_path, tiny_model_dir):
     from mlirkit.encoders.dcl import DCLEncoder
 
