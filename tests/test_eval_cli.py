@@ -116,3 +116,33 @@ def test_cli_sets_numba_cache_dir_before_ranx(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
     expected = str(tmp_path / "cache" / "numba")
     assert out.split() == [expected, expected]
+
+
+def test_plot_projection_cli_with_transform_and_after_index(tmp_path):
+    import numpy as np
+
+    from mlirkit.index import IndexWriter
+    from mlirkit.shift import fit_shift_from_embeddings, save_transform
+
+    rng = np.random.default_rng(0)
+    enc = {"class": "test", "model": "toy"}
+    langs = ["en"] * 40 + ["de"] * 40
+    base = rng.normal(size=(40, 8)).astype(np.float32)
+    offset = np.zeros(8, dtype=np.float32)
+    offset[0] = 4.0
+    raw = np.vstack([base, base + offset])
+    with IndexWriter(tmp_path / "idx", dim=8, encoder=enc, normalized=False, save_embeddings=True) as w:
+        w.add([f"d{i}" for i in range(80)], langs, raw)
+    with IndexWriter(tmp_path / "idx2", dim=8, encoder=enc, normalized=False) as w:
+        w.add([f"d{i}" for i in range(80)], langs, np.vstack([base, base]))
+    t = fit_shift_from_embeddings(base, {"de": base + offset}, "en", encoder=enc)
+    save_transform(t, tmp_path / "shift.safetensors")
+    assert main(["plot", "projection", "--index", str(tmp_path / "idx"), "--transform",
+                 str(tmp_path / "shift.safetensors"), "--out", str(tmp_path / "p1")]) == 0
+    assert main(["plot", "projection", "--index", str(tmp_path / "idx"), "--after-index", str(tmp_path / "idx2"),
+                 "--out", str(tmp_path / "p2")]) == 0
+    assert (tmp_path / "p1.png").is_file() and (tmp_path / "p2.svg").is_file()
+    with IndexWriter(tmp_path / "other", dim=8, encoder=enc, normalized=False) as w:
+        w.add([f"x{i}" for i in range(80)], langs, raw)
+    assert run_cli(main, ["plot", "projection", "--index", str(tmp_path / "idx"), "--after-index",
+                          str(tmp_path / "other"), "--out", str(tmp_path / "p3")]) == 2

@@ -177,12 +177,15 @@ class Ranking:
         """Boolean mask of the rows in each query's top ``k``."""
         return self.pos < k
 
+    @cached_property
+    def _relevant_keys(self) -> np.ndarray:
+        j = self.judged
+        return np.unique(j.q[j.relevant] * self.n_vocab + self.judged_doc[j.relevant])
+
     def rows_relevant(self, rows: np.ndarray) -> np.ndarray:
         """Whether the hits at ``rows`` (an index or mask) are relevant for their query."""
-        j = self.judged
-        rel_keys = np.unique(j.q[j.relevant] * self.n_vocab + self.judged_doc[j.relevant])
         keys = self.q[rows] * self.n_vocab + self.doc[rows]
-        return np.isin(keys, rel_keys, assume_unique=False)
+        return np.isin(keys, self._relevant_keys)
 
     @cached_property
     def vocab_lang(self) -> np.ndarray:
