@@ -1,0 +1,115 @@
+"""``python -m mlirkit.benchmark``: the language bias of real retrievers on the bundled DDTP benchmark,
+SHIFT removing it, centering and LIR beside it; report, runs and plots in ``--output``."""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from mlirkit.benchmark.config import (DEFAULT_BENCHMARK, DEFAULT_ENCODER_OPTIONS, DEFAULT_ENCODERS, METRICS,
+                                      BenchmarkConfig)
+from mlirkit.cli import configure_logging
+from mlirkit.errors import MlirkitError
+
+logger = logging.getLogger(__name__)
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m mlirkit.benchmark", description=__doc__,
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--encoders", nargs="+", default=list(DEFAULT_ENCODERS),
+                   help="encoder presets, Hugging Face ids or local model paths")
+    p.add_argument("--query-langs", nargs="+", default=["en"], help="query languages (one benchmark id each)")
+    p.add_argument("--languages", nargs="+", default=None,
+                   help="document languages kept in the pooled corpus (default: all of the benchmark's)")
+    p.add_argument("--alphas", nargs="+", type=_alpha, default=None,
+                   help="SHIFT strengths to sweep (default 0.1 ... 1.0; --quick: 0.2 ... 1.0 by 0.2)")
+    p.add_argument("--output", type=Path, default=Path("runs/benchmark"), help="output directory")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    p.add_argument("--quick", action="store_true",
+                   help="a small slice (100 query groups, 50 pairs per language, 5 alphas) for a first look")
+    p.add_argument("--benchmark", default=DEFAULT_BENCHMARK,
+                   help="benchmark id prefix: {prefix}/{query-lang}/{dev,test} must be registered ids")
+    p.add_argument("--max-pairs", type=int, default=BenchmarkConfig.max_pairs,
+                   help="translation pairs per language for fitting each condition's transforms")
+    p.add_argument("--cache-dir", type=Path, default=None,
+                   help="embedding cache (default: $MLIRKIT_CACHE/benchmark/embeddings or the user cache)")
+    p.add_argument("--depth", type=int, default=BenchmarkConfig.depth, help="hits per query in the runs")
+    p.add_argument("--permutations", type=int, default=BenchmarkConfig.n_permutations,
+                   help="permutations of the Fisher randomization test")
+    p.add_argument("--seed", type=int, default=BenchmarkConfig.seed)
+    p.add_argument("--no-plots", action="store_true", help="skip the plots")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    g = p.add_argument_group("encoder options (Hugging Face encoders; defaults keep the run within its time budget)")
+    g.add_argument("--max-length", type=int, default=None,
+                   help=f"maximum tokens per text (default: {_defaults('max_length')})")
+    g.add_argument("--batch-size", type=int, default=None, help=f"texts per forward pass (default: {_defaults('batch_size')})")
+    g.add_argument("--quantize", choices=["int8"], default=None, help="dynamic int8 quantisation of the linear layers")
+    g.add_argument("--threads", type=int, default=None, help="CPU threads for encoding (default: torch's)")
+    return p
+
+
+def _defaults(key: str) -> str:
+    return ", ".join(f"{k} {v[key]}" for k, v in DEFAULT_ENCODER_OPTIONS.items() if key in v) or "the encoder's"
+
+
+def _encoder_class(name: str) -> str:
+    from pathlib import Path as _Path
+
+    from mlirkit.encoders import DCL_MARKER, PRESETS
+
+    if name in PRESETS:
+        return PRESETS.get(name).encoder_class
+    return "dcl" if (_Path(name) / DCL_MARKER).is_file() else "hf"
+
+
+def encoder_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """Per-encoder options: the defaults, overridden by the command line for the encoders that take them."""
+    hf_only = {k: getattr(args, k) for k in ("max_length", "batch_size", "quantize") if getattr(args, k) is not None}
+    out: dict[str, dict[str, Any]] = {}
+    for name in args.encoders:
+        opts = dict(DEFAULT_ENCODER_OPTIONS.get(name, {}))
+        if _encoder_class(name) == "hf":
+            opts.update(hf_only)
+        elif hf_only:
+            logger.info("%s: %s apply to Hugging Face encoders only", name, ", ".join(f"--{k.replace('_', '-')}" for k in hf_only))
+        if args.threads is not None:
+            opts["threads"] = args.threads
+        out[name] = opts
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure_logging()
+    config = BenchmarkConfig(
+        encoders=tuple(args.encoders), query_langs=tuple(args.query_langs),
+        languages=None if args.languages is None else tuple(args.languages),
+        alphas=None if args.alphas is None else tuple(args.alphas), output=args.output, quick=args.quick,
+        overwrite=args.overwrite, benchmark=args.benchmark, max_pairs=args.max_pairs, depth=args.depth,
+        n_permutations=args.permutations, seed=args.seed, cache_dir=args.cache_dir,
+        encoder_options=encoder_options(args), plots=not args.no_plots, show_progress=not args.quiet,
+        metrics=METRICS,
+    )
+    if config.output.exists() and not config.overwrite:
+        raise MlirkitError(f"{config.output} already exists (use --overwrite to replace it)")
+    from mlirkit.benchmark.pipeline import default_command, run_benchmark
+    from mlirkit.benchmark.report import main_table
+
+    result = run_benchmark(config, command=default_command(list(sys.argv[1:] if argv is None else argv)))
+    print(f"Main table ({result.data['benchmark']}, test split; alpha chosen on dev; "
+          f"\u2020 = differs from base, p < 0.05, Fisher randomization, Holm):")
+    print(main_table(result))
+    print(f"\nReport: {result.output / 'report.md'} (and report.json, runs/, plots/, transforms/); "
+          f"total {result.timings['total']:.0f} s")
+    return 0

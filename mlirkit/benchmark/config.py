@@ -1,0 +1,116 @@
+"""Settings of the benchmark run (one frozen dataclass; the CLI builds it, the report records it)."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from mlirkit.errors import MlirkitError
+
+DEFAULT_ENCODERS = ("multilingual-e5-small-q4", "usem")
+DEFAULT_ALPHAS = tuple(round(0.1 * i, 1) for i in range(1, 11))  # 0.1 ... 1.0
+QUICK_ALPHAS = (0.2, 0.4, 0.6, 0.8, 1.0)
+#: benchmark family: ``{prefix}/{query_lang}/{split}`` are the ir_datasets ids
+DEFAULT_BENCHMARK = "mlirkit/ddtp"
+#: where transforms are fitted from: condition name -> parallel sets (ids for mlirkit.datasets.parallel_rows)
+DEFAULT_FIT_SOURCES: dict[str, tuple[str, ...]] = {
+    "ood": ("mlirkit/parallel/libreoffice-help", "mlirkit/parallel/gettext"),
+    "ddtp": ("mlirkit/parallel/ddtp",),
+}
+#: per-encoder options that keep the default run within its time budget (measured: docs/performance.md)
+DEFAULT_ENCODER_OPTIONS: dict[str, dict[str, Any]] = {
+    "multilingual-e5-small-q4": {"max_length": 256, "batch_size": 32},
+}
+METRICS = ("ndcg@20", "recall@20", "mrr@10", "tlr@20", "samelang@20")
+SELECT_METRIC = "ndcg@20"
+
+
+@dataclass(frozen=True)
+class BenchmarkConfig:
+    """Everything that decides what the benchmark computes.
+
+    ``languages``: document languages kept in the pooled corpus (None = all of the benchmark's).
+    ``quick``: ``quick_groups`` query groups (dev and test in the benchmark's proportion),
+    ``quick_pairs`` translation pairs per language and ``QUICK_ALPHAS`` unless alphas are given.
+    ``max_pairs``: translation pairs per target language used to fit each condition's transforms,
+    shared evenly by the condition's parallel sets. Alpha is chosen on the dev split by
+    ``SELECT_METRIC`` and everything is reported on the test split.
+    """
+
+    encoders: tuple[str, ...] = DEFAULT_ENCODERS
+    query_langs: tuple[str, ...] = ("en",)
+    languages: tuple[str, ...] | None = None
+    alphas: tuple[float, ...] | None = None
+    output: Path = Path("runs/benchmark")
+    quick: bool = False
+    overwrite: bool = False
+    benchmark: str = DEFAULT_BENCHMARK
+    fit_sources: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_FIT_SOURCES))
+    source_lang: str = "en"
+    max_pairs: int = 300
+    quick_groups: int = 100
+    quick_pairs: int = 50
+    lir_rank: int = 1
+    depth: int = 100
+    metrics: tuple[str, ...] = METRICS
+    select_metric: str = SELECT_METRIC
+    n_permutations: int = 1000
+    seed: int = 42
+    cache_dir: Path | None = None
+    encoder_options: dict[str, dict[str, Any]] = field(default_factory=lambda: {
+        k: dict(v) for k, v in DEFAULT_ENCODER_OPTIONS.items()})
+    plots: bool = True
+    show_progress: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.encoders:
+            raise MlirkitError("no encoders given")
+        if len(set(self.encoders)) != len(self.encoders):
+            raise MlirkitError(f"an encoder is given twice: {', '.join(self.encoders)}")
+        if not self.query_langs:
+            raise MlirkitError("no query languages given")
+        if self.languages is not None and not self.languages:
+            raise MlirkitError("--languages is empty")
+        for a in self.alphas or ():
+            if not (isinstance(a, (int, float)) and math.isfinite(a) and 0.0 < a <= 2.0):
+                raise MlirkitError(f"alpha {a!r} is outside (0, 2]")
+        if self.alphas is not None and not self.alphas:
+            raise MlirkitError("--alphas is empty")
+        for name, value in (("max_pairs", self.max_pairs), ("quick_groups", self.quick_groups),
+                            ("quick_pairs", self.quick_pairs), ("lir_rank", self.lir_rank), ("depth", self.depth)):
+            if int(value) < 1:
+                raise MlirkitError(f"{name} must be at least 1, got {value}")
+        if not self.fit_sources:
+            raise MlirkitError("no parallel data to fit transforms from")
+        if self.select_metric not in self.metrics:
+            raise MlirkitError(f"the selection metric {self.select_metric} is not among the metrics")
+
+    @property
+    def sweep(self) -> tuple[float, ...]:
+        """The alphas evaluated (sorted, unique)."""
+        alphas = self.alphas if self.alphas is not None else (QUICK_ALPHAS if self.quick else DEFAULT_ALPHAS)
+        return tuple(sorted({float(a) for a in alphas}))
+
+    @property
+    def pairs_per_lang(self) -> int:
+        return self.quick_pairs if self.quick else self.max_pairs
+
+    @property
+    def k(self) -> int:
+        """The cut-off of the breakdowns and plots (the largest of the metrics' k)."""
+        return max(int(m.split("@")[1]) for m in self.metrics if "@" in m)
+
+    def options_for(self, encoder: str) -> dict[str, Any]:
+        return dict(self.encoder_options.get(encoder, {}))
+
+    def with_(self, **changes: Any) -> "BenchmarkConfig":
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["output"] = str(self.output)
+        d["cache_dir"] = None if self.cache_dir is None else str(self.cache_dir)
+        d["alphas"] = list(self.sweep)
+        d["fit_sources"] = {k: list(v) for k, v in self.fit_sources.items()}
+        return d

@@ -1,0 +1,334 @@
+"""The benchmark's steps, for each encoder:
+
+1. encode the pooled corpus and the dev+test queries (embeddings cached on disk, :mod:`.cache`);
+2. for each fitting condition (default: ``ood`` = LibreOffice help + gettext, ``ddtp`` = DDTP
+   descriptions disjoint from the benchmark), encode the translation pairs (cached) and fit SHIFT,
+   language centering and LIR (rank 1) from the embeddings (:mod:`mlirkit.shift`);
+3. retrieve with every condition: base, SHIFT at every alpha of the sweep, centering, LIR
+   (:mod:`.retrieval`);
+4. evaluate every run on the **dev** split, choose SHIFT's alpha per condition by dev nDCG@20;
+5. evaluate on the **test** split: base, SHIFT at the chosen alpha, centering, LIR, with paired Fisher
+   randomization tests against the base (Holm-corrected over the systems, per metric), plus the whole
+   sweep (no tests) for the alpha curves;
+6. write TREC runs (main systems, both splits), transform files, plots, and the report.
+
+Everything is written to a temporary directory beside ``output`` and renamed onto it at the end.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from mlirkit.benchmark.cache import EmbeddingCache
+from mlirkit.benchmark.config import BenchmarkConfig
+from mlirkit.benchmark.data import BenchmarkData, ParallelSet, Rows, load_benchmark, load_parallel
+from mlirkit.benchmark.retrieval import Condition, encode_side, retrieve
+from mlirkit.errors import MlirkitError
+
+logger = logging.getLogger(__name__)
+
+METHODS = ("shift", "centering", "lir")
+SPLIT_STATEMENT = ("SHIFT's alpha is chosen on the dev split (by {metric}); every figure of the main table is "
+                   "measured on the test split. Dev and test split the description groups ({dev} / {test} "
+                   "groups), so no description has queries or relevant documents on both sides; the pooled "
+                   "corpus is the same in both.")
+
+
+class Timer:
+    """Wall-clock seconds per named step."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = round(self.seconds.get(name, 0.0) + time.perf_counter() - start, 3)
+
+
+@dataclass
+class EncoderResult:
+    """Everything measured for one encoder."""
+
+    name: str
+    fingerprint: dict[str, Any]
+    digest: str
+    dim: int
+    parallel: dict[str, dict[str, Any]]
+    chosen_alpha: dict[str, float]
+    main_runs: list[str]
+    dev: Any  # EvaluationResult, every run
+    test: Any  # EvaluationResult, main runs, with significance
+    test_sweep: Any  # EvaluationResult, every run, no tests
+    files: dict[str, list[str]] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def sweep(self, split: str, source: str, metric: str) -> dict[float, float | None]:
+        result = self.dev if split == "dev" else self.test_sweep
+        out = {}
+        for run in result.runs:
+            if run.startswith(f"shift-{source}@"):
+                out[float(run.split("@", 1)[1])] = result.value(run, metric)
+        return dict(sorted(out.items()))
+
+
+@dataclass
+class BenchmarkResult:
+    config: BenchmarkConfig
+    data: dict[str, Any]
+    split_statement: str
+    encoders: list[EncoderResult]
+    cache: dict[str, Any]
+    timings: dict[str, float]
+    output: Path
+    command: str
+
+
+def default_command(argv: list[str] | None = None) -> str:
+    args = sys.argv[1:] if argv is None else argv
+    return "python -m mlirkit.benchmark" + ("" if not args else " " + " ".join(shlex.quote(a) for a in args))
+
+
+def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None = None,
+                  data: BenchmarkData | None = None, parallel_rows: Rows | None = None,
+                  command: str | None = None) -> BenchmarkResult:
+    """Run the benchmark (see module docstring) and write its outputs to ``config.output``.
+
+    ``encoders`` maps names to ready encoder objects (tests); otherwise each name of ``config.encoders``
+    is built with :func:`mlirkit.encoders.load_encoder` and ``config.options_for(name)``. ``data`` and
+    ``parallel_rows`` replace the registered benchmark and parallel sets (tests).
+    """
+    from mlirkit.eval.numba_cache import ensure_numba_cache_dir
+    from mlirkit.index.atomic import atomic_directory
+
+    ensure_numba_cache_dir()
+    timer = Timer()
+    total_start = time.perf_counter()
+    cache_root = config.cache_dir
+    if cache_root is None:
+        from mlirkit.cache import cache_dir
+
+        cache_root = cache_dir("benchmark", "embeddings")
+    cache = EmbeddingCache(cache_root, show_progress=config.show_progress)
+    with atomic_directory(config.output, overwrite=config.overwrite) as out:
+        with timer("load data"):
+            if data is None:
+                data = load_benchmark(config.benchmark, config.query_langs, languages=config.languages,
+                                      quick_groups=config.quick_groups if config.quick else None)
+            parallel = {name: load_parallel(name, sources, source_lang=config.source_lang,
+                                            target_langs=data.languages, pairs_per_lang=config.pairs_per_lang,
+                                            rows=parallel_rows)
+                        for name, sources in config.fit_sources.items()}
+        summary = data.summary()
+        logger.info("%s: %d documents in %d languages; %s queries", data.name, len(data.docs), len(data.languages),
+                    ", ".join(f"{len(sp.queries)} {s}" for s, sp in data.splits.items()))
+        results = []
+        for name in config.encoders:
+            encoder = encoders[name] if encoders is not None and name in encoders else _load_encoder(name, config)
+            results.append(_run_encoder(name, encoder, config, data, parallel, cache, out))
+        groups = summary.get("groups", {})
+        statement = SPLIT_STATEMENT.format(metric=config.select_metric, dev=groups.get("dev", "?"),
+                                           test=groups.get("test", "?"))
+        timer.seconds["total"] = round(time.perf_counter() - total_start, 3)
+        result = BenchmarkResult(
+            config=config, data=summary, split_statement=statement, encoders=results,
+            cache={"root": str(cache_root), "hits": cache.stats.hits, "misses": cache.stats.misses,
+                   "texts_encoded": cache.stats.texts_encoded, "removed_stale": cache.stats.removed_stale,
+                   "entries": cache.stats.entries},
+            timings=timer.seconds, output=Path(config.output), command=command or default_command())
+        from mlirkit.benchmark.report import write_reports
+
+        write_reports(result, out)
+    return result
+
+
+def _load_encoder(name: str, config: BenchmarkConfig) -> Any:
+    from mlirkit.encoders import load_encoder
+
+    logger.info("loading encoder %s %s", name, config.options_for(name) or "")
+    return load_encoder(name, **config.options_for(name))
+
+
+def _fit(parallel: ParallelSet, embs: np.ndarray, fingerprint: dict[str, Any], config: BenchmarkConfig) -> dict[str, Any]:
+    from mlirkit.shift import fit_centering_from_embeddings, fit_lir_from_embeddings, fit_shift_from_embeddings
+
+    meta = {"parallel": {"condition": parallel.name, "sources": list(parallel.sources),
+                         "pairs_by_source": parallel.by_source}}
+    by_lang = {lang: embs[parallel.rows_of(lang)] for lang in [parallel.source_lang, *parallel.alignment]}
+    targets = {lang: (embs[t], np.asarray(s, dtype=np.intp)) for lang, (t, s) in parallel.alignment.items()}
+    return {
+        "shift": fit_shift_from_embeddings(embs, targets, parallel.source_lang, encoder=fingerprint, meta=meta),
+        "centering": fit_centering_from_embeddings(by_lang, encoder=fingerprint, source_lang=parallel.source_lang,
+                                                   meta=meta),
+        "lir": fit_lir_from_embeddings(by_lang, rank=config.lir_rank, encoder=fingerprint,
+                                       source_lang=parallel.source_lang, meta=meta),
+    }
+
+
+def _run_encoder(name: str, encoder: Any, config: BenchmarkConfig, data: BenchmarkData,
+                 parallel: Mapping[str, ParallelSet], cache: EmbeddingCache, out: Path) -> EncoderResult:
+    from tqdm.auto import tqdm
+
+    from mlirkit.encoders.base import check_same_encoder  # noqa: F401  (transforms check fingerprints)
+    from mlirkit.shift import save_transform
+
+    timer = Timer()
+    fingerprint = encoder.fingerprint
+    safe = name.replace("/", "_")
+    docs = data.docs
+    doc_ids = [d.doc_id for d in docs]
+    doc_langs = [d.lang for d in docs]
+    queries = [q for s in data.splits.values() for q in s.queries]
+    query_ids = [q.query_id for q in queries]
+    query_langs = [q.lang for q in queries]
+    with timer("encode corpus"):
+        doc_embs = cache.embed(encoder, name, f"{data.name}-corpus", "doc", [d.text for d in docs], doc_langs)
+    with timer("encode queries"):
+        query_embs = cache.embed(encoder, name, f"{data.name}-queries", "query", [q.text for q in queries],
+                                 query_langs)
+    transforms: dict[str, dict[str, Any]] = {}
+    parallel_info: dict[str, dict[str, Any]] = {}
+    for source, ps in parallel.items():
+        with timer(f"encode parallel {source}"):
+            embs = cache.embed(encoder, name, f"parallel-{source}", "doc", ps.texts, ps.langs)
+        with timer(f"fit {source}"):
+            transforms[source] = _fit(ps, embs, fingerprint, config)
+        files = {}
+        for method, t in transforms[source].items():
+            path = out / "transforms" / safe / f"{source}-{method}.safetensors"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            save_transform(t, path)
+            files[method] = str(path.relative_to(out))
+        parallel_info[source] = {"sources": list(ps.sources), "texts_encoded": len(ps.texts),
+                                 "pairs": ps.pairs, "pairs_by_source": ps.by_source, "transform_files": files}
+    conditions = [Condition("base")]
+    for source, ts in transforms.items():
+        conditions += [Condition("shift", source, a, ts["shift"]) for a in config.sweep]
+        conditions += [Condition(m, source, None, ts[m]) for m in METHODS if m != "shift"]
+    runs: dict[str, dict[str, dict[str, float]]] = {}
+    with timer("retrieve"):
+        for cond in tqdm(conditions, desc=f"retrieve {name}", unit="system", disable=not config.show_progress,
+                         dynamic_ncols=True):
+            runs[cond.name] = retrieve(cond, doc_embs, doc_ids, doc_langs, query_embs, query_ids, query_langs,
+                                       config.depth)
+    split_runs = {s: {r: {q: run[q] for q in sp.query_langs} for r, run in runs.items()}
+                  for s, sp in data.splits.items()}
+    doc_lang_map = dict(zip(doc_ids, doc_langs))
+    with timer("evaluate dev"):
+        dev = _evaluate(config, data, "dev", split_runs["dev"], doc_lang_map, significance=False)
+    chosen = {source: _choose_alpha(dev, source, config) for source in transforms}
+    main_runs = ["base"]
+    for source in transforms:
+        main_runs += [f"shift-{source}@{chosen[source]:g}", f"centering-{source}", f"lir-{source}"]
+    with timer("evaluate test"):
+        test = _evaluate(config, data, "test", {r: split_runs["test"][r] for r in main_runs}, doc_lang_map,
+                         significance=True)
+        test_sweep = _evaluate(config, data, "test", split_runs["test"], doc_lang_map, significance=False)
+    result = EncoderResult(name=name, fingerprint=fingerprint, digest=encoder.digest, dim=int(encoder.dim),
+                           parallel=parallel_info, chosen_alpha=chosen, main_runs=main_runs, dev=dev, test=test,
+                           test_sweep=test_sweep)
+    with timer("write runs"):
+        result.files["runs"] = _write_runs(split_runs, main_runs, out / "runs" / safe, name)
+    result.files["transforms"] = [f for info in parallel_info.values() for f in info["transform_files"].values()]
+    if config.plots:
+        with timer("plots"):
+            result.files["plots"] = _plots(result, config, data, split_runs["test"], doc_lang_map, doc_embs,
+                                           doc_langs, transforms, out / "plots" / safe)
+    result.timings = timer.seconds
+    return result
+
+
+def _evaluate(config: BenchmarkConfig, data: BenchmarkData, split: str, runs: Mapping[str, Any],
+              doc_langs: Mapping[str, str], *, significance: bool) -> Any:
+    from mlirkit.eval import evaluate
+
+    sp = data.splits[split]
+    return evaluate(sp.qrels, runs, list(config.metrics), doc_langs=doc_langs, query_langs=sp.query_langs,
+                    significance="fisher" if significance else None, baseline="base" if significance else None,
+                    correction="holm", n_permutations=config.n_permutations, seed=config.seed,
+                    breakdown_k=config.k)
+
+
+def _choose_alpha(dev: Any, source: str, config: BenchmarkConfig) -> float:
+    """The sweep's alpha with the best dev score (the smallest such alpha on a tie)."""
+    best_alpha, best = None, -np.inf
+    for alpha in config.sweep:
+        value = dev.value(Condition("shift", source, alpha).name, config.select_metric)
+        if value is not None and value > best:
+            best_alpha, best = alpha, value
+    if best_alpha is None:
+        raise MlirkitError(f"no dev {config.select_metric} for SHIFT ({source}): cannot choose alpha")
+    return best_alpha
+
+
+def _write_runs(split_runs: Mapping[str, Mapping[str, Any]], main_runs: list[str], root: Path, encoder: str) -> list[str]:
+    from mlirkit.io.trec import write_run
+
+    written = []
+    for split, runs in split_runs.items():
+        for run_name in main_runs:
+            path = root / split / f"{run_name}.trec"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tag = f"{encoder}.{run_name}".replace("@", "_a").replace("/", "_")
+            write_run(runs[run_name], path, _tag(tag))
+            written.append(str(path.relative_to(root.parents[1])))
+    return written
+
+
+def _tag(text: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
+
+
+def _plots(result: EncoderResult, config: BenchmarkConfig, data: BenchmarkData, test_runs: Mapping[str, Any],
+           doc_langs: Mapping[str, str], doc_embs: np.ndarray, doc_lang_list: list[str],
+           transforms: Mapping[str, Mapping[str, Any]], root: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from mlirkit.eval.plots import plot_alpha_curves, plot_language_mix, plot_projection
+
+    root.mkdir(parents=True, exist_ok=True)
+    files: list[Path] = []
+    metrics = [m for m in (config.select_metric, "tlr@20", "samelang@20") if m in config.metrics]
+    for source in transforms:  # the test split's curves (the dev curves are tabled in the report)
+        sweep = {a: {m: result.sweep("test", source, m)[a] for m in metrics} for a in config.sweep}
+        baselines = {r: {m: result.test_sweep.value(r, m) for m in metrics}
+                     for r in ("base", f"centering-{source}", f"lir-{source}")}
+        files += plot_alpha_curves(sweep, root / f"alpha-{source}-test", metrics, baselines,
+                                   title=f"{result.name}: SHIFT fitted on {source} pairs, test split "
+                                         f"(alpha chosen on dev: {result.chosen_alpha[source]:g})")
+    sp = data.splits["test"]
+    files += plot_language_mix({r: test_runs[r] for r in result.main_runs}, doc_langs, sp.query_langs, config.k,
+                               root / "language-mix-test", qrels=sp.qrels,
+                               title=f"{result.name}: languages of the top {config.k} (test split)")
+    from mlirkit.index.writer import l2_normalize
+
+    before = l2_normalize(doc_embs.astype(np.float32))
+    for source, ts in transforms.items():
+        alpha = result.chosen_alpha[source]
+        after = encode_side(doc_embs, doc_lang_list, "doc", ts["shift"], alpha)
+        files += plot_projection(before, after, doc_lang_list, root / f"projection-shift-{source}",
+                                 titles=("base", f"SHIFT ({source}), alpha={alpha:g}"), seed=config.seed)
+    return [str(Path(f).relative_to(root.parents[1])) for f in files]
+
+
+def timing_line(result: BenchmarkResult) -> str:
+    return ", ".join(f"{k} {v:.1f}s" for k, v in result.timings.items())
+
+
+def cpu_count() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

@@ -1,0 +1,215 @@
+"""The benchmark report: ``report.md`` (read by people), ``report.json`` (read by programs), the main table.
+
+The main table has one row per (encoder, system) on the **test** split: base, SHIFT at the alpha chosen
+on dev, centering and LIR for every fitting condition, with the metrics of the run and ``†`` where a
+system differs significantly from the base (Fisher randomization, Holm-corrected over the systems).
+"""
+from __future__ import annotations
+
+import json
+import math
+import platform
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mlirkit.benchmark.pipeline import BenchmarkResult, EncoderResult
+
+METRIC_LABELS = {"ndcg@20": "nDCG@20", "recall@20": "R@20", "mrr@10": "MRR@10", "tlr@20": "TLR@20",
+                 "samelang@20": "same-lang@20"}
+DAGGER = "†"
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{float(value):.{digits}f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+
+    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in rows])
+
+
+def _system_alpha(run: str) -> tuple[str, str]:
+    system, _, alpha = run.partition("@")
+    return system, alpha or ("1" if system != "base" else "")
+
+
+def main_rows(result: "BenchmarkResult", digits: int = 3) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the main table (every encoder, test split)."""
+    from mlirkit.eval.report import significance_marks
+
+    metrics = list(result.config.metrics)
+    header = ["encoder", "system", "alpha"] + [METRIC_LABELS.get(m, m) for m in metrics]
+    same = [m for m in metrics if m.startswith("samelang@")]
+    if same:
+        header.append(f"{METRIC_LABELS.get(same[0], same[0])} expected")
+    rows = []
+    for enc in result.encoders:
+        marks = significance_marks(enc.test)
+        for run in enc.main_runs:
+            system, alpha = _system_alpha(run)
+            cells = [enc.name, system, alpha]
+            for m in metrics:
+                cells.append(_fmt(enc.test.value(run, m), digits) + (DAGGER if (run, m) in marks else ""))
+            if same:
+                cells.append(_fmt(enc.test.value(run, f"{same[0]} (expected)"), digits))
+            rows.append(cells)
+    return header, rows
+
+
+def main_table(result: "BenchmarkResult", digits: int = 3) -> str:
+    header, rows = main_rows(result, digits)
+    return _table(header, rows)
+
+
+def _comparisons(enc: "EncoderResult", digits: int = 4) -> str:
+    header = ["system", "metric", "base", "system value", "delta", "p", "p (Holm)", "p < 0.05"]
+    rows = []
+    order = {m: i for i, m in enumerate(enc.test.metrics)}
+    for c in sorted(enc.test.significance, key=lambda c: (enc.main_runs.index(c.run_b), order.get(c.metric, 99))):
+        delta = None if c.mean_a is None or c.mean_b is None else c.mean_b - c.mean_a
+        rows.append([c.run_b, METRIC_LABELS.get(c.metric, c.metric), _fmt(c.mean_a, digits), _fmt(c.mean_b, digits),
+                     ("+" if delta is not None and delta > 0 else "") + _fmt(delta, digits), _fmt(c.p_value, 4),
+                     _fmt(c.p_corrected, 4), "yes" if c.significant else "no"])
+    return _table(header, rows)
+
+
+def _sweep_table(enc: "EncoderResult", source: str, metrics: list[str]) -> str:
+    header = ["alpha"] + [f"dev {METRIC_LABELS.get(m, m)}" for m in metrics] + \
+             [f"test {METRIC_LABELS.get(m, m)}" for m in metrics]
+    dev = {m: enc.sweep("dev", source, m) for m in metrics}
+    test = {m: enc.sweep("test", source, m) for m in metrics}
+    rows = []
+    for alpha in sorted(dev[metrics[0]]):
+        mark = " (chosen)" if alpha == enc.chosen_alpha[source] else ""
+        rows.append([f"{alpha:g}{mark}"] + [_fmt(dev[m][alpha]) for m in metrics] + [_fmt(test[m][alpha]) for m in metrics])
+    for run in ("base", f"centering-{source}", f"lir-{source}"):
+        rows.append([run] + [_fmt(enc.dev.value(run, m)) for m in metrics] +
+                    [_fmt(enc.test_sweep.value(run, m)) for m in metrics])
+    return _table(header, rows)
+
+
+def _per_language(enc: "EncoderResult") -> str:
+    from mlirkit.eval.report import _fmt_cell
+
+    parts = []
+    for name, df in enc.test.per_language.items():
+        head = ["run"] + [str(c) for c in df.columns]
+        body = [[str(r)] + [_fmt_cell(str(r), df.loc[r, c], 3) for c in df.columns] for r in df.index]
+        parts.append(f"**{name}** (test split)\n\n" + _table(head, body))
+    return "\n\n".join(parts)
+
+
+def render_markdown(result: "BenchmarkResult") -> str:
+    cfg = result.config
+    d = result.data
+    lines = [f"# mlirkit benchmark: language bias and SHIFT on `{d['benchmark']}`", ""]
+    lines += [f"Command: `{result.command}`", "",
+              f"Written {datetime.now(timezone.utc).isoformat(timespec='seconds')} by mlirkit "
+              f"{_version()} on {platform.machine()} with {_cpus()} CPU cores; total time "
+              f"{result.timings.get('total', float('nan')):.0f} s.", ""]
+    if cfg.quick:
+        lines += ["**Quick run** (`--quick`): a small slice of the benchmark and few translation pairs; the figures "
+                  "are a smoke test, not results.", ""]
+    langs = d["documents_per_language"]
+    lines += ["## Setting", "",
+              f"- Corpus: {d['documents']} documents pooled over {len(langs)} languages "
+              f"({', '.join(f'{k} {v}' for k, v in langs.items())}).",
+              f"- Queries: {', '.join(f'{n} {s}' for s, n in d['queries'].items())} "
+              f"(query languages: {', '.join(sorted({la for v in d['query_languages'].values() for la in v}))}); "
+              "relevant = every language version of the query's description (binary).",
+              f"- Split: {result.split_statement}",
+              f"- Metrics: {', '.join(METRIC_LABELS.get(m, m) for m in cfg.metrics)}. same-lang@20 = share of the "
+              "top 20 written in the query's language (\"expected\" = the share among the query's relevant "
+              "documents); TLR@20 = recall of relevant documents in other languages than the query's, over queries "
+              "that have such documents.",
+              f"- Significance: Fisher's randomization test ({cfg.n_permutations} permutations, seed {cfg.seed}) "
+              f"of each system against `base` on per-query scores, Holm-corrected over the systems of each "
+              f"encoder and metric; {DAGGER} = significantly different from `base` (p < 0.05 after correction; the "
+              "values show the direction; lower same-lang@20 is less bias).",
+              "- Systems: `base` (no transform); `shift-S` (SHIFT, documents only, alpha chosen on dev); "
+              "`centering-S` and `lir-S` (rank "
+              f"{cfg.lir_rank}) on documents and queries at their published strength (alpha 1). S = the parallel "
+              "text the transforms were fitted on:"]
+    for enc in result.encoders[:1]:
+        for source, info in enc.parallel.items():
+            pairs = info["pairs"]
+            lines.append(f"  - `{source}`: {', '.join(info['sources'])}; {sum(pairs.values())} pairs "
+                         f"({', '.join(f'{k} {v}' for k, v in pairs.items())}), source language {cfg.source_lang}.")
+    lines += ["", "## Main table (test split)", "", main_table(result), ""]
+    for enc in result.encoders:
+        lines += [f"## {enc.name}", "",
+                  f"Fingerprint digest `{enc.digest}`, dimension {enc.dim}. "
+                  f"Alpha chosen on dev: {', '.join(f'{s} {a:g}' for s, a in enc.chosen_alpha.items())}.", "",
+                  "### Paired tests against base (test split)", "", _comparisons(enc), ""]
+        metrics = [m for m in (cfg.select_metric, "tlr@20", "samelang@20") if m in cfg.metrics]
+        for source in enc.chosen_alpha:
+            lines += [f"### Alpha sweep, SHIFT fitted on `{source}` (dev chooses, test reports)", "",
+                      _sweep_table(enc, source, metrics), ""]
+        lines += ["### Per language", "", _per_language(enc), ""]
+        plots = [p for p in enc.files.get("plots", []) if p.endswith(".png")]
+        if plots:
+            lines += ["### Plots", ""] + [f"![{Path(p).stem}]({p})" for p in plots] + [""]
+        lines += ["### Files", "", f"- TREC runs (depth {cfg.depth}, main systems, dev and test): "
+                  f"`{Path(enc.files['runs'][0]).parent.parent}/`",
+                  f"- transform files: {', '.join(f'`{f}`' for f in enc.files.get('transforms', []))}", ""]
+    lines += ["## Time and cache", "",
+              _table(["step", "seconds"], [[k, f"{v:.1f}"] for k, v in result.timings.items()]), "",
+              _table(["encoder", "step", "seconds"],
+                     [[e.name, k, f"{v:.1f}"] for e in result.encoders for k, v in e.timings.items()]), "",
+              f"Embedding cache `{result.cache['root']}`: {result.cache['hits']} entries reused, "
+              f"{result.cache['misses']} computed ({result.cache['texts_encoded']} texts encoded).", ""]
+    return "\n".join(lines)
+
+
+def to_json(result: "BenchmarkResult") -> dict[str, Any]:
+    from mlirkit.eval.result import _clean
+
+    header, rows = main_rows(result)
+    encoders = {}
+    for enc in result.encoders:
+        encoders[enc.name] = {
+            "fingerprint": enc.fingerprint, "digest": enc.digest, "dim": enc.dim,
+            "parallel": enc.parallel, "chosen_alpha": enc.chosen_alpha, "main_runs": enc.main_runs,
+            "test": enc.test.to_dict(),
+            "dev": enc.dev.to_dict(),
+            "test_sweep": {run: {m: enc.test_sweep.value(run, m) for m in enc.test_sweep.table.columns}
+                           for run in enc.test_sweep.runs},
+            "files": enc.files, "timings": enc.timings,
+        }
+    return _clean({
+        "command": result.command, "mlirkit_version": _version(), "cpus": _cpus(),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "config": result.config.to_dict(), "data": result.data, "split": result.split_statement,
+        "main_table": {"columns": header, "rows": rows}, "encoders": encoders,
+        "cache": {k: v for k, v in result.cache.items() if k != "entries"}, "cache_entries": result.cache["entries"],
+        "timings": result.timings,
+    })
+
+
+def write_reports(result: "BenchmarkResult", out: Path) -> list[Path]:
+    """``report.md`` and ``report.json`` in ``out``."""
+    md = out / "report.md"
+    js = out / "report.json"
+    md.write_text(render_markdown(result), encoding="utf-8")
+    js.write_text(json.dumps(to_json(result), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return [md, js]
+
+
+def _version() -> str:
+    from mlirkit import __version__
+
+    return __version__
+
+
+def _cpus() -> int:
+    from mlirkit.benchmark.pipeline import cpu_count
+
+    return cpu_count()

@@ -1,0 +1,96 @@
+"""Dense retrieval of every condition from cached embeddings, scored as ``mlirkit.search`` scores.
+
+For a condition with transform T (none for the base): documents ``normalize(T(f(d)))`` (document side,
+by document language), queries ``normalize(T_q(g(q)))`` (query side by query language; SHIFT leaves
+queries unchanged), score = inner product = cosine, top k by ``(-score, doc_id)`` through
+:meth:`mlirkit.search.Searcher.search_vectors` on an in-memory FAISS ``IndexFlatIP``, the same code and
+index type a search of an index directory built by ``mlirkit.encode --transform T --alpha A`` uses.
+
+SHIFT's source language is the query language: for queries in another language than the transform's
+source, the vectors are re-based with :func:`mlirkit.shift.derive_source` (``V_{l|s} = V_l - V_s``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any, Sequence
+
+import numpy as np
+
+from mlirkit.errors import MlirkitError
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One system: ``method`` base/shift/centering/lir, fitted on ``source`` (parallel condition), at ``alpha``."""
+
+    method: str
+    source: str | None = None
+    alpha: float | None = None
+    transform: Any = None
+
+    @property
+    def name(self) -> str:
+        if self.method == "base":
+            return "base"
+        name = f"{self.method}-{self.source}"
+        return f"{name}@{self.alpha:g}" if self.method == "shift" else name
+
+
+def transform_for_query_lang(transform: Any, query_lang: str) -> Any:
+    """The transform to use for queries in ``query_lang`` (SHIFT re-based on that language)."""
+    from mlirkit.shift import ShiftTransform, derive_source
+
+    if isinstance(transform, ShiftTransform) and query_lang != transform.source_lang:
+        if query_lang not in transform.params:
+            raise MlirkitError(f"SHIFT vectors fitted with source {transform.source_lang!r} have no vector for the "
+                               f"query language {query_lang!r}: cannot re-base them")
+        return derive_source(transform, query_lang)
+    return transform
+
+
+def encode_side(embs: np.ndarray, langs: Sequence[str], side: str, transform: Any, alpha: float) -> np.ndarray:
+    """``normalize(T(embs))`` on ``side`` (no transform: just normalised)."""
+    from mlirkit.index.writer import l2_normalize
+
+    out = np.array(embs, dtype=np.float32, copy=True)
+    if transform is not None and transform.touches(side):
+        out = transform.apply(out, list(langs), side, alpha, out=out)
+    return np.ascontiguousarray(l2_normalize(out), dtype=np.float32)
+
+
+def search(doc_vectors: np.ndarray, doc_ids: Sequence[str], query_vectors: np.ndarray, query_ids: Sequence[str],
+           k: int, batch_size: int = 256) -> dict[str, dict[str, float]]:
+    """``{qid: {docid: score}}``, top ``k`` by ``(-score, doc_id)`` (vectors already normalised)."""
+    import faiss
+
+    from mlirkit.search.searcher import Searcher
+
+    index = faiss.IndexFlatIP(doc_vectors.shape[1])
+    index.add(np.ascontiguousarray(doc_vectors, dtype=np.float32))
+    # Searcher.search_vectors reads only ``self.index.faiss_index`` and ``self.index.docids``
+    view = SimpleNamespace(index=SimpleNamespace(faiss_index=index, docids=list(doc_ids)))
+    run: dict[str, dict[str, float]] = {}
+    for start in range(0, len(query_ids), batch_size):
+        hits = Searcher.search_vectors(view, np.ascontiguousarray(query_vectors[start:start + batch_size]), k)
+        for qid, row in zip(query_ids[start:start + batch_size], hits):
+            run[qid] = {h.doc_id: h.score for h in row}
+    return run
+
+
+def retrieve(condition: Condition, doc_embs: np.ndarray, doc_ids: Sequence[str], doc_langs: Sequence[str],
+             query_embs: np.ndarray, query_ids: Sequence[str], query_langs: Sequence[str],
+             k: int) -> dict[str, dict[str, float]]:
+    """The run of ``condition`` for all given queries (grouped by query language)."""
+    alpha = 1.0 if condition.alpha is None else condition.alpha
+    run: dict[str, dict[str, float]] = {}
+    qlangs = np.asarray(list(query_langs), dtype=object)
+    for lang in sorted(set(query_langs)):
+        rows = np.flatnonzero(qlangs == lang)
+        transform = condition.transform
+        if transform is not None:
+            transform = transform_for_query_lang(transform, lang)
+        docs = encode_side(doc_embs, doc_langs, "doc", transform, alpha)
+        queries = encode_side(query_embs[rows], [lang] * len(rows), "query", transform, alpha)
+        run.update(search(docs, doc_ids, queries, [query_ids[i] for i in rows], k))
+    return run

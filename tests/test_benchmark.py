@@ -1,0 +1,441 @@
+"""The benchmark pipeline end to end on tiny synthetic data (FakeEncoder), its cache, selection and CLI."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mlirkit.benchmark.cache import EmbeddingCache, data_digest
+from mlirkit.benchmark.config import BenchmarkConfig
+from mlirkit.benchmark.data import BenchmarkData, Split, load_parallel, select
+from mlirkit.errors import MlirkitError
+from mlirkit.io.records import Doc, Query
+from mlirkit.testing.fake_encoder import FakeEncoder
+
+LANGS = ("en", "de", "fr")
+
+
+class CountingEncoder(FakeEncoder):
+    """FakeEncoder that counts the texts it encodes per side."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.calls = {"doc": 0, "query": 0}
+        self.texts = {"doc": 0, "query": 0}
+
+    def encode_docs(self, texts, langs=None, *, batch_size=None, show_progress=False):
+        self.calls["doc"] += 1
+        self.texts["doc"] += len(texts)
+        return super().encode_docs(texts, langs)
+
+    def encode_queries(self, texts, langs=None, *, batch_size=None, show_progress=False):
+        self.calls["query"] += 1
+        self.texts["query"] += len(texts)
+        return super().encode_queries(texts, langs)
+
+
+def _words(rng: np.random.Generator, n: int) -> list[str]:
+    return [f"w{int(i)}" for i in rng.integers(0, 400, size=n)]
+
+
+def make_data(n_groups: int = 24, seed: int = 0, langs=LANGS) -> BenchmarkData:
+    """Groups of 'translations' (same topic words, per-language noise words); en queries = part of the topic."""
+    rng = np.random.default_rng(seed)
+    docs, splits = [], {"dev": Split("dev", [], {}), "test": Split("test", [], {})}
+    for g in range(n_groups):
+        topic = _words(rng, 8)
+        members = []
+        for lang in langs:
+            text = " ".join(topic + [f"{lang}{int(i)}" for i in rng.integers(0, 30, size=4)])
+            docs.append(Doc(f"g{g:03d}/{lang}", text, lang))
+            members.append(f"g{g:03d}/{lang}")
+        split = splits["dev" if g % 3 == 0 else "test"]
+        qid = f"q/g{g:03d}/en"
+        split.queries.append(Query(qid, " ".join(topic[:4]), "en"))
+        split.qrels[qid] = {m: 1 for m in members}
+    return BenchmarkData("synthetic", docs, splits)
+
+
+def make_rows(n_groups: int = 40, seed: int = 1, langs=LANGS):
+    rng = np.random.default_rng(seed)
+    table = {}
+    for name in ("setA", "setB"):
+        rows = []
+        for g in range(n_groups):
+            topic = _words(rng, 6)
+            for lang in langs:
+                if name == "setB" and lang == "fr" and g % 2:
+                    continue
+                rows.append((f"{name}-{g}", lang, " ".join(topic + [f"{lang}x{int(i)}" for i in rng.integers(0, 9, 2)])))
+        table[name] = rows
+    return lambda source: iter(table[source])
+
+
+def config(tmp_path: Path, **kw) -> BenchmarkConfig:
+    base = dict(encoders=("fake",), output=tmp_path / "out", cache_dir=tmp_path / "cache", alphas=(0.5, 1.0),
+                fit_sources={"ood": ("setA", "setB"), "ddtp": ("setA",)}, max_pairs=20, n_permutations=200,
+                plots=False, show_progress=False, depth=30)
+    base.update(kw)
+    return BenchmarkConfig(**base)
+
+
+def run(cfg: BenchmarkConfig, encoder, data=None):
+    from mlirkit.benchmark.pipeline import run_benchmark
+
+    return run_benchmark(cfg, encoders={"fake": encoder}, data=data if data is not None else make_data(),
+                         parallel_rows=make_rows(), command="pytest")
+
+
+# ---------------------------------------------------------------------------- end to end
+def test_end_to_end_outputs(tmp_path):
+    from mlirkit.io.trec import read_run
+    from mlirkit.shift import load_transform
+
+    enc = CountingEncoder(dim=32, lang_strength=1.0, normalize=True)
+    cfg = config(tmp_path)
+    result = run(cfg, enc)
+    out = cfg.output
+    assert not list(tmp_path.glob(".out.tmp-*"))  # written atomically
+    report = json.loads((out / "report.json").read_text())
+    md = (out / "report.md").read_text()
+    main_runs = ["base", f"shift-ood@{result.encoders[0].chosen_alpha['ood']:g}", "centering-ood", "lir-ood",
+                 f"shift-ddtp@{result.encoders[0].chosen_alpha['ddtp']:g}", "centering-ddtp", "lir-ddtp"]
+    assert report["encoders"]["fake"]["main_runs"] == main_runs
+    assert len(report["main_table"]["rows"]) == 7
+    assert report["main_table"]["columns"][:3] == ["encoder", "system", "alpha"]
+    assert set(report["encoders"]["fake"]["chosen_alpha"].values()) <= {0.5, 1.0}
+    assert "dev split" in report["split"] and "test split" in report["split"]
+    assert "## Main table (test split)" in md and "dev chooses, test reports" in md
+    test = report["encoders"]["fake"]["test"]
+    for run_name in main_runs:
+        assert set(test[run_name]) >= {"ndcg@20", "recall@20", "mrr@10", "tlr@20", "samelang@20"}
+    # significance: every non-base main system against base, for every metric, Holm-corrected
+    comps = test["_significance"]
+    assert {(c["run_a"], c["run_b"]) for c in comps} == {("base", r) for r in main_runs[1:]}
+    assert len(comps) == 6 * 5 and all(c["test"] == "fisher" for c in comps)
+    # every sweep alpha on dev and test
+    assert set(report["encoders"]["fake"]["test_sweep"]) == {"base", "shift-ood@0.5", "shift-ood@1", "centering-ood",
+                                                              "lir-ood", "shift-ddtp@0.5", "shift-ddtp@1",
+                                                              "centering-ddtp", "lir-ddtp"}
+    # TREC runs: main systems, both splits, readable, the right queries and depth
+    data = make_data()
+    for split in ("dev", "test"):
+        for run_name in main_runs:
+            trec = read_run(out / "runs" / "fake" / split / f"{run_name}.trec")
+            assert set(trec) == {q.query_id for q in data.splits[split].queries}
+            assert all(len(h) == 30 for h in trec.values())
+    # transform files load and belong to this encoder
+    for source in ("ood", "ddtp"):
+        for method in ("shift", "centering", "lir"):
+            t = load_transform(out / "transforms" / "fake" / f"{source}-{method}.safetensors")
+            assert t.method == method and t.encoder == enc.fingerprint
+    assert load_transform(out / "transforms" / "fake" / "ood-shift.safetensors").meta["pairs"] == {"de": 20, "fr": 20}
+    assert not (out / "plots").exists()
+
+
+@pytest.mark.slow
+def test_plots_are_written_and_linked(tmp_path):
+    cfg = config(tmp_path, plots=True)
+    result = run(cfg, FakeEncoder(dim=32, lang_strength=1.0, normalize=True))
+    out = cfg.output
+    for name in ("alpha-ood-test", "alpha-ddtp-test", "language-mix-test", "projection-shift-ood",
+                 "projection-shift-ddtp"):
+        for ext in ("png", "svg"):
+            assert (out / "plots" / "fake" / f"{name}.{ext}").stat().st_size > 1000
+    assert sorted(result.encoders[0].files["plots"]) == sorted(
+        str(p.relative_to(out)) for p in (out / "plots").rglob("*.*"))
+    md = (out / "report.md").read_text()
+    assert "![language-mix-test](plots/fake/language-mix-test.png)" in md
+
+
+def test_main_table_values_match_recomputed_metrics(tmp_path):
+    """The reported base and SHIFT figures equal metrics recomputed from the written TREC runs."""
+    from mlirkit.eval import evaluate
+    from mlirkit.io.trec import read_run
+
+    result = run(config(tmp_path), FakeEncoder(dim=32, lang_strength=1.0, normalize=True))
+    enc = result.encoders[0]
+    data = make_data()
+    sp = data.splits["test"]
+    for run_name in enc.main_runs:
+        trec = read_run(cfg_out(tmp_path) / "runs" / "fake" / "test" / f"{run_name}.trec")
+        again = evaluate(sp.qrels, {run_name: trec}, ["ndcg@20", "tlr@20"], doc_langs=data.doc_langs,
+                         query_langs=sp.query_langs, significance=None)
+        for metric in ("ndcg@20", "tlr@20"):
+            assert again.value(run_name, metric) == pytest.approx(enc.test.value(run_name, metric), abs=1e-9)
+
+
+def cfg_out(tmp_path: Path) -> Path:
+    return tmp_path / "out"
+
+
+def test_alpha_chosen_on_dev_only(tmp_path):
+    """Changing only the test qrels never changes the chosen alpha (selection is blind to test)."""
+    enc = FakeEncoder(dim=32, lang_strength=1.0, normalize=True)
+    data = make_data()
+    r1 = run(config(tmp_path, output=tmp_path / "a", alphas=(0.2, 0.6, 1.0)), enc, data)
+    for qid in data.splits["test"].qrels:
+        data.splits["test"].qrels[qid] = {d: 1 for d in list(data.splits["test"].qrels[qid])[:1]}
+    r2 = run(config(tmp_path, output=tmp_path / "b", alphas=(0.2, 0.6, 1.0)), enc, data)
+    assert r1.encoders[0].chosen_alpha == r2.encoders[0].chosen_alpha
+    dev = r1.encoders[0].dev
+    best = max((dev.value(f"shift-ood@{a:g}", "ndcg@20"), -a) for a in (0.2, 0.6, 1.0))
+    assert r1.encoders[0].chosen_alpha["ood"] == -best[1]
+
+
+def test_shift_reduces_planted_language_bias(tmp_path):
+    """With a strong per-language offset, base prefers the query's language; SHIFT lowers that share
+    and raises TLR@20 (the effect the benchmark exists to show)."""
+    result = run(config(tmp_path, alphas=(1.0,)), FakeEncoder(dim=64, lang_strength=2.0, normalize=False))
+    test = result.encoders[0].test
+    assert test.value("base", "samelang@20") > test.value("shift-ood@1", "samelang@20")
+    assert test.value("shift-ood@1", "tlr@20") > test.value("base", "tlr@20")
+
+
+def test_output_exists_refused_then_overwritten(tmp_path):
+    enc = FakeEncoder(dim=16)
+    cfg = config(tmp_path)
+    run(cfg, enc)
+    with pytest.raises(MlirkitError, match="already exists"):
+        run(cfg, enc)
+    run(cfg.with_(overwrite=True), enc)
+    assert (cfg.output / "report.json").is_file()
+
+
+# ---------------------------------------------------------------------------- cache
+def test_second_run_reuses_the_cache(tmp_path):
+    enc = CountingEncoder(dim=16)
+    run(config(tmp_path), enc)
+    first = dict(enc.texts)
+    assert first["doc"] > 0 and first["query"] == 8 + 16
+    enc2 = CountingEncoder(dim=16)  # same fingerprint, fresh counters
+    result = run(config(tmp_path, output=tmp_path / "out2"), enc2)
+    assert enc2.calls == {"doc": 0, "query": 0}
+    assert result.cache["hits"] == 4 and result.cache["misses"] == 0 and result.cache["texts_encoded"] == 0
+    # and the figures are identical
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["main_table"] == \
+        json.loads((tmp_path / "out2" / "report.json").read_text())["main_table"]
+
+
+def test_encoder_change_invalidates_the_cache(tmp_path):
+    run(config(tmp_path), CountingEncoder(dim=16, lang_strength=0.5))
+    enc = CountingEncoder(dim=16, lang_strength=0.7)  # another fingerprint
+    result = run(config(tmp_path, output=tmp_path / "out2"), enc)
+    assert enc.texts["query"] == 24 and enc.texts["doc"] > 0
+    assert result.cache["misses"] == 4 and result.cache["removed_stale"] == 4
+    # only the new encoder's entries are left
+    digests = {p.name.split("-")[-2] for p in (tmp_path / "cache" / "fake").glob("*.npy")}
+    assert digests == {enc.digest}
+
+
+def test_data_change_invalidates_only_what_changed(tmp_path):
+    run(config(tmp_path), CountingEncoder(dim=16))
+    data = make_data()
+    d = data.docs[5]
+    data.docs[5] = d._replace(text=d.text + " changed")
+    enc = CountingEncoder(dim=16)
+    result = run(config(tmp_path, output=tmp_path / "out2"), enc, data)
+    assert enc.texts == {"doc": len(data.docs), "query": 0}  # the corpus again; queries and pairs from the cache
+    assert result.cache["hits"] == 3 and result.cache["misses"] == 1
+
+
+def test_cache_resumes_an_interrupted_encoding(tmp_path):
+    class Failing(CountingEncoder):
+        fail_after = 2
+
+        def encode_docs(self, texts, langs=None, **kw):
+            if self.calls["doc"] >= self.fail_after:
+                raise KeyboardInterrupt
+            return super().encode_docs(texts, langs)
+
+    texts = [f"text number {i} " + "x " * (i % 7) for i in range(50)]
+    langs = ["en"] * 50
+    cache = EmbeddingCache(tmp_path, chunk_size=10, show_progress=False)
+    with pytest.raises(KeyboardInterrupt):
+        cache.embed(Failing(dim=8), "fake", "corpus", "doc", texts, langs)
+    enc = CountingEncoder(dim=8)
+    out = EmbeddingCache(tmp_path, chunk_size=10, show_progress=False).embed(enc, "fake", "corpus", "doc", texts, langs)
+    assert enc.texts["doc"] == 30  # two chunks of ten were kept
+    np.testing.assert_allclose(out, FakeEncoder(dim=8).encode_docs(texts, langs), rtol=0, atol=0)
+    assert not list(tmp_path.rglob("*.parts"))
+
+
+def test_cache_rejects_a_damaged_entry(tmp_path):
+    texts, langs = ["a b", "c d e"], ["en", "de"]
+    cache = EmbeddingCache(tmp_path, show_progress=False)
+    enc = CountingEncoder(dim=8)
+    cache.embed(enc, "fake", "x", "doc", texts, langs)
+    path = next(tmp_path.rglob("*.npy"))
+    np.save(path, np.zeros((3, 8), dtype=np.float32))  # wrong shape
+    again = cache.embed(enc, "fake", "x", "doc", texts, langs)
+    assert enc.calls["doc"] == 2 and again.shape == (2, 8)
+
+
+def test_data_digest_sensitivity():
+    base = data_digest("doc", ["a", "b"], ["en", "de"])
+    assert base == data_digest("doc", ["a", "b"], ["en", "de"])
+    assert len({base, data_digest("query", ["a", "b"], ["en", "de"]), data_digest("doc", ["b", "a"], ["de", "en"]),
+                data_digest("doc", ["a", "b"], ["en", "fr"]), data_digest("doc", ["ab", ""], ["en", "de"]),
+                data_digest("doc", ["a", "b "], ["en", "de"])}) == 6
+
+
+# ---------------------------------------------------------------------------- retrieval
+def test_retrieval_matches_numpy_cosine_and_tie_breaking():
+    from mlirkit.benchmark.retrieval import Condition, retrieve
+    from mlirkit.shift import fit_shift_from_embeddings
+
+    rng = np.random.default_rng(3)
+    docs = rng.standard_normal((40, 8)).astype(np.float32)
+    docs[7] = docs[3] * 2  # same direction: a tie broken by doc id
+    doc_ids = [f"d{i:02d}" for i in range(40)]
+    doc_langs = ["en", "de"] * 20
+    queries = rng.standard_normal((5, 8)).astype(np.float32)
+    queries[0] = docs[3]
+    qids = [f"q{i}" for i in range(5)]
+    t = fit_shift_from_embeddings(rng.standard_normal((6, 8)), {"de": rng.standard_normal((6, 8))}, "en",
+                                  encoder={"class": "x"})
+    for cond, alpha in ((Condition("base"), 0.0), (Condition("shift", "s", 0.7, t), 0.7)):
+        run_ = retrieve(cond, docs, doc_ids, doc_langs, queries, qids, ["en"] * 5, k=10)
+        shifted = docs.astype(np.float64) - alpha * np.outer(np.array([lang == "de" for lang in doc_langs]),
+                                                             t.params["de"])
+        d = shifted / np.linalg.norm(shifted, axis=1, keepdims=True)
+        q = queries / np.linalg.norm(queries, axis=1, keepdims=True)
+        scores = q @ d.T
+        for i, qid in enumerate(qids):
+            expected = sorted(range(40), key=lambda j: (-round(scores[i, j], 5), doc_ids[j]))[:10]
+            assert list(run_[qid]) == [doc_ids[j] for j in expected]
+            np.testing.assert_allclose([run_[qid][doc_ids[j]] for j in expected], scores[i, expected], atol=1e-5)
+    base = retrieve(Condition("base"), docs, doc_ids, doc_langs, queries, qids, ["en"] * 5, k=3)
+    assert list(base["q0"])[:2] == ["d03", "d07"]
+
+
+def test_shift_is_rebased_for_other_query_languages():
+    from mlirkit.benchmark.retrieval import transform_for_query_lang
+    from mlirkit.shift import fit_shift_from_embeddings
+
+    rng = np.random.default_rng(0)
+    t = fit_shift_from_embeddings(rng.standard_normal((4, 3)), {"de": rng.standard_normal((4, 3)),
+                                                                 "fr": rng.standard_normal((4, 3))}, "en",
+                                  encoder={"class": "x"})
+    assert transform_for_query_lang(t, "en") is t
+    de = transform_for_query_lang(t, "de")
+    np.testing.assert_allclose(de.params["fr"], t.params["fr"] - t.params["de"], atol=1e-6)
+    np.testing.assert_allclose(de.params["en"], -t.params["de"], atol=1e-6)
+    with pytest.raises(MlirkitError, match="no vector for the query language 'ja'"):
+        transform_for_query_lang(t, "ja")
+
+
+# ---------------------------------------------------------------------------- data selection
+def test_parallel_pairs_are_shared_evenly_and_deterministic():
+    rows = make_rows(n_groups=40)
+    ps = load_parallel("ood", ["setA", "setB"], source_lang="en", target_langs=["en", "de", "fr", "ja"],
+                       pairs_per_lang=30, rows=rows)
+    assert ps.pairs == {"de": 30, "fr": 30}  # ja: no pairs (warned), en: the source
+    assert ps.by_source == {"setA": {"de": 15, "fr": 15}, "setB": {"de": 15, "fr": 15}}
+    for lang, (tgt, src) in ps.alignment.items():
+        assert all(ps.langs[i] == lang for i in tgt) and all(ps.langs[i] == "en" for i in src)
+    # same groups for every language: the English texts are shared
+    assert len(ps.rows_of("en")) == len(set(ps.alignment["de"][1]) | set(ps.alignment["fr"][1]))
+    again = load_parallel("ood", ["setA", "setB"], source_lang="en", target_langs=["de", "fr", "ja"],
+                          pairs_per_lang=30, rows=make_rows(n_groups=40))
+    assert again.texts == ps.texts and again.alignment == ps.alignment
+    # setB has only 20 fr groups: the rest comes from setA
+    more = load_parallel("ood", ["setA", "setB"], source_lang="en", target_langs=["fr"], pairs_per_lang=70, rows=rows)
+    assert more.by_source == {"setB": {"fr": 20}, "setA": {"fr": 40}}
+    with pytest.raises(MlirkitError, match="no translation pairs"):
+        load_parallel("x", ["setA"], source_lang="en", target_langs=["ja"], pairs_per_lang=5, rows=rows)
+
+
+def test_select_languages_and_quick():
+    data = make_data(n_groups=30)
+    only = select(data, languages=["en", "de"])
+    assert {d.lang for d in only.docs} == {"en", "de"}
+    assert all(set(r) <= {d.doc_id for d in only.docs} for s in only.splits.values() for r in s.qrels.values())
+    quick = select(data, quick_groups=6)
+    assert quick.notes["quick_groups"] == {"dev": 2, "test": 4}
+    assert len(quick.docs) == 6 * 3
+    assert {d.doc_id for d in quick.docs} == {d for s in quick.splits.values() for r in s.qrels.values() for d in r}
+    with pytest.raises(MlirkitError, match="ja not in synthetic"):
+        select(data, languages=["en", "ja"])
+    empty_dev = BenchmarkData("x", data.docs, {"dev": Split("dev", [], {}), "test": data.splits["test"]})
+    with pytest.raises(MlirkitError, match="no dev queries left"):
+        select(empty_dev)
+
+
+# ---------------------------------------------------------------------------- config and CLI
+@pytest.mark.parametrize("kw, match", [
+    (dict(encoders=()), "no encoders"),
+    (dict(encoders=("a", "a")), "given twice"),
+    (dict(alphas=(0.5, 2.5)), "outside"),
+    (dict(alphas=(0.0,)), "outside"),
+    (dict(max_pairs=0), "max_pairs"),
+    (dict(languages=()), "empty"),
+    (dict(select_metric="map@10"), "selection metric"),
+])
+def test_config_errors(kw, match):
+    with pytest.raises(MlirkitError, match=match):
+        BenchmarkConfig(**kw)
+
+
+def test_config_sweep():
+    assert BenchmarkConfig().sweep == (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+    assert BenchmarkConfig(quick=True).sweep == (0.2, 0.4, 0.6, 0.8, 1.0)
+    assert BenchmarkConfig(alphas=(1.0, 0.5, 0.5)).sweep == (0.5, 1.0)
+
+
+def test_cli_refuses_existing_output_and_bad_languages(tmp_path, capsys):
+    from mlirkit.benchmark.cli import main
+    from mlirkit.cli import run_cli
+
+    (tmp_path / "out").mkdir()
+    assert run_cli(main, ["--output", str(tmp_path / "out"), "--quiet"]) == 2
+    assert "already exists" in capsys.readouterr().err
+    rc = run_cli(main, ["--output", str(tmp_path / "o2"), "--languages", "en", "xx", "--encoders", "usem",
+                        "--cache-dir", str(tmp_path / "c"), "--quiet", "--quick"])
+    assert rc == 2
+    assert "--languages: xx not in mlirkit/ddtp" in capsys.readouterr().err
+    assert not (tmp_path / "o2").exists()
+
+
+def test_cli_encoder_options():
+    from mlirkit.benchmark.cli import build_parser, encoder_options
+
+    args = build_parser().parse_args(["--encoders", "multilingual-e5-small-q4", "usem", "--max-length", "128",
+                                      "--quantize", "int8", "--threads", "2"])
+    opts = encoder_options(args)
+    assert opts["multilingual-e5-small-q4"] == {"max_length": 128, "batch_size": 32, "quantize": "int8", "threads": 2}
+    assert opts["usem"] == {"threads": 2}
+
+
+@pytest.mark.slow
+def test_quick_run_on_the_bundled_benchmark(tmp_path):
+    """--quick on the real bundled DDTP collection and parallel sets (FakeEncoder instead of a model)."""
+    from mlirkit.benchmark.pipeline import run_benchmark
+
+    cfg = BenchmarkConfig(encoders=("fake",), quick=True, output=tmp_path / "out", cache_dir=tmp_path / "cache",
+                          plots=False, show_progress=False, n_permutations=100)
+    result = run_benchmark(cfg, encoders={"fake": FakeEncoder(dim=16, normalize=True)}, command="pytest")
+    d = result.data
+    assert d["benchmark"] == "mlirkit/ddtp" and sum(d["groups"].values()) == 100
+    assert d["queries"]["dev"] + d["queries"]["test"] == 100 and len(d["documents_per_language"]) >= 8
+    ood = result.encoders[0].parallel["ood"]
+    assert ood["sources"] == ["mlirkit/parallel/libreoffice-help", "mlirkit/parallel/gettext"]
+    assert all(n == 50 for n in ood["pairs"].values())
+    assert (tmp_path / "out" / "report.md").is_file()
+
+
+@pytest.mark.slow
+def test_end_to_end_with_a_tiny_hf_model(tmp_path, tiny_encoder):
+    """The same pipeline with a real (tiny, random) transformer through the HF encoder class."""
+    cfg = config(tmp_path, plots=True)
+    from mlirkit.benchmark.pipeline import run_benchmark
+
+    result = run_benchmark(cfg, encoders={"fake": tiny_encoder}, data=make_data(), parallel_rows=make_rows(),
+                           command="pytest")
+    assert result.encoders[0].dim == tiny_encoder.dim
+    assert (cfg.output / "report.md").is_file() and (cfg.output / "plots" / "fake" / "alpha-ood-test.png").is_file()
+    result2 = run_benchmark(cfg.with_(output=tmp_path / "again"), encoders={"fake": tiny_encoder}, data=make_data(),
+                            parallel_rows=make_rows(), command="pytest")
+    assert result2.cache["texts_encoded"] == 0
