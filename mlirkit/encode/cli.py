@@ -12,6 +12,9 @@ from mlirkit.cli import configure_logging
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.errors import MlirkitError
 from mlirkit.index.atomic import refuse_existing
+from mlirkit.index.types import add_index_type_args, index_spec_from_args
+
+ENGINES = ("local", "ray")
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +53,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk-size", type=int, default=2048, help="documents encoded and written per step")
     p.add_argument("--overwrite", action="store_true", help="replace an existing index directory")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_index_type_args(p)
+    g = p.add_argument_group("engine")
+    g.add_argument("--engine", choices=ENGINES, default="local",
+                   help="local: this process; ray: a Ray cluster (pip install 'mlirkit[ray]')")
+    g.add_argument("--address", default=None, help="Ray cluster address (default: start a local one)")
+    g.add_argument("--num-workers", type=int, default=1, help="Ray encoder actors (each loads the model once)")
+    g.add_argument("--num-gpus-per-worker", type=float, default=0.0, help="GPUs per Ray actor")
+    g.add_argument("--num-cpus-per-worker", type=float, default=1.0, help="CPUs per Ray actor")
+    g.add_argument("--block-size", type=int, default=10_000, help="documents per Ray task and shard")
+    g.add_argument("--shard-root", default=None,
+                   help="directory for the Ray shards, shared by all workers (default: beside --index)")
     return p
 
 
@@ -62,6 +76,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     alpha = parse_alpha(args.alpha)
     if args.alpha and not args.transform:
         raise MlirkitError("--alpha needs --transform")
+    index_spec = index_spec_from_args(args)
+    ray_flags = [f for f, default in (("address", None), ("num_gpus_per_worker", 0.0), ("shard_root", None))
+                 if getattr(args, f) != default] + (["num_workers"] if args.num_workers != 1 else [])
+    if args.engine != "ray" and ray_flags:
+        raise MlirkitError(f"--{ray_flags[0].replace('_', '-')} needs --engine ray")
 
     from mlirkit.encode.indexer import Indexer
     from mlirkit.io.corpus import CorpusStats, count_docs, read_corpus
@@ -80,18 +99,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     total = count_docs(args.corpus)
     if total is not None and args.num_shards > 1:
         total = len(range(args.shard_id, total, args.num_shards))
+    if args.engine == "ray":
+        return _encode_ray(args, _chain(first, docs), alpha, index_spec, stats)
     encoder = encoder_from_args(args)
     indexer = Indexer(encoder, args.index, transform=args.transform, alpha=alpha, save_embeddings=args.save_embeddings,
                       overwrite=args.overwrite, batch_size=args.batch_size, chunk_size=args.chunk_size,
                       strict=args.strict, force=args.force, show_progress=not args.quiet,
                       encoder_name=args.encoder, encoder_options={"encoder_class": args.encoder_class, **encoder_options(args)},
-                      extra_meta={"corpus": str(args.corpus), "shard": {"id": args.shard_id, "count": args.num_shards}})
+                      extra_meta={"corpus": str(args.corpus), "shard": {"id": args.shard_id, "count": args.num_shards}},
+                      index_type=index_spec)
     result = indexer.index(_chain(first, docs), total=total)
     if stats.skipped_empty:
         logger.warning("skipped %d documents with empty text", stats.skipped_empty)
     print(json.dumps({"index": str(args.index), "documents": result.documents,
                       "docs_per_second": round(result.docs_per_second, 1),
                       "languages": dict(sorted(result.lang_counts.items()))}))
+    return 0
+
+
+def _encode_ray(args, docs, alpha, index_spec, stats) -> int:
+    from mlirkit.encode.ray_engine import RayOptions, encode_with_ray, encoder_factory
+
+    options = {"encoder_class": args.encoder_class, **encoder_options(args)}
+    summary = encode_with_ray(
+        docs, args.index, make_encoder=encoder_factory(args.encoder, args.encoder_class, **encoder_options(args)),
+        encoder_name=args.encoder, encoder_options=options, transform=args.transform, alpha=alpha,
+        strict=args.strict, force=args.force, save_embeddings=args.save_embeddings, overwrite=args.overwrite,
+        index_type=index_spec, chunk_size=args.chunk_size, batch_size=args.batch_size,
+        options=RayOptions(address=args.address, num_workers=args.num_workers,
+                           num_gpus_per_worker=args.num_gpus_per_worker, num_cpus_per_worker=args.num_cpus_per_worker,
+                           block_size=args.block_size, shard_root=args.shard_root),
+        extra_meta={"corpus": str(args.corpus), "shard": {"id": args.shard_id, "count": args.num_shards}},
+        show_progress=not args.quiet)
+    if stats.skipped_empty:
+        logger.warning("skipped %d documents with empty text", stats.skipped_empty)
+    print(json.dumps({"index": str(args.index), "documents": summary["documents"],
+                      "docs_per_second": summary["docs_per_second"], "engine": "ray", "blocks": summary["blocks"],
+                      "languages": summary["languages"]}))
     return 0
 
 

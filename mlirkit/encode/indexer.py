@@ -49,7 +49,8 @@ class Indexer:
                  save_embeddings: bool = False, overwrite: bool = False, batch_size: int | None = None,
                  chunk_size: int = 2048, strict: bool = False, force: bool = False,
                  show_progress: bool = True, encoder_name: str | None = None,
-                 encoder_options: dict[str, Any] | None = None, extra_meta: dict[str, Any] | None = None) -> None:
+                 encoder_options: dict[str, Any] | None = None, extra_meta: dict[str, Any] | None = None,
+                 index_type: Any = None) -> None:
         self.encoder = encoder
         self.index_dir = Path(index_dir)
         self.transform_path: Path | None = None
@@ -70,6 +71,7 @@ class Indexer:
         self.chunk_size = chunk_size
         self.strict = strict
         self.show_progress = show_progress
+        self.index_type = index_type  # IndexSpec, type name or None (flat); see mlirkit.index.types
         self.extra_meta = {"encoder_name": encoder_name, "encoder_options": encoder_options or {},
                            **(extra_meta or {})}
 
@@ -84,7 +86,8 @@ class Indexer:
         start = time.perf_counter()
         with IndexWriter(self.index_dir, dim=self.encoder.dim, encoder=self.encoder.fingerprint, normalized=True,
                          transform=transform_meta, save_embeddings=self.save_embeddings,
-                         overwrite=self.overwrite, extra_meta=self.extra_meta) as writer, \
+                         overwrite=self.overwrite, extra_meta=self.extra_meta,
+                         index_type=self.index_type) as writer, \
                 tqdm(total=total, unit="doc", desc="encode", disable=not self.show_progress) as bar:
             if self.transform_path is not None:
                 shutil.copyfile(self.transform_path, writer.tmp / TRANSFORM_FILE)

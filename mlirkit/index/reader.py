@@ -23,10 +23,13 @@ class DenseIndex:
     """An index directory. ``meta`` is ``{}`` for a plain Pyserini index (no ``meta.json``).
 
     ``langs`` falls back to :data:`UNKNOWN` for every document when the ``langs`` file is absent.
+    With ``mmap=True`` the FAISS file is memory-mapped (``IO_FLAG_MMAP_IFC``: flat codes, HNSW storage
+    and IVF lists stay in the page cache instead of process memory; the index is then read-only).
     """
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, *, mmap: bool = False) -> None:
         self.path = Path(path)
+        self.mmap = mmap
         if not (self.path / FAISS_FILE).is_file() or not (self.path / DOCID_FILE).is_file():
             raise MlirkitError(f"{self.path} is not an index directory (needs '{FAISS_FILE}' and '{DOCID_FILE}')")
         meta_path = self.path / META_FILE
@@ -48,7 +51,8 @@ class DenseIndex:
     def faiss_index(self):
         import faiss
 
-        index = faiss.read_index(str(self.path / FAISS_FILE))
+        flags = getattr(faiss, "IO_FLAG_MMAP_IFC", faiss.IO_FLAG_MMAP) if self.mmap else 0
+        index = faiss.read_index(str(self.path / FAISS_FILE), flags)
         if index.ntotal != len(self.docids):
             raise MlirkitError(f"{self.path}: FAISS index has {index.ntotal} vectors but "
                                f"{len(self.docids)} document ids")
@@ -67,6 +71,13 @@ class DenseIndex:
         return self.meta.get("transform")
 
     @property
+    def index_spec(self):
+        """The :class:`~mlirkit.index.types.IndexSpec` (``meta.json``'s ``index_type``, else inferred)."""
+        from mlirkit.index.types import spec_of
+
+        return spec_of(self)
+
+    @property
     def has_embeddings(self) -> bool:
         return (self.path / EMBEDDINGS_FILE).is_file()
 
@@ -77,7 +88,10 @@ class DenseIndex:
         return np.load(self.path / EMBEDDINGS_FILE, mmap_mode="r" if mmap else None)
 
     def indexed_vectors(self) -> np.ndarray:
-        """The vectors stored in the FAISS index (reconstructed; flat indexes only)."""
+        """The vectors stored in the FAISS index (reconstructed; flat and HNSW indexes only)."""
+        from mlirkit.index.types import require_reconstructable
+
+        require_reconstructable(self)
         index = self.faiss_index
         try:
             return index.reconstruct_n(0, index.ntotal)

@@ -7,6 +7,7 @@ import shutil
 import tempfile
 from collections import Counter
 from contextlib import ExitStack
+import logging
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
@@ -19,6 +20,8 @@ from mlirkit.index.atomic import refuse_existing, replace_path
 from mlirkit.index.layout import (DOCID_FILE, EMBEDDINGS_FILE, FAISS_FILE, FORMAT, FORMAT_VERSION, LANGS_FILE,
                                   META_FILE)
 
+logger = logging.getLogger(__name__)
+
 
 def l2_normalize(x: np.ndarray) -> np.ndarray:
     """Rows scaled to unit L2 norm (zero rows left as they are)."""
@@ -29,17 +32,25 @@ def l2_normalize(x: np.ndarray) -> np.ndarray:
 class IndexWriter:
     """Write an index directory in one pass; use as a context manager.
 
-    ``add(ids, langs, vectors, raw=None)`` appends a batch: ``vectors`` go into the FAISS
-    ``IndexFlatIP`` exactly as given (callers transform and normalise first), ``raw`` (the
+    ``add(ids, langs, vectors, raw=None)`` appends a batch: ``vectors`` go into the FAISS index
+    exactly as given (callers transform and normalise first), ``raw`` (the
     untransformed encoder output) goes to ``embeddings.npy`` when ``save_embeddings``. Everything
     is written under a temporary sibling directory and renamed onto ``path`` only when the block
     exits without an exception; duplicate doc ids raise :class:`MlirkitError`.
+
+    ``index_type`` (an :class:`~mlirkit.index.types.IndexSpec`, a type name or a ``meta.json`` entry;
+    default ``flat``) selects the FAISS index; types that need training (``ivf-pq``) spool the vectors
+    to a temporary file and train on a sample of them when the block exits.
     """
 
     def __init__(self, path: str | os.PathLike, *, dim: int, encoder: dict[str, Any], normalized: bool,
                  transform: dict[str, Any] | None = None, save_embeddings: bool = False,
-                 overwrite: bool = False, extra_meta: dict[str, Any] | None = None) -> None:
+                 overwrite: bool = False, extra_meta: dict[str, Any] | None = None,
+                 index_type: Any = None) -> None:
+        from mlirkit.index.types import IndexSpec
+
         self.path = Path(path)
+        self.index_spec = IndexSpec.coerce(index_type)
         self.dim = dim
         self.encoder = encoder
         self.normalized = normalized
@@ -61,7 +72,12 @@ class IndexWriter:
         self._docid = self._stack.enter_context(open(self.tmp / DOCID_FILE, "w", encoding="utf-8"))
         self._langs = self._stack.enter_context(open(self.tmp / LANGS_FILE, "w", encoding="utf-8"))
         self._raw = self._stack.enter_context(open(self.tmp / "embeddings.f32", "wb")) if self.save_embeddings else None
-        self.index = faiss.IndexFlatIP(self.dim)
+        self._spool = None
+        if self.index_spec.type.trained:
+            self._spool = self._stack.enter_context(open(self.tmp / "vectors.f32", "wb"))
+            self.index = None
+        else:
+            self.index = self.index_spec.new_index(self.dim)
         return self
 
     def add(self, ids: Sequence[str], langs: Sequence[str], vectors: np.ndarray,
@@ -73,7 +89,10 @@ class IndexWriter:
             if doc_id in self._seen:
                 raise MlirkitError(f"duplicate document id {doc_id!r}")
             self._seen.add(doc_id)
-        self.index.add(vectors)
+        if self._spool is not None:
+            self._spool.write(vectors.tobytes())
+        else:
+            self.index.add(vectors)
         self._docid.writelines(f"{i}\n" for i in ids)
         self._langs.writelines(f"{lang}\n" for lang in langs)
         self.lang_counts.update(langs)
@@ -90,6 +109,7 @@ class IndexWriter:
                 return
             if self.count == 0:
                 raise MlirkitError("no documents to index")
+            type_meta = self._finish_index()
             faiss.write_index(self.index, str(self.tmp / FAISS_FILE))
             if self._raw is not None:
                 _raw_to_npy(self.tmp / "embeddings.f32", self.tmp / EMBEDDINGS_FILE, self.count, self.dim)
@@ -99,13 +119,34 @@ class IndexWriter:
                 "encoder": self.encoder, "dim": self.dim, "metric": "inner_product",
                 "normalized": self.normalized, "transform": self.transform,
                 "count": self.count, "lang_counts": dict(sorted(self.lang_counts.items())),
-                "has_embeddings": self._raw is not None, **self.extra_meta,
+                "has_embeddings": self._raw is not None, "index_type": type_meta, **self.extra_meta,
             }
             (self.tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
             replace_path(self.tmp, self.path)
         finally:
             if self.tmp.exists():
                 shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+    def _finish_index(self) -> dict[str, Any]:
+        """Train and fill a trained index type from the spooled vectors; the ``index_type`` meta entry."""
+        spec = self.index_spec.resolve(self.dim, self.count)
+        extra: dict[str, Any] = {}
+        if self._spool is not None:
+            spool = self.tmp / "vectors.f32"
+            vectors = np.memmap(spool, dtype=np.float32, mode="r", shape=(self.count, self.dim))
+            self.index = spec.new_index(self.dim)
+            limit = spec.params.get("train_size") or self.count
+            sample = np.sort(np.random.default_rng(0).choice(self.count, size=limit, replace=False)) \
+                if limit < self.count else slice(None)
+            logger.info("training %s on %d of %d vectors", spec.factory(self.dim), min(limit, self.count), self.count)
+            self.index.train(np.ascontiguousarray(vectors[sample]))
+            for start in range(0, self.count, 1 << 16):
+                self.index.add(np.ascontiguousarray(vectors[start:start + (1 << 16)]))
+            del vectors
+            spool.unlink()
+            extra["trained_on"] = min(limit, self.count)
+        return spec.to_meta(self.dim, **extra)
 
 
 def _raw_to_npy(raw: Path, out: Path, rows: int, dim: int, chunk: int = 1 << 24) -> None:

@@ -16,7 +16,9 @@ logger = logging.getLogger(__name__)
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m mlirkit.search", description=__doc__)
-    p.add_argument("--index", required=True, help="index directory (mlirkit.encode or Pyserini)")
+    p.add_argument("--index", required=True, nargs="+", metavar="DIR",
+                   help="index directory (mlirkit.encode or Pyserini); several, or a directory of shard-* "
+                        "subdirectories, are searched as one (faiss.IndexShards)")
     p.add_argument("--topics", required=True, help="BEIR queries.jsonl, TSV (qid, text[, lang]) or an ir_datasets id")
     p.add_argument("--output", required=True, help="TREC run file to write")
     add_encoder_args(p, default=None)
@@ -24,6 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--query-lang", default=None, help="language of queries that have none")
     p.add_argument("--run-tag", default="mlirkit", help="run tag, the 6th TREC column")
     p.add_argument("--force", action="store_true", help="search with an encoder that differs from the index's (warned)")
+    p.add_argument("--mmap", action="store_true", help="memory-map the FAISS index files instead of reading them")
+    p.add_argument("--ef-search", type=int, default=None, help="HNSW candidate list size (default: stored in the index)")
+    p.add_argument("--nprobe", type=int, default=None, help="IVF cells visited (default: stored in the index)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing run file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
@@ -39,7 +44,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     queries = read_topics(args.topics, default_lang=args.query_lang)
     encoder = encoder_from_args(args) if args.encoder else None
-    searcher = Searcher(args.index, encoder, force=args.force, threads=args.threads,
+    from mlirkit.search.sharded import open_index
+
+    index = open_index(args.index, mmap=args.mmap, threads=args.threads, ef_search=args.ef_search,
+                       nprobe=args.nprobe)
+    searcher = Searcher(index, encoder, force=args.force, threads=args.threads,
                         encoder_overrides=encoder_options(args))
     results = searcher.search(queries, k=args.hits, batch_size=args.batch_size or 64, show_progress=not args.quiet)
     write_run(hits_to_run(results), args.output, tag=args.run_tag, overwrite=args.overwrite)

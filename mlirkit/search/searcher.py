@@ -48,7 +48,8 @@ class Searcher:
                  encoder_overrides: dict[str, Any] | None = None) -> None:
         from mlirkit.index import DenseIndex
 
-        self.index = DenseIndex(index_dir)
+        # an open index (DenseIndex, mlirkit.search.sharded.ShardedIndex) or a directory
+        self.index = index_dir if hasattr(index_dir, "faiss_index") else DenseIndex(index_dir)
         self.encoder = encoder if encoder is not None else encoder_for_index(self.index, **(encoder_overrides or {}))
         if threads:
             import faiss

@@ -1,0 +1,65 @@
+"""``python -m mlirkit.index``: ``merge`` shard directories into one index, ``info`` about an index."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+from mlirkit.cli import configure_logging
+from mlirkit.index.types import add_index_type_args, index_spec_from_args
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m mlirkit.index", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    m = sub.add_parser("merge", help="merge shard index directories (same encoder and transform) into one")
+    m.add_argument("shards", nargs="+", metavar="SHARD_DIR", help="index directories to merge")
+    m.add_argument("--output", required=True, help="merged index directory")
+    m.add_argument("--order", choices=["auto", "concat"], default="auto",
+                   help="auto: restore corpus order for a complete --num-shards split, else concatenate")
+    add_index_type_args(m, default=None)
+    m.add_argument("--threads", type=int, default=None, help="FAISS threads (training, HNSW build)")
+    m.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    m.add_argument("--quiet", action="store_true", help="no progress bar")
+    i = sub.add_parser("info", help="print an index directory's type, size and memory model as JSON")
+    i.add_argument("index", metavar="DIR")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure_logging()
+    if args.command == "merge":
+        from mlirkit.index.merge import merge_indexes
+
+        spec = index_spec_from_args(args)
+        if args.threads:
+            import faiss
+
+            faiss.omp_set_num_threads(args.threads)
+        summary = merge_indexes(args.shards, args.output, overwrite=args.overwrite, index_type=spec,
+                                order=args.order, show_progress=not args.quiet)
+        print(json.dumps(summary, ensure_ascii=False))
+    else:
+        print(json.dumps(index_info(args.index), ensure_ascii=False, indent=2))
+    return 0
+
+
+def index_info(path: str) -> dict[str, Any]:
+    from mlirkit.index.reader import DenseIndex
+
+    index = DenseIndex(path, mmap=True)
+    spec = index.index_spec
+    n = index.faiss_index.ntotal
+    files = {f.name: f.stat().st_size for f in sorted(Path(path).iterdir()) if f.is_file()}
+    info: dict[str, Any] = {
+        "index": str(path), "documents": n, "dim": index.dim, "index_type": spec.name, "params": spec.params,
+        "encoder": index.meta.get("encoder_name"), "transform": (index.transform or {}).get("method"),
+        "languages": index.meta.get("lang_counts"), "has_embeddings": index.has_embeddings, "file_bytes": files,
+    }
+    if spec.name in ("flat", "hnsw", "ivf-pq"):
+        info["model_bytes_per_doc"] = round(spec.bytes_per_doc(index.dim), 1)
+        info["model_fixed_bytes"] = int(spec.fixed_bytes(index.dim))
+    info["measured_index_bytes_per_doc"] = round(files.get("index", 0) / max(n, 1), 1)
+    return info
