@@ -98,7 +98,7 @@ class ShardedIndex:
         index = faiss.IndexShards(self.dim, self.parallel_shards, True)
         for sub in subs:
             index.add_shard(sub)
-        index._mlirkit_keep = subs  # the Python objects own the shards; keep them alive
+        self._subs = subs  # the Python objects own the shard indexes: keep them alive
         return index
 
     def search(self, vectors: np.ndarray, k: int, batch_size: int = 1024) -> tuple[np.ndarray, np.ndarray]:
