@@ -99,8 +99,13 @@ def test_fit_with_langid_and_heldout():
     held = t.langid.info["heldout"]
     assert held["n"] == 3 * n_held and held["accuracy"] > 0.95 and held["fraction"] == 0.2
     assert sum(t.langid.info["train_per_language"].values()) == 3 * (300 - n_held)
-    with pytest.raises(MlirkitError, match="--langid"):
-        fit_from_groups(ClusterEncoder(), groups, method="shift", source_lang="en", heldout=0.2)
+    # without --langid the held-out ids are simply kept out (and not encoded)
+    enc = ClusterEncoder()
+    t2, report2 = fit_from_groups(enc, groups, method="shift", source_lang="en", heldout=0.2, batch_size=30)
+    assert report2.heldout_groups == n_held and report2.texts_encoded == 3 * (300 - n_held)
+    assert t2.meta["pairs"] == t.meta["pairs"] and t2.langid is None
+    with pytest.raises(MlirkitError, match="outside"):
+        fit_from_groups(enc, groups, method="shift", source_lang="en", heldout=1.0)
 
 
 def test_rank_metrics_hand_computed():

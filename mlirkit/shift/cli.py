@@ -35,7 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--langid", action="store_true", help="also fit a language classifier (stored in the file)")
     f.add_argument("--langid-max-per-lang", type=int, default=5000, help="classifier training passages per language")
     f.add_argument("--heldout", type=float, default=0.0,
-                   help="fraction of ids kept out of fitting to measure language-identification accuracy")
+                   help="fraction of ids (chosen by a hash of the id) kept out of the fit; with --langid the "
+                        "classifier's accuracy on them is stored")
     f.add_argument("--langid-threshold", type=float, default=0.9, help="threshold for the held-out coverage figure")
     f.add_argument("--overwrite", action="store_true")
     add_encoder_args(f)

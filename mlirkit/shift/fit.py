@@ -258,16 +258,14 @@ def fit_from_groups(encoder, groups: Iterable[ParallelGroup], *, method: str, so
     """Encode parallel groups as documents and fit ``method``; one pass, every language together.
 
     ``max_pairs`` limits the number of ids used; ``langs`` restricts the target languages (the source
-    language is always read); ``heldout`` (a fraction of ids, chosen by hash) is kept out of the fit and
-    used to measure the language classifier's accuracy (``langid=True``).
+    language is always read); ``heldout`` (a fraction of ids, chosen by hash with :func:`is_heldout`) is
+    kept out of the fit (and, with ``langid=True``, used to measure the classifier's accuracy).
     """
     from tqdm.auto import tqdm
 
     TRANSFORMS.get(method)
     if not (0.0 <= heldout < 1.0):
         raise MlirkitError(f"held-out fraction {heldout} is outside [0, 1)")
-    if heldout and not langid:
-        raise MlirkitError("a held-out fraction is only used to evaluate language identification (add --langid)")
     keep = None if langs is None else set(langs) | {source_lang}
     acc = ACCUMULATORS[method](source_lang, encoder.dim)
     report = FitReport()
