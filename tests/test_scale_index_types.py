@@ -212,3 +212,32 @@ def test_memory_model_matches_file_sizes(tmp_path, data):
         model = resolved.bytes_per_doc(DIM) * len(docs) + resolved.fixed_bytes(DIM)
         size = (tmp_path / spec.name / "index").stat().st_size
         assert abs(model - size) / size < 0.1, (spec.name, model, size)
+
+
+@pytest.mark.slow
+@pytest.mark.jvm
+@pytest.mark.parametrize("name", ["hnsw", "ivf-pq"])
+def test_pyserini_faiss_searcher_opens_approximate_indexes(tmp_path, name):
+    """Pyserini's FaissSearcher reads any FAISS file: same hits as mlirkit's Searcher, settings from the file."""
+    from mlirkit.encode import Indexer
+    from mlirkit.io.records import Doc, Query
+    from mlirkit.pyserini import boot_jvm
+    from mlirkit.pyserini.encoders import MlirkitQueryEncoder
+    from mlirkit.search import Searcher
+    from mlirkit.testing.fake_encoder import FakeEncoder
+
+    boot_jvm()
+    from pyserini.search.faiss import FaissSearcher
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(80)]
+    docs = [Doc(f"d{i}", " ".join(rng.choice(words, 5)), "en") for i in range(400)]
+    queries = [Query(f"q{i}", " ".join(rng.choice(words, 3)), "en") for i in range(10)]
+    encoder = FakeEncoder(lang_strength=0.0)  # Pyserini's query encoder passes no language
+    spec = IndexSpec.create(name, {"nlist": 4, "m": 4, "nbits": 4, "nprobe": 2} if name == "ivf-pq" else {"M": 8})
+    Indexer(encoder, tmp_path / "i", index_type=spec, show_progress=False).index(docs)
+    ours = Searcher(tmp_path / "i", encoder).search(queries, k=10)
+    theirs = FaissSearcher(str(tmp_path / "i"), MlirkitQueryEncoder(encoder=encoder)).batch_search(
+        [q.text for q in queries], [q.query_id for q in queries], k=10)
+    for q in queries:
+        assert {h.docid for h in theirs[q.query_id]} == {h.doc_id for h in ours[q.query_id]}
