@@ -189,3 +189,21 @@ def test_cli_errors_exit_2(tmp_path, capsys):
     from mlirkit.cli import run_cli
     assert run_cli(main, ["inspect", str(tmp_path / "nope")]) == 2
     assert "no such transform file" in capsys.readouterr().err
+
+
+def test_fit_cli_bad_input_fails_before_loading_model(tmp_path, monkeypatch):
+    import mlirkit.encoders.options as options
+
+    def boom(*a, **k):
+        raise AssertionError("the encoder must not be loaded for bad input")
+    monkeypatch.setattr(options, "encoder_from_args", boom)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "lang": "en"}\n')
+    with pytest.raises(MlirkitError, match="bad.jsonl:1: missing text field"):
+        main(["fit", "--pairs", str(bad), "--source-lang", "en", "--output", str(tmp_path / "o")])
+    empty = tmp_path / "empty.jsonl.gz"
+    empty.write_bytes(gzip.compress(b"\n"))
+    with pytest.raises(MlirkitError, match="no parallel rows"):
+        main(["fit", "--pairs", str(empty), "--source-lang", "en", "--output", str(tmp_path / "o")])
+    with pytest.raises(MlirkitError, match="--source-lang"):
+        main(["fit", "--pairs", str(empty), "--output", str(tmp_path / "o")])

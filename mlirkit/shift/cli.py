@@ -101,7 +101,13 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from mlirkit.shift.fit import fit_from_groups
     from mlirkit.shift.parallel import open_parallel
 
+    import itertools
+
     groups = open_parallel(args.pairs, text_field=args.text_field, langs=args.langs)
+    first = list(itertools.islice(groups, 1))  # read before loading the model: bad input fails fast
+    if not first:
+        raise MlirkitError(f"{args.pairs}: no parallel rows")
+    groups = itertools.chain(first, groups)
     encoder = encoder_from_args(args)
     t, report = fit_from_groups(encoder, groups, method=args.method, source_lang=args.source_lang, langs=args.langs,
                                 max_pairs=args.max_pairs, batch_size=args.batch_size or 64, rank=args.rank,

@@ -1,0 +1,170 @@
+"""Corpus-fitted language vectors: SHIFT vectors estimated from the corpus being indexed, no parallel text.
+
+With ``mu_l`` the mean of the (untransformed) embeddings of the language-``l`` documents of the corpus:
+
+- relative to the source language (default; a :class:`~mlirkit.shift.shift.ShiftTransform`, method
+  ``shift``): ``V_l = mu_l - mu_src`` for every non-source language; ``z' = z - alpha * V_l`` moves the
+  mean of language l onto the mean of the source-language documents, which stay unchanged. On a fully
+  parallel corpus this equals the pair-fitted vector ``mean_i (f(D_i^l) - f(D_i^src))`` over the
+  corpus's own translation pairs (the mean of differences is the difference of means).
+- relative to the overall mean (``relative_to="overall"``; :class:`OverallShiftTransform`, method
+  ``shift-overall``): ``V_l = mu_l - mu`` with ``mu`` the mean of every document of a known language
+  (each document weighted once), for **every** language, the source language too; every language's
+  mean moves onto ``mu``. Queries are never touched (as in SHIFT), so this vector does not depend on
+  the query language and is never re-based.
+
+A mean of a handful of documents estimates topic as much as language: a language with fewer than
+``min_docs`` documents (default :data:`DEFAULT_MIN_DOCS`) is refused, naming the threshold, unless it is
+left out with ``langs``. Unknown-language documents (``und``, empty) are ignored.
+
+The idea of a language as an offset of the mean embedding is that of language centering (Libovicky et
+al., 2020); SHIFT's relative vectors are from the SHIFT paper (language vectors subtracted from
+documents only). Fitting on the corpus is mlirkit's variant: see docs/shift.md, "Language vectors:
+corpus-fitted and hybrid", for when it helps and when topics leak into the vectors.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from mlirkit.errors import MlirkitError
+from mlirkit.shift.shift import ShiftTransform
+from mlirkit.shift.transform import TRANSFORMS, LanguageTransform, OffsetTransform, check_finite, is_unknown
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MIN_DOCS = 20
+RELATIVE_TO = ("source", "overall")
+
+
+class OverallShiftTransform(OffsetTransform):
+    """``z' = z - alpha * (mu_l - mu)`` for documents of every language (the source language too);
+    queries unchanged. Fitted by :func:`fit_corpus_shift` with ``relative_to="overall"``."""
+
+    method = "shift-overall"
+    sides = ("doc",)
+    tensor_prefix = "vector"
+    transforms_source = True
+
+
+TRANSFORMS.register("shift-overall", OverallShiftTransform)
+
+
+def language_means(embs: np.ndarray, langs: Sequence[str | None], *,
+                   chunk_rows: int = 65536) -> tuple[dict[str, np.ndarray], Counter]:
+    """``({lang: mean (d,) float64}, {lang: count})`` over rows of known language, streamed in chunks."""
+    embs = np.asarray(embs) if not isinstance(embs, np.memmap) else embs
+    if embs.ndim != 2:
+        raise MlirkitError(f"embeddings must be a 2-d array, got shape {embs.shape}")
+    if len(langs) != embs.shape[0]:
+        raise MlirkitError(f"{len(langs)} languages for {embs.shape[0]} embeddings")
+    lang_a = np.asarray([("" if is_unknown(l) else str(l)) for l in langs], dtype=object)
+    sums: dict[str, np.ndarray] = {}
+    counts: Counter = Counter()
+    for a in range(0, embs.shape[0], chunk_rows):
+        block = np.asarray(embs[a:a + chunk_rows], dtype=np.float64)
+        check_finite("embeddings", block)
+        block_langs = lang_a[a:a + chunk_rows]
+        for lang in set(block_langs.tolist()):
+            if not lang:
+                continue
+            rows = block_langs == lang
+            sums[lang] = sums.get(lang, 0.0) + block[rows].sum(axis=0)
+            counts[lang] += int(rows.sum())
+    return {lang: sums[lang] / counts[lang] for lang in sorted(sums)}, counts
+
+
+def fit_corpus_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: str, *,
+                     encoder: dict[str, Any], relative_to: str = "source", min_docs: int = DEFAULT_MIN_DOCS,
+                     only_langs: Sequence[str] | None = None, origin: str | None = None,
+                     meta: dict[str, Any] | None = None) -> LanguageTransform:
+    """Corpus-fitted vectors from document embeddings ``embs`` (n, d) and their languages (module docstring).
+
+    ``only_langs`` restricts the languages that get a vector (the source language's mean is always
+    used); ``origin`` is recorded as where the embeddings came from (e.g. the index directory).
+    """
+    if relative_to not in RELATIVE_TO:
+        raise MlirkitError(f"relative_to must be one of {', '.join(RELATIVE_TO)}, got {relative_to!r}")
+    if int(min_docs) < 1:
+        raise MlirkitError(f"min_docs must be at least 1, got {min_docs}")
+    means, counts = language_means(embs, langs)
+    where = f" in {origin}" if origin else ""
+    if not means:
+        raise MlirkitError(f"no documents of a known language{where} to fit corpus vectors from")
+    if source_lang not in means:
+        raise MlirkitError(f"no {source_lang!r} (source-language) documents{where}: cannot fit vectors relative to "
+                           f"them (languages present: {', '.join(sorted(means))})")
+    wanted = sorted(means) if only_langs is None else sorted(set(only_langs) | {source_lang})
+    absent = [l for l in wanted if l not in means]
+    if absent:
+        raise MlirkitError(f"no documents of {', '.join(absent)}{where} (languages present: {', '.join(sorted(means))})")
+    few = {l: counts[l] for l in wanted if counts[l] < min_docs}
+    if few:
+        raise MlirkitError(
+            f"too few documents{where} to estimate a language mean: "
+            + ", ".join(f"{l} has {n}" for l, n in sorted(few.items()))
+            + f"; at least {min_docs} per language are needed (set the threshold with --min-docs, "
+              f"or leave the language out with --langs)")
+    if relative_to == "source":
+        ref = means[source_lang]
+        params = {l: (means[l] - ref).astype(np.float32) for l in wanted if l != source_lang}
+        if not params:
+            raise MlirkitError(f"only source-language ({source_lang}) documents{where}: no vector to fit")
+        ref_desc = f"mean of the {counts[source_lang]} {source_lang!r} documents"
+    else:
+        total = sum(counts.values())
+        ref = sum(means[l] * counts[l] for l in means) / total
+        params = {l: (means[l] - ref).astype(np.float32) for l in wanted}
+        ref_desc = f"mean of all {total} documents of a known language"
+    docs = {l: int(counts[l]) for l in wanted}
+    formula = "V_l = mean(l docs) - " + ("mean(source docs)" if relative_to == "source" else "mean(all docs)")
+    full_meta: dict[str, Any] = {
+        "pairs": None,
+        "source": origin,
+        "encoded_as": "documents",
+        "corpus_fit": {"relative_to": relative_to, "formula": formula, "reference": ref_desc,
+                       "min_docs": int(min_docs), "docs": docs, "origin": origin},
+        "provenance": {l: {"from": "corpus", "docs": docs[l]} for l in params},
+        **(meta or {}),
+    }
+    cls = ShiftTransform if relative_to == "source" else OverallShiftTransform
+    return cls(params, encoder=encoder, source_lang=source_lang, meta=full_meta)
+
+
+def index_document_embeddings(index_dir: str | os.PathLike) -> tuple[np.ndarray, list[str], dict[str, Any]]:
+    """``(untransformed embeddings, langs, encoder fingerprint)`` of an mlirkit index directory.
+
+    Uses ``embeddings.npy`` (``--save-embeddings``); without it, the indexed vectors when the index holds
+    untransformed (L2-normalised) vectors; an index of transformed vectors without embeddings is refused.
+    """
+    from mlirkit.index import DenseIndex
+
+    index = DenseIndex(index_dir)
+    if index.encoder is None:
+        raise MlirkitError(f"{index_dir} has no meta.json: its encoder is unknown (an mlirkit index is needed)")
+    if not (Path(index_dir) / "langs").is_file():
+        raise MlirkitError(f"{index_dir} has no langs file: document languages are needed to fit corpus vectors")
+    if index.has_embeddings:
+        embs = index.embeddings(mmap=True)
+    elif index.transform:
+        raise MlirkitError(f"{index_dir} holds transformed vectors ({index.transform.get('method')}) and no "
+                           f"embeddings.npy: re-encode with --save-embeddings to fit corpus vectors")
+    else:
+        logger.info("%s has no embeddings.npy: fitting on the indexed (normalised) vectors", index_dir)
+        embs = index.indexed_vectors()
+    return embs, list(index.langs), dict(index.encoder)
+
+
+def fit_corpus_shift_from_index(index_dir: str | os.PathLike, source_lang: str, *, relative_to: str = "source",
+                                min_docs: int = DEFAULT_MIN_DOCS, only_langs: Sequence[str] | None = None,
+                                meta: dict[str, Any] | None = None) -> LanguageTransform:
+    """:func:`fit_corpus_shift` on the documents of an index directory (its encoder is recorded)."""
+    embs, langs, encoder = index_document_embeddings(index_dir)
+    extra = {"normalized": bool(encoder.get("normalize", False)), **(meta or {})}
+    return fit_corpus_shift(embs, langs, source_lang, encoder=encoder, relative_to=relative_to, min_docs=min_docs,
+                            only_langs=only_langs, origin=str(index_dir), meta=extra)
