@@ -80,9 +80,14 @@ def plot_alpha_curves(sweep: Mapping[float, Mapping[str, float]], out_prefix: st
             raise MlirkitError(f"alpha sweep: no {metric!r} for alpha={missing[0]}")
         ys = [np.nan if by_alpha[a][metric] is None else by_alpha[a][metric] for a in alphas]
         ax.plot(alphas, ys, marker="o", color="tab:blue", label="SHIFT", zorder=3)
-        best = int(np.nanargmax(ys))
-        ax.annotate(f"{ys[best]:.3f}", (alphas[best], ys[best]), textcoords="offset points", xytext=(0, 6),
-                    ha="center", fontsize=8)
+        if not metric.lower().startswith("samelang"):  # a share, not a quality: no "best" point
+            best = int(np.nanargmax(ys))
+            ax.annotate(f"{ys[best]:.3f}", (alphas[best], ys[best]), textcoords="offset points", xytext=(0, 6),
+                        ha="center", fontsize=8)
+        expected = [by_alpha[a].get(f"{metric} (expected)") for a in alphas]
+        if all(e is not None for e in expected):  # samelang@k: share expected from the relevant documents
+            ax.plot(alphas, expected, color="grey", linestyle=":", label="expected from relevant set")
+            ax.legend(fontsize=7, loc="best")
         for i, (name, values) in enumerate((baselines or {}).items()):
             if metric in values and values[metric] is not None:
                 ax.axhline(values[metric], linestyle=styles[i % len(styles)], color=f"C{i + 1}", label=name)
