@@ -179,3 +179,25 @@ def test_posthoc_errors(tmp_path, tiny_encoder, transforms):
                  "--alpha", "0.5", "fr=1.0", "--output", str(tmp_path / "cli")]) == 0
     meta = json.loads((tmp_path / "cli/meta.json").read_text())
     assert meta["transform"]["alpha"] == {"*": 0.5, "fr": 1.0}
+
+
+def test_shifted_faiss_indexer_langid_for_unlabelled_docs(tmp_path, tiny_encoder):
+    from mlirkit.index import DenseIndex
+
+    t, _ = fit_from_groups(tiny_encoder, PAIRS, method="shift", source_lang="en", langid=True)
+    path = save_transform(t, tmp_path / "t.st")
+    docs = [Doc(d.doc_id, d.text, "und") for d in DOCS[:6]]
+    idx = ShiftedFaissIndexer(tiny_encoder, tmp_path / "i", transform=path, langid_threshold=0.0,
+                              show_progress=False)
+    idx.index(docs)
+    raw = tiny_encoder.encode_docs([d.text for d in docs], [d.lang for d in docs])
+    predicted, _ = t.langid.predict(raw)
+    exp = t.apply(raw, predicted, "doc")
+    exp = exp / np.linalg.norm(exp, axis=1, keepdims=True)
+    np.testing.assert_allclose(DenseIndex(tmp_path / "i").indexed_vectors(), exp, atol=1e-6)
+    assert DenseIndex(tmp_path / "i").transform["langid"]["used"] is True
+    assert sum(v for k, v in idx.transform.counts.items() if k.startswith("langid:")) == 6
+    with pytest.raises(MlirkitError, match="no language classifier"):
+        t2, _ = fit_from_groups(tiny_encoder, PAIRS, method="shift", source_lang="en")
+        ShiftedFaissIndexer(tiny_encoder, tmp_path / "j", transform=save_transform(t2, tmp_path / "t2.st"),
+                            langid_threshold=0.5)
