@@ -124,3 +124,13 @@ def test_ray_cli_equals_local_cli(tmp_path, tiny_model_dir, capsys):
     assert code == 0, err
     assert json.loads(out.strip().splitlines()[-1])["blocks"] == 5
     assert_same(tmp_path / "local", tmp_path / "ray", atol=1e-5)
+
+
+def test_ray_actor_user_error_is_one_line(tmp_path, ray_cluster):
+    from mlirkit.encode.ray_engine import encode_with_ray, encoder_factory
+
+    with pytest.raises(MlirkitError, match=r"^unknown encoder '.*no-such-model': no such directory") as info:
+        encode_with_ray(make_docs(5), tmp_path / "r", make_encoder=encoder_factory(str(tmp_path / "no-such-model")),
+                        show_progress=False)
+    assert "Traceback" not in str(info.value)
+    assert list(tmp_path.iterdir()) == []

@@ -155,6 +155,28 @@ def check_tiling(results: list[dict[str, Any]], total: int) -> list[dict[str, An
     return ordered
 
 
+def user_error(exc: BaseException) -> MlirkitError | None:
+    """The :class:`MlirkitError` behind an exception Ray raised on the driver (``RayTaskError.cause``,
+    ``__cause__``, ``__context__``), or None."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        cause = getattr(e, "cause", None)
+        if type(e) is MlirkitError or (isinstance(e, MlirkitError) and cause is None):
+            return e
+        todo.extend([cause if isinstance(cause, BaseException) else None, e.__cause__, e.__context__])
+    # an actor that died in its constructor reaches the driver as ActorDiedError with the text only
+    marker = f"{MlirkitError.__module__}.{MlirkitError.__name__}: "
+    text = str(exc)
+    if marker in text:
+        return MlirkitError(text.rsplit(marker, 1)[1].strip().splitlines()[0])
+    return None
+
+
 @dataclass
 class RayOptions:
     address: str | None = None
@@ -244,7 +266,13 @@ def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_e
                                        save_embeddings=save_embeddings, chunk_size=chunk_size,
                                        encoder_batch_size=batch_size, meta=meta,
                                        crash_once_marker=_crash_once_marker))
-        results = encoded.take_all()
+        try:
+            results = encoded.take_all()
+        except Exception as e:  # an actor's MlirkitError (bad encoder name, transform mismatch, ...) stays one line
+            cause = user_error(e)
+            if cause is None:
+                raise
+            raise MlirkitError(str(cause)) from None
         ordered = check_tiling(results, total)
         encode_seconds = time.perf_counter() - start_time
         summary = merge_indexes([r["path"] for r in ordered], index_dir, overwrite=overwrite, index_type=index_type,
