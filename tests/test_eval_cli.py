@@ -146,3 +146,22 @@ def test_plot_projection_cli_with_transform_and_after_index(tmp_path):
         w.add([f"x{i}" for i in range(80)], langs, raw)
     assert run_cli(main, ["plot", "projection", "--index", str(tmp_path / "idx"), "--after-index",
                           str(tmp_path / "other"), "--out", str(tmp_path / "p3")]) == 2
+
+
+def test_cli_accepts_ir_datasets_ids_for_qrels_doc_langs_and_topics(tmp_path, capsys):
+    import ir_datasets
+
+    import mlirkit.datasets  # noqa: F401  (registers mlirkit/...)
+
+    ds = ir_datasets.load("mlirkit/ddtp/de/dev")
+    qrels: dict = {}
+    for r in ds.qrels_iter():
+        qrels.setdefault(r.query_id, {})[r.doc_id] = 1.0
+    write_run(qrels, tmp_path / "perfect.trec", "p")  # every relevant document, nothing else
+    argv = ["--qrels", "mlirkit/ddtp/de/dev", "--runs", str(tmp_path / "perfect.trec"), "--metrics", "ndcg@20",
+            "tlr@20", "--doc-langs", "mlirkit/ddtp/de/dev", "--topics", "mlirkit/ddtp/de/dev",
+            "--significance", "none", "--report", str(tmp_path / "r.json")]
+    assert main(argv) == 0
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["perfect"] == {"ndcg@20": 1.0, "tlr@20": 1.0}
+    assert data["_meta"]["info"]["query_languages"] == {"de": len(qrels)}

@@ -65,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(prog="python -m mlirkit.eval", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--qrels", required=True, help="TREC 4-column qrels or BEIR TSV (with header), optionally .gz")
+    p.add_argument("--qrels", required=True,
+                   help="TREC 4-column qrels or BEIR TSV (with header), optionally .gz, or an ir_datasets id")
     p.add_argument("--runs", required=True, nargs="+", help="TREC run files (6 columns), optionally .gz")
     p.add_argument("--names", nargs="+", help="run names (default: file name without extension)")
     p.add_argument("--metrics", required=True, nargs="+",
@@ -98,6 +99,28 @@ def _query_langs(args) -> dict[str, str] | str | None:
     return args.query_lang
 
 
+def read_qrels_source(source: str) -> dict[str, dict[str, int]]:
+    """Qrels from a file (TREC or BEIR TSV, see :func:`mlirkit.io.trec.read_qrels`) or an ir_datasets id."""
+    from mlirkit.io.trec import read_qrels
+
+    if Path(source).exists():
+        return read_qrels(source)
+    from mlirkit.io.sources import load_ir_dataset
+
+    dataset = load_ir_dataset(source)
+    if not dataset.has_qrels():
+        raise MlirkitError(f"{source} has no qrels")
+    qrels: dict[str, dict[str, int]] = {}
+    for n, r in enumerate(dataset.qrels_iter(), start=1):
+        docs = qrels.setdefault(r.query_id, {})
+        if r.doc_id in docs:
+            raise MlirkitError(f"{source} (qrel {n}): duplicate judgement of {r.doc_id!r} for query {r.query_id!r}")
+        docs[r.doc_id] = int(r.relevance)
+    if not qrels:
+        raise MlirkitError(f"{source}: empty qrels")
+    return qrels
+
+
 def _read_runs(paths: Sequence[str], names: Sequence[str] | None) -> dict[str, dict[str, dict[str, float]]]:
     from mlirkit.io.trec import read_run
 
@@ -114,12 +137,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mlirkit.eval.api import evaluate
     from mlirkit.eval.report import report_format, write_report
     from mlirkit.index.atomic import refuse_existing
-    from mlirkit.io.trec import read_qrels
 
     for path in args.report:
         report_format(path)
         refuse_existing(Path(path), args.overwrite)
-    qrels = read_qrels(args.qrels)
+    qrels = read_qrels_source(args.qrels)
     runs = _read_runs(args.runs, args.names)
     doc_langs = None
     if args.doc_langs:
@@ -234,13 +256,12 @@ def _plot_alpha(args) -> list[Path]:
 def _plot_mix(args) -> list[Path]:
     from mlirkit.eval.doc_langs import read_doc_langs
     from mlirkit.eval.plots import plot_language_mix
-    from mlirkit.io.trec import read_qrels
 
     query_langs = _query_langs(args)
     if query_langs is None:
         raise MlirkitError("give --query-lang or --topics")
     runs = _read_runs(args.runs, args.names)
-    qrels = read_qrels(args.qrels) if args.qrels else None
+    qrels = read_qrels_source(args.qrels) if args.qrels else None
     return plot_language_mix(runs, read_doc_langs(args.doc_langs), query_langs, args.k, args.out, qrels=qrels,
                              title=args.title)
 

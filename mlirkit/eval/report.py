@@ -113,8 +113,13 @@ def render_markdown(result: EvaluationResult, digits: int = 4) -> str:
         parts.append(f"**{name}**\n\n" + _markdown_table(head, body))
     if result.significance:
         head = ["metric", "run A", "run B", "queries", "mean A", "mean B", "p", "p corrected", "significant"]
+        floor = 1 / result.settings["n_permutations"] if result.settings.get("significance") == "fisher" else None
+
+        def fmt_p(p: float) -> str:  # a Fisher p of 0 means: below the resolution of the permutations
+            return f"<{floor:g}" if floor and p == 0 else _fmt(p, 4)
+
         body = [[c.metric, c.run_a, c.run_b, str(c.n_queries), _fmt(c.mean_a, digits), _fmt(c.mean_b, digits),
-                 _fmt(c.p_value, 4), _fmt(c.p_corrected, 4), "yes" if c.significant else "no"]
+                 fmt_p(c.p_value), fmt_p(c.p_corrected), "yes" if c.significant else "no"]
                 for c in result.significance]
         parts.append("**paired tests**\n\n" + _markdown_table(head, body))
     return "\n\n".join(parts) + "\n"
