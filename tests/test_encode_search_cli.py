@@ -78,7 +78,7 @@ def test_sharded_encoding_partitions_corpus(tmp_path, corpus, tiny_model_dir, ca
     ('{"_id": "d1", "text": "", "lang": "en"}\n', [], "corpus.jsonl:1: empty text"),
     ('{"_id": "d1", "text": "a"}\n', [], 'corpus.jsonl:1: missing field "lang"'),
     ('{"_id": "d1", "text": "a", "lang": "en"}\n', ["--encoder", "multilingual-e5-smal-q4"], "did you mean"),
-    ('{"_id": "d1", "text": "a", "lang": "en"}\n', ["--alpha", "0.5"], "--alpha needs --transform"),
+    ('{"_id": "d1", "text": "a", "lang": "en"}\n', ["--alpha", "0.5"], "--alpha and --langid need --transform"),
 ])
 def test_bad_input_clear_error_nothing_left(tmp_path, tiny_model_dir, capsys, rows, extra, message):
     corpus = tmp_path / "corpus.jsonl"

@@ -201,3 +201,29 @@ def test_shifted_faiss_indexer_langid_for_unlabelled_docs(tmp_path, tiny_encoder
         t2, _ = fit_from_groups(tiny_encoder, PAIRS, method="shift", source_lang="en")
         ShiftedFaissIndexer(tiny_encoder, tmp_path / "j", transform=save_transform(t2, tmp_path / "t2.st"),
                             langid_threshold=0.5)
+
+
+def test_encode_cli_langid_equals_shifted_faiss_indexer(tmp_path, tiny_encoder, tiny_model_dir, capsys):
+    """``mlirkit.encode --transform T --langid 0`` on a corpus without languages == ShiftedFaissIndexer."""
+    from mlirkit.cli import run_cli
+    from mlirkit.encode.cli import main as encode_main
+    from mlirkit.encoders import load_encoder
+    from mlirkit.index import DenseIndex
+
+    encoder = load_encoder(str(tiny_model_dir), "hf")  # the CLI's default options
+    t, _ = fit_from_groups(encoder, PAIRS, method="shift", source_lang="en", langid=True)
+    path = save_transform(t, tmp_path / "t.st")
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"_id": d.doc_id, "text": d.text}) + "\n" for d in DOCS[:6]), encoding="utf-8")
+    code = run_cli(encode_main, ["--corpus", str(corpus), "--index", str(tmp_path / "cli"), "--encoder",
+                                 str(tiny_model_dir), "--transform", str(path), "--langid", "0.0", "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    docs = [Doc(d.doc_id, d.text, "und") for d in DOCS[:6]]
+    ShiftedFaissIndexer(encoder, tmp_path / "api", transform=path, langid_threshold=0.0, show_progress=False).index(docs)
+    cli, api = DenseIndex(tmp_path / "cli"), DenseIndex(tmp_path / "api")
+    np.testing.assert_array_equal(cli.indexed_vectors(), api.indexed_vectors())
+    assert cli.langs == ["und"] * 6 and cli.transform["langid"]["used"] is True
+    # without --langid a document without a language is still an error
+    code = run_cli(encode_main, ["--corpus", str(corpus), "--index", str(tmp_path / "x"), "--encoder",
+                                 str(tiny_model_dir), "--transform", str(path), "--quiet"])
+    assert code == 2 and 'missing field "lang"' in capsys.readouterr().err

@@ -11,26 +11,13 @@ from typing import Sequence
 from mlirkit.cli import configure_logging
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.errors import MlirkitError
+from mlirkit.langs import UNKNOWN
 from mlirkit.index.atomic import refuse_existing
 from mlirkit.index.types import add_index_type_args, index_spec_from_args
 
 ENGINES = ("local", "ray")
 
 logger = logging.getLogger(__name__)
-
-
-def parse_alpha(values: Sequence[str] | None) -> float | dict[str, float]:
-    """``--alpha 0.6`` -> 0.6; ``--alpha 0.6 ja=1.0`` -> {"*": 0.6, "ja": 1.0} (per-language overrides)."""
-    if not values:
-        return 1.0
-    alpha: dict[str, float] = {}
-    for value in values:
-        lang, _, number = value.rpartition("=")
-        try:
-            alpha[lang or "*"] = float(number)
-        except ValueError:
-            raise MlirkitError(f"--alpha: {value!r} is not a number or LANG=NUMBER") from None
-    return alpha["*"] if list(alpha) == ["*"] else alpha
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,6 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--transform", default=None, help="language transform file (python -m mlirkit.shift fit)")
     p.add_argument("--alpha", nargs="+", default=None, metavar="A|LANG=A",
                    help="transform strength in [0, 2], optionally per language (default 1.0)")
+    p.add_argument("--langid", type=float, default=None, metavar="THRESHOLD",
+                   help="predict the language of documents without one with the transform's classifier; "
+                        "below this confidence they stay unshifted (documents without a language are then allowed)")
     p.add_argument("--strict", action="store_true", help="fail when a document language has no transform vector")
     p.add_argument("--force", action="store_true", help="apply a transform fitted with another encoder (warned)")
     p.add_argument("--chunk-size", type=int, default=2048, help="documents encoded and written per step")
@@ -73,9 +63,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not 0 <= args.shard_id < args.num_shards:
         raise MlirkitError(f"--shard-id {args.shard_id} must be in [0, --num-shards {args.num_shards})")
     refuse_existing(Path(args.index), args.overwrite)
-    alpha = parse_alpha(args.alpha)
-    if args.alpha and not args.transform:
-        raise MlirkitError("--alpha needs --transform")
+    if (args.alpha or args.langid is not None) and not args.transform:
+        raise MlirkitError("--alpha and --langid need --transform")
+    from mlirkit.shift.transform import parse_alpha
+
+    alpha = parse_alpha(args.alpha) if args.alpha else 1.0
+    if args.langid is not None and args.default_lang is None:
+        args.default_lang = UNKNOWN
     index_spec = index_spec_from_args(args)
     ray_flags = [f for f, default in (("address", None), ("num_gpus_per_worker", 0.0), ("shard_root", None))
                  if getattr(args, f) != default] + (["num_workers"] if args.num_workers != 1 else [])
@@ -104,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     encoder = encoder_from_args(args)
     indexer = Indexer(encoder, args.index, transform=args.transform, alpha=alpha, save_embeddings=args.save_embeddings,
                       overwrite=args.overwrite, batch_size=args.batch_size, chunk_size=args.chunk_size,
-                      strict=args.strict, force=args.force, show_progress=not args.quiet,
+                      strict=args.strict, force=args.force, show_progress=not args.quiet, langid_threshold=args.langid,
                       encoder_name=args.encoder, encoder_options={"encoder_class": args.encoder_class, **encoder_options(args)},
                       extra_meta={"corpus": str(args.corpus), "shard": {"id": args.shard_id, "count": args.num_shards}},
                       index_type=index_spec)

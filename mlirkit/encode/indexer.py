@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from mlirkit.encoders.base import Encoder
+from mlirkit.errors import MlirkitError
 from mlirkit.index.layout import TRANSFORM_FILE
 from mlirkit.io.records import Doc
 
@@ -48,6 +49,7 @@ class Indexer:
                  transform: Any = None, alpha: float | Mapping[str, float] = 1.0,
                  save_embeddings: bool = False, overwrite: bool = False, batch_size: int | None = None,
                  chunk_size: int = 2048, strict: bool = False, force: bool = False,
+                 langid_threshold: float | None = None,
                  show_progress: bool = True, encoder_name: str | None = None,
                  encoder_options: dict[str, Any] | None = None, extra_meta: dict[str, Any] | None = None,
                  index_type: Any = None) -> None:
@@ -64,6 +66,10 @@ class Indexer:
         self.transform = transform
         if transform is not None:
             transform.check_encoder(encoder.fingerprint, force=force)
+        if langid_threshold is not None:
+            if transform is None:
+                raise MlirkitError("language identification (langid_threshold) needs a transform with a classifier")
+            transform.use_langid(langid_threshold)
         self.alpha = alpha
         self.save_embeddings = save_embeddings
         self.overwrite = overwrite

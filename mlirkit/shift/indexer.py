@@ -31,9 +31,8 @@ class ShiftedFaissIndexer(Indexer):
         if transform is None:
             raise MlirkitError("ShiftedFaissIndexer needs a SHIFT transform file")
         resolve_alpha(alpha)
-        super().__init__(encoder, index_dir, transform=transform, alpha=alpha, **kwargs)
+        super().__init__(encoder, index_dir, transform=transform, alpha=alpha, langid_threshold=langid_threshold,
+                         **kwargs)
         if self.transform.method != "shift":
             raise MlirkitError(f"ShiftedFaissIndexer needs a shift transform, {self.transform_path} is "
                                f"{self.transform.method} (use mlirkit.encode.Indexer for other transforms)")
-        if langid_threshold is not None:
-            self.transform.use_langid(langid_threshold)
