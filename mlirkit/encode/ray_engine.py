@@ -74,7 +74,7 @@ class EncodeActor:
     def __init__(self, make_encoder: Callable[[], Any], shard_root: str, transform_path: str | None,
                  alpha: float | Mapping[str, float], strict: bool, force: bool, save_embeddings: bool,
                  chunk_size: int, encoder_batch_size: int | None, meta: dict[str, Any],
-                 crash_once_marker: str | None = None) -> None:
+                 crash_once_marker: str | None = None, indexer_options: dict[str, Any] | None = None) -> None:
         self.encoder = make_encoder()
         self.transform = None
         if transform_path:
@@ -89,6 +89,7 @@ class EncodeActor:
         self.chunk_size = chunk_size
         self.encoder_batch_size = encoder_batch_size
         self.meta = meta
+        self.indexer_options = indexer_options or {}  # further Indexer keyword arguments (e.g. langid_threshold)
         self.crash_once_marker = crash_once_marker  # tests only: kill this worker once after a write
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, list]:
@@ -116,7 +117,7 @@ class EncodeActor:
                 overwrite=True, batch_size=self.encoder_batch_size, chunk_size=self.chunk_size, strict=self.strict,
                 force=self.force, show_progress=False, encoder_name=self.meta.get("encoder_name"),
                 encoder_options=self.meta.get("encoder_options"),
-                extra_meta={"rows": [start, stop]}).index(docs)
+                extra_meta={"rows": [start, stop]}, **self.indexer_options).index(docs)
 
     def _maybe_crash(self) -> None:
         marker = self.crash_once_marker
@@ -194,11 +195,13 @@ def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_e
                     overwrite: bool = False, index_type: Any = None, chunk_size: int = 2048,
                     batch_size: int | None = None, options: RayOptions | None = None,
                     extra_meta: dict[str, Any] | None = None, show_progress: bool = True,
+                    indexer_options: dict[str, Any] | None = None,
                     _crash_once_marker: str | None = None) -> dict[str, Any]:
     """Encode ``docs`` into ``index_dir`` on a Ray cluster (see module docstring); returns a summary.
 
     ``make_encoder`` is a picklable zero-argument callable run once in each actor (e.g.
-    :func:`encoder_factory`); ``transform`` is a path every worker can read.
+    :func:`encoder_factory`); ``transform`` is a path every worker can read; ``indexer_options`` are
+    passed on to each actor's :class:`~mlirkit.encode.indexer.Indexer`.
     """
     try:
         import pyarrow as pa
@@ -265,7 +268,7 @@ def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_e
                                        transform_path=transform_path, alpha=alpha, strict=strict, force=force,
                                        save_embeddings=save_embeddings, chunk_size=chunk_size,
                                        encoder_batch_size=batch_size, meta=meta,
-                                       crash_once_marker=_crash_once_marker))
+                                       crash_once_marker=_crash_once_marker, indexer_options=indexer_options))
         try:
             results = encoded.take_all()
         except Exception as e:  # an actor's MlirkitError (bad encoder name, transform mismatch, ...) stays one line
