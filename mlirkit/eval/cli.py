@@ -175,9 +175,9 @@ def build_plot_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="kind", required=True)
     a = sub.add_parser("alpha", help="metrics against SHIFT's alpha")
     a.add_argument("--sweep", help="JSON {alpha: {metric: value}}")
-    a.add_argument("--point", nargs="+", metavar="ALPHA=REPORT.json",
-                   help="mlirkit.eval JSON reports, one per alpha (with --run)")
-    a.add_argument("--run", help="run name to take from each --point report (default: the only/first run)")
+    a.add_argument("--point", nargs="+", metavar="ALPHA=REPORT.json[:RUN]",
+                   help="one point per alpha from mlirkit.eval JSON reports (RUN, else --run, else the first run)")
+    a.add_argument("--run", help="run name to take from --point reports that name none (default: the first run)")
     a.add_argument("--baseline", nargs="+", default=[], metavar="LABEL=REPORT.json[:RUN]",
                    help="horizontal reference lines from JSON reports")
     a.add_argument("--metrics", nargs="+", default=["ndcg@20", "tlr@20"])
@@ -242,7 +242,7 @@ def _plot_alpha(args) -> list[Path]:
             except ValueError:
                 value = None
             if not sep or value is None:
-                raise MlirkitError(f"--point {spec!r}: expected ALPHA=REPORT.json")
+                raise MlirkitError(f"--point {spec!r}: expected ALPHA=REPORT.json[:RUN]")
             sweep[value] = _report_values(path, args.run)[0]
     baselines = {}
     for spec in args.baseline:
