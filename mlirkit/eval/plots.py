@@ -80,7 +80,7 @@ def plot_alpha_curves(sweep: Mapping[float, Mapping[str, float]], out_prefix: st
             raise MlirkitError(f"alpha sweep: no {metric!r} for alpha={missing[0]}")
         ys = [np.nan if by_alpha[a][metric] is None else by_alpha[a][metric] for a in alphas]
         ax.plot(alphas, ys, marker="o", color="tab:blue", label="SHIFT", zorder=3)
-        if not metric.lower().startswith("samelang"):  # a share, not a quality: no "best" point
+        if not metric.lower().startswith("samelang") and not np.isnan(ys).all():  # a share: no "best" point
             best = int(np.nanargmax(ys))
             ax.annotate(f"{ys[best]:.3f}", (alphas[best], ys[best]), textcoords="offset points", xytext=(0, 6),
                         ha="center", fontsize=8)
