@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 from typing import Callable, Sequence
 
 from mlirkit.errors import MlirkitError
@@ -29,7 +30,14 @@ def configure_logging(verbose: bool = False) -> None:
 
 
 def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
-    """Run ``main(argv)``; a :class:`MlirkitError` becomes ``error: <message>`` on stderr and exit 2."""
+    """Run ``main(argv)``; a :class:`MlirkitError` becomes ``error: <message>`` on stderr and exit 2.
+
+    SIGTERM is turned into ``SystemExit(143)`` so that writers clean up their temporary outputs.
+    """
+    import signal
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         return main(argv)
     except MlirkitError as e:
@@ -38,3 +46,7 @@ def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _exit_on_sigterm(signum, frame) -> None:
+    raise SystemExit(128 + signum)

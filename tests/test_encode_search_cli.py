@@ -141,3 +141,36 @@ def test_tiny_index_matches_numpy(tmp_path, corpus, tiny_encoder):
     Indexer(tiny_encoder, tmp_path / "i", show_progress=False).index(docs)
     expected = l2_normalize(tiny_encoder.encode_docs([d.text for d in docs], [d.lang for d in docs]))
     np.testing.assert_allclose(DenseIndex(tmp_path / "i").indexed_vectors(), expected, atol=1e-6)
+
+
+def test_outputs_follow_umask(tmp_path, corpus, tiny_model_dir, capsys):
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        assert run(encode_main, ["--corpus", str(corpus), "--index", str(tmp_path / "i"), "--encoder",
+                                 str(tiny_model_dir), "--quiet"], capsys)[0] == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "i").stat().st_mode) == 0o755
+
+
+@pytest.mark.slow
+def test_sigterm_leaves_nothing(tmp_path, tiny_model_dir):
+    """A terminated encode removes its temporary directory: nothing that looks finished, nothing stray."""
+    import signal
+    import time
+
+    rows = [{"_id": f"d{i}", "text": f"document number {i} " * 20, "lang": "en"} for i in range(20000)]
+    big = write_corpus(tmp_path / "big.jsonl", rows)
+    proc = subprocess.Popen([sys.executable, "-m", "mlirkit.encode", "--corpus", str(big), "--index",
+                             str(tmp_path / "idx"), "--encoder", str(tiny_model_dir), "--chunk-size", "8", "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while not list(tmp_path.glob(".idx.tmp-*")) and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.stderr.read()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.jsonl"]

@@ -11,6 +11,18 @@ from typing import Iterator
 from mlirkit.errors import MlirkitError
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def publish_mode(path: Path) -> None:
+    """Give a temporary file or directory the permissions a plain ``open``/``mkdir`` would have
+    (``mkstemp``/``mkdtemp`` create them owner-only, ignoring the umask)."""
+    os.chmod(path, (0o777 if path.is_dir() else 0o666) & ~_umask())
+
+
 def refuse_existing(path: Path, overwrite: bool) -> None:
     if path.exists() and not overwrite:
         raise MlirkitError(f"{path} already exists (use --overwrite to replace it)")
@@ -45,11 +57,13 @@ def atomic_file(path: str | os.PathLike, overwrite: bool = False, mode: str = "w
     except BaseException:
         os.unlink(tmp)
         raise
+    publish_mode(Path(tmp))
     os.replace(tmp, path)
 
 
 def replace_path(src: Path, dst: Path) -> None:
     """Move ``src`` onto ``dst``; an existing ``dst`` directory is moved aside first, then removed."""
+    publish_mode(src)
     if dst.is_dir():
         old = Path(tempfile.mkdtemp(prefix=f".{dst.name}.old-", dir=dst.parent))
         os.replace(dst, old / dst.name)
