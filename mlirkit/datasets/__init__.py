@@ -68,3 +68,7 @@ def _did_you_mean(name: str) -> str:
 from mlirkit.datasets import _register  # noqa: E402  (registers every id)
 
 _register.register_all()
+
+from mlirkit.datasets.ddtp_nonparallel import register_nonparallel  # noqa: E402
+
+register_nonparallel()

@@ -9,10 +9,12 @@ See docs/shift.md. Importing this package is cheap (numpy only).
 from __future__ import annotations
 
 from mlirkit.shift.centering import CenteringTransform
+from mlirkit.shift.corpus_fit import OverallShiftTransform, fit_corpus_shift, fit_corpus_shift_from_index
 from mlirkit.shift.fit import (fit_centering_from_embeddings, fit_from_groups, fit_lir_from_embeddings,
                                fit_shift_from_embeddings)
 from mlirkit.shift.io import load_transform, read_shift_pt, save_transform
 from mlirkit.shift.lir import LIRTransform
+from mlirkit.shift.hybrid import hybrid_shift
 from mlirkit.shift.shift import ShiftTransform, derive_source
 from mlirkit.shift.transform import TRANSFORMS, LanguageTransform, parse_alpha, resolve_alpha
 
@@ -26,8 +28,9 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "TRANSFORMS", "CenteringTransform", "LIRTransform", "LanguageTransform", "ShiftTransform",
+    "TRANSFORMS", "CenteringTransform", "LIRTransform", "LanguageTransform", "OverallShiftTransform", "ShiftTransform",
     "ShiftedFaissIndexer", "derive_source", "fit_centering_from_embeddings", "fit_from_groups",
-    "fit_lir_from_embeddings", "fit_shift_from_embeddings", "load_transform", "parse_alpha",
+    "fit_corpus_shift", "fit_corpus_shift_from_index", "fit_lir_from_embeddings", "fit_shift_from_embeddings",
+    "hybrid_shift", "load_transform", "parse_alpha",
     "read_shift_pt", "resolve_alpha", "save_transform",
 ]

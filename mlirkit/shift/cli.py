@@ -1,4 +1,5 @@
-"""``python -m mlirkit.shift {fit,apply,inspect,derive}``: fit, apply post hoc, look at and re-base transforms."""
+"""``python -m mlirkit.shift {fit,apply,inspect,derive,select-alpha}``: fit (from parallel text or from an
+index's own documents), apply post hoc, look at and re-base transforms, choose alpha without labels."""
 from __future__ import annotations
 
 import argparse
@@ -21,9 +22,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true")
     sub = p.add_subparsers(dest="command", required=True)
 
-    f = sub.add_parser("fit", help="fit a transform from parallel text (or import a SHIFT .pt vector file)")
+    f = sub.add_parser("fit", help="fit a transform from parallel text or from an index's documents "
+                                   "(or import a SHIFT .pt vector file)")
     f.add_argument("--method", choices=TRANSFORMS.names(), default="shift")
-    f.add_argument("--pairs", required=True, metavar="SRC",
+    f.add_argument("--pairs", default=None, metavar="SRC",
                    help="aligned JSONL(.gz) with id/lang/text, a SHIFT pairs-table directory, 'mmarco' (SHIFT recipe), "
                         "a parallel-set id (mlirkit/parallel/...), or a SHIFT authors' .pt vector file (imported)")
     f.add_argument("--source-lang", default=None, help="source (query) language, e.g. en (a .pt file carries its own)")
@@ -39,6 +41,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "classifier's accuracy on them is stored")
     f.add_argument("--langid-threshold", type=float, default=0.9, help="threshold for the held-out coverage figure")
     f.add_argument("--overwrite", action="store_true")
+    c = f.add_argument_group("corpus-fitted SHIFT vectors (instead of --pairs; see docs/shift.md)")
+    c.add_argument("--from-index", default=None, metavar="DIR",
+                   help="fit V_l = mean(l documents) - mean(source documents) from this index's untransformed vectors")
+    c.add_argument("--relative-to-overall", action="store_true",
+                   help="V_l = mean(l documents) - mean(all documents), every language shifted (method shift-overall)")
+    c.add_argument("--min-docs", type=int, default=None,
+                   help="refuse a language with fewer documents (default %d)" % _default_min_docs())
+    c.add_argument("--hybrid-with", default=None, metavar="PAIRS_TRANSFORM",
+                   help="a pair-fitted shift transform: its vectors where it has them, corpus vectors for the rest")
+    c.add_argument("--blend", type=float, default=None, metavar="W",
+                   help="with --hybrid-with: V = (1-W) V_pairs + W V_corpus where both exist")
     add_encoder_args(f)
 
     a = sub.add_parser("apply", help="apply a transform to an existing index, writing a new index")
@@ -62,6 +75,16 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--source-lang", required=True)
     d.add_argument("--output", required=True)
     d.add_argument("--overwrite", action="store_true")
+    s = sub.add_parser("select-alpha", help="choose alpha without relevance labels, from an index's documents")
+    s.add_argument("--index", required=True, help="index directory (embeddings.npy or untransformed vectors)")
+    s.add_argument("--transform", required=True, help="transform file")
+    s.add_argument("--criterion", choices=["knn", "centroid"], default="knn",
+                   help="knn: excess same-language share among the k nearest documents of source-language "
+                        "documents; centroid: distance of language centroids")
+    s.add_argument("--k", type=int, default=20, help="neighbours per probe (knn)")
+    s.add_argument("--grid", nargs="+", type=float, default=None, help="alphas to try (default 0.0 ... 2.0 by 0.1)")
+    s.add_argument("--max-probes", type=int, default=2000, help="source-language documents used as probes")
+    s.add_argument("--seed", type=int, default=0)
     e = sub.add_parser("evaluate-langid", help="held-out language-identification accuracy and its retrieval effect")
     e.add_argument("--transform", required=True, help="transform fitted with --langid --heldout")
     e.add_argument("--pairs", required=True, metavar="SRC", help="the parallel data the transform was fitted on")
@@ -78,7 +101,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose)
     return {"fit": cmd_fit, "apply": cmd_apply, "inspect": cmd_inspect, "derive": cmd_derive,
-            "evaluate-langid": cmd_evaluate_langid}[args.command](args)
+            "select-alpha": cmd_select_alpha, "evaluate-langid": cmd_evaluate_langid}[args.command](args)
+
+
+def _default_min_docs() -> int:
+    from mlirkit.shift.corpus_fit import DEFAULT_MIN_DOCS
+
+    return DEFAULT_MIN_DOCS
 
 
 def _print(obj: Any) -> None:
@@ -93,6 +122,16 @@ def cmd_fit(args: argparse.Namespace) -> int:
         raise MlirkitError(f"{args.output} already exists (use --overwrite to replace it)")
     if args.max_pairs is not None and args.max_pairs < 1:
         raise MlirkitError("--max-pairs must be at least 1")
+    corpus_only = [o for o, v in (("--relative-to-overall", args.relative_to_overall), ("--min-docs", args.min_docs),
+                                  ("--hybrid-with", args.hybrid_with), ("--blend", args.blend)) if v not in (None, False)]
+    if args.from_index is not None:
+        return _fit_from_index(args)
+    if corpus_only:
+        raise MlirkitError(f"{', '.join(corpus_only)} need --from-index DIR")
+    if args.pairs is None:
+        raise MlirkitError("give --pairs SRC (parallel text) or --from-index DIR (corpus-fitted vectors)")
+    if args.method == "shift-overall":
+        raise MlirkitError("shift-overall vectors are fitted from an index: use --from-index DIR --relative-to-overall")
     pairs = Path(args.pairs)
     if pairs.is_file() and sniff(pairs) == "torch":
         return _import_pt(args)
@@ -117,6 +156,52 @@ def cmd_fit(args: argparse.Namespace) -> int:
     t.meta["encoder_name"] = args.encoder
     save_transform(t, args.output, overwrite=args.overwrite)
     _print({"output": str(args.output), "sha256": t.sha256, "method": t.method, **report.as_dict()})
+    return 0
+
+
+def _fit_from_index(args: argparse.Namespace) -> int:
+    from mlirkit.shift.corpus_fit import DEFAULT_MIN_DOCS, fit_corpus_shift_from_index
+    from mlirkit.shift.io import load_transform, save_transform
+
+    if args.pairs is not None:
+        raise MlirkitError("give either --pairs (parallel text) or --from-index (the corpus), not both")
+    if args.method not in ("shift", "shift-overall"):
+        raise MlirkitError(f"--from-index fits shift vectors, not {args.method} (use --method shift)")
+    if not args.source_lang:
+        raise MlirkitError("--source-lang is required with --from-index")
+    overall = args.relative_to_overall or args.method == "shift-overall"
+    if args.blend is not None and args.hybrid_with is None:
+        raise MlirkitError("--blend needs --hybrid-with PAIRS_TRANSFORM")
+    if args.hybrid_with is not None and overall:
+        raise MlirkitError("--hybrid-with combines vectors relative to the source language; drop --relative-to-overall")
+    pairs_t = load_transform(args.hybrid_with) if args.hybrid_with is not None else None
+    t = fit_corpus_shift_from_index(args.from_index, args.source_lang, relative_to="overall" if overall else "source",
+                                    min_docs=DEFAULT_MIN_DOCS if args.min_docs is None else args.min_docs,
+                                    only_langs=args.langs)
+    if pairs_t is not None:
+        from mlirkit.shift.hybrid import hybrid_shift
+        from mlirkit.shift.transform import is_unknown
+
+        from mlirkit.index import DenseIndex
+
+        index_langs = sorted({l for l in DenseIndex(args.from_index).langs if not is_unknown(l)})
+        t = hybrid_shift(pairs_t, t, blend=args.blend,
+                         require_langs=index_langs if args.langs is None else args.langs)
+    save_transform(t, args.output, overwrite=args.overwrite)
+    _print({"output": str(args.output), "sha256": t.sha256, "method": t.method, "source_lang": t.source_lang,
+            "languages": t.languages, "corpus_fit": t.meta.get("corpus_fit"), "provenance": t.meta.get("provenance")})
+    return 0
+
+
+def cmd_select_alpha(args: argparse.Namespace) -> int:
+    from mlirkit.shift.alpha_select import DEFAULT_GRID, select_alpha_for_index
+    from mlirkit.shift.io import load_transform
+
+    t = load_transform(args.transform)
+    sel = select_alpha_for_index(args.index, t, criterion=args.criterion, k=args.k,
+                                 grid=DEFAULT_GRID if args.grid is None else args.grid,
+                                 max_probes=args.max_probes, seed=args.seed)
+    _print({"index": str(args.index), "transform": str(args.transform), **sel.as_dict()})
     return 0
 
 
