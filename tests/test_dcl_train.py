@@ -129,6 +129,17 @@ def test_gradients_reach_heads_and_backbone(base_model, tmp_path, data):
     assert len(tr.alignments) == 3  # one mutual-argmax alignment per parallel pair, cached
 
 
+def test_gradient_checkpointing_gives_the_same_gradients(base_model, tmp_path, data):
+    grads = []
+    for ckpt in (False, True):
+        tr = Trainer(make_cfg(tmp_path, data, gradient_checkpointing=ckpt), model=copy.deepcopy(base_model))
+        no_dropout(tr.model)
+        tr.compute_losses(fixed_batch())["total"].backward()
+        grads.append(tr.model.backbone.encoder.layer[0].attention.self.query.weight.grad.clone())
+    torch.testing.assert_close(grads[0], grads[1], rtol=1e-4, atol=1e-6)
+    assert float(grads[0].abs().sum()) > 0
+
+
 def test_few_steps_reduce_total_loss(base_model, tmp_path, data):
     cfg = make_cfg(tmp_path, data, lr=3e-3, max_steps=10)
     tr = Trainer(cfg, model=copy.deepcopy(base_model))

@@ -142,7 +142,12 @@ class Trainer:
         if cfg.freeze_layers:
             freeze_bottom_layers(self.model.backbone, cfg.freeze_layers)
         if cfg.gradient_checkpointing:
-            self.model.backbone.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            bb = self.model.backbone
+            enable = getattr(bb, "activation_checkpointing_enable", None)
+            if enable is not None:
+                enable(activation_checkpointing_kwargs={"use_reentrant": False})
+            else:
+                bb.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         self.forward_module: nn.Module = _Forward(self.model)
         if dd.is_distributed():
             from torch.nn.parallel import DistributedDataParallel as DDP
