@@ -62,6 +62,7 @@ def test_ray_equals_single_process_with_shift_and_crash(tmp_path, ray_cluster):
                               show_progress=False, _crash_once_marker=str(marker), **meta)
     assert marker.exists(), "the test hook did not kill a worker"
     assert summary["documents"] == 230 and summary["blocks"] == 6
+    assert summary["retried_blocks_skipped"] >= 1, "the retried block did not find its finished shard"
     assert_same(tmp_path / "single", tmp_path / "ray")
     assert (tmp_path / "ray" / "transform.safetensors").read_bytes() == (tmp_path / "t.safetensors").read_bytes()
     assert DenseIndex(tmp_path / "ray").meta["engine"]["name"] == "ray"
