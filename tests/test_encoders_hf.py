@@ -252,3 +252,22 @@ def test_weights_change_changes_fingerprint(tiny_model_dir, tmp_path):
     a = HFEncoder(str(tiny_model_dir), max_length=64).fingerprint["weights"]
     b = HFEncoder(str(other), max_length=64).fingerprint["weights"]
     assert a != b
+
+
+def test_token_budget_bounds_batches(tiny_model_dir):
+    enc = HFEncoder(str(tiny_model_dir), max_length=64, batch_size=4, max_batch_tokens=40)
+    shapes = []
+    forward = enc.model.forward
+
+    def spy(*args, **kwargs):
+        shapes.append(tuple(kwargs["input_ids"].shape))
+        return forward(*args, **kwargs)
+
+    enc.model.forward = spy
+    got = enc.encode_docs(TEXTS)
+    assert all(b * l <= 40 or b == 1 for b, l in shapes) and max(b for b, _ in shapes) <= 4
+    assert sum(b for b, _ in shapes) == len(TEXTS)
+    ref = HFEncoder(str(tiny_model_dir), max_length=64).encode_docs(TEXTS)
+    np.testing.assert_allclose(got, ref, atol=2e-5, rtol=1e-4)
+    with pytest.raises(MlirkitError, match="max_batch_tokens"):
+        HFEncoder(str(tiny_model_dir), max_batch_tokens=0)

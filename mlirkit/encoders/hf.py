@@ -9,7 +9,10 @@ Embedding of text ``x`` with prompt ``p`` (query or document side)::
     e = e / ||e||_2     (normalize=True)
 
 Texts are tokenised once, sorted by length (longest first) and batched, so a batch pads only to
-the longest text in it; results are returned in the input order. Pooling, normalisation and the
+the longest text in it; results are returned in the input order. A batch holds at most
+``batch_size`` texts and ``max_batch_tokens`` padded tokens (B x L), so activation memory is bounded
+whatever the text lengths (long texts go in smaller batches) and peak memory does not grow with
+the corpus. Pooling, normalisation and the
 prompts default to the model family's (:mod:`mlirkit.encoders.prefixes`); explicit options win.
 
 Names resolve through explicit registries, never by guessing: ``OFFLINE_MODELS`` (e.g.
@@ -88,6 +91,7 @@ class HFEncoder(Encoder):
         doc_prefix: str | None = None,
         max_length: int = 512,
         batch_size: int = 32,
+        max_batch_tokens: int = 4096,
         device: str = "auto",
         dtype: str = "float32",
         threads: int | None = None,
@@ -107,6 +111,8 @@ class HFEncoder(Encoder):
             raise MlirkitError(f"max_length must be at least 2, got {max_length}")
         if int(batch_size) < 1:
             raise MlirkitError(f"batch_size must be positive, got {batch_size}")
+        if int(max_batch_tokens) < 1:
+            raise MlirkitError(f"max_batch_tokens must be positive, got {max_batch_tokens}")
         if threads is not None:
             if int(threads) < 1:
                 raise MlirkitError(f"threads must be positive, got {threads}")
@@ -114,6 +120,7 @@ class HFEncoder(Encoder):
 
         self.name = model
         self.batch_size = int(batch_size)
+        self.max_batch_tokens = int(max_batch_tokens)
         self.threads = threads
         self.device = _pick_device(device)
         self.dtype = dtype
@@ -282,9 +289,12 @@ class HFEncoder(Encoder):
             bar = tqdm(total=n, unit="text", desc="encoding", dynamic_ncols=True)
         try:
             with torch.inference_mode():
-                for start in range(0, n, batch_size):
-                    idx = order[start:start + batch_size]
-                    width = int(lengths[idx[0]])
+                start = 0
+                while start < n:
+                    width = int(lengths[order[start]])  # the longest text of the batch comes first
+                    size = max(1, min(batch_size, self.max_batch_tokens // width))
+                    idx = order[start:start + size]
+                    start += len(idx)
                     input_ids = torch.full((len(idx), width), self._pad_id, dtype=torch.long)  # (B, L)
                     mask = torch.zeros((len(idx), width), dtype=torch.long)  # (B, L)
                     for row, i in enumerate(idx):
