@@ -132,6 +132,17 @@ def main(argv: list[str] | None = None) -> int:
     transforms["hybrid-ood"] = hybrid_shift(ood, corpus, require_langs=data.languages)
     transforms[f"hybrid-ood-blend{args.blend:g}"] = hybrid_shift(ood, corpus, blend=args.blend,
                                                                 require_langs=data.languages)
+    # pairs for only some languages: the OOD vectors kept for the languages gettext has (cs, ko, sk dropped),
+    # as when the parallel text does not cover every language of the index; the hybrid fills the gaps
+    from mlirkit.datasets import DATASETS
+    from mlirkit.shift import ShiftTransform
+
+    covered = set(DATASETS.get("mlirkit/parallel/gettext").doc_langs)
+    partial = ShiftTransform({l: v for l, v in ood.params.items() if l in covered}, encoder=fp, source_lang="en",
+                             meta={**ood.meta, "pairs": {l: n for l, n in (ood.meta.get("pairs") or {}).items()
+                                                         if l in covered}})
+    transforms["shift-pairs-ood-partial"] = partial
+    transforms["hybrid-ood-partial"] = hybrid_shift(partial, corpus, require_langs=data.languages)
     fixed = {f"centering-{s}": pair_fit[s]["centering"] for s in pair_fit}
     fixed.update({f"lir-{s}": pair_fit[s]["lir"] for s in pair_fit})
 
@@ -267,10 +278,10 @@ def render(args, data, test, main, chosen_dev, label_free, transforms, command, 
             lines.append(f"| {row} | " + " | ".join(_fmt(float(df.loc[row, c])) if _isnum(df.loc[row, c])
                                                     else str(df.loc[row, c]) for c in df.columns) + " |")
         lines.append("")
-    prov = transforms.get("hybrid-ood")
-    if prov is not None:
-        p = prov.meta["provenance"]
-        lines += ["Hybrid provenance: " + ", ".join(f"{l}={v['from']}" for l, v in p.items()), ""]
+    for name in ("hybrid-ood", "hybrid-ood-partial"):
+        if name in transforms:
+            p = transforms[name].meta["provenance"]
+            lines += [f"Provenance of {name}: " + ", ".join(f"{l}={v['from']}" for l, v in p.items()), ""]
     lines += [f"Command ({elapsed:.0f} s): `{command}`"]
     return "\n".join(lines)
 

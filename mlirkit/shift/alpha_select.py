@@ -114,6 +114,10 @@ def select_alpha(embs: np.ndarray, langs: Sequence[str | None], transform: Langu
     lang_list = [str(l) for l, kp in zip(langs, keep) if kp]
     counts = Counter(lang_list)
     src = transform.source_lang
+    if criterion == "knn" and transform.transforms_source and transform.touches("doc") and not transform.touches("query"):
+        logger.warning("%s moves the source-language documents but not the queries: the kNN criterion keeps "
+                       "rewarding pushing them away from source-language probes and over-corrects (measured in "
+                       "docs/shift.md); prefer a dev-split alpha or alpha 1 for it", transform.method)
     n = len(lang_list)
     if counts.get(src, 0) < 2:
         raise MlirkitError(f"the label-free criterion needs at least 2 source-language ({src}) documents, "
