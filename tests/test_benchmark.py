@@ -407,6 +407,11 @@ def test_cli_encoder_options():
     opts = encoder_options(args)
     assert opts["multilingual-e5-small-q4"] == {"max_length": 128, "batch_size": 32, "quantize": "int8", "threads": 2}
     assert opts["usem"] == {"threads": 2}
+    default = encoder_options(build_parser().parse_args([]))
+    assert default["multilingual-e5-small-q4"] == {"max_length": 256, "batch_size": 32, "quantize": "int8"}
+    assert default["usem"] == {}
+    fp32 = encoder_options(build_parser().parse_args(["--quantize", "none"]))
+    assert fp32["multilingual-e5-small-q4"] == {"max_length": 256, "batch_size": 32}
 
 
 @pytest.mark.slow
@@ -439,3 +444,15 @@ def test_end_to_end_with_a_tiny_hf_model(tmp_path, tiny_encoder):
     result2 = run_benchmark(cfg.with_(output=tmp_path / "again"), encoders={"fake": tiny_encoder}, data=make_data(),
                             parallel_rows=make_rows(), command="pytest")
     assert result2.cache["texts_encoded"] == 0
+
+
+def test_a_variant_never_evicts_the_default_entries(tmp_path):
+    """--quick / --languages runs keep their own cache entries; the default run's stay reusable."""
+    run(config(tmp_path), CountingEncoder(dim=16))
+    before = sorted(p.name for p in (tmp_path / "cache").rglob("*.npy"))
+    run(config(tmp_path, output=tmp_path / "o2", languages=("en", "de")), CountingEncoder(dim=16))
+    after = sorted(p.name for p in (tmp_path / "cache").rglob("*.npy"))
+    assert set(before) < set(after) and any("langs=de+en" in n for n in after)
+    enc = CountingEncoder(dim=16)
+    run(config(tmp_path, output=tmp_path / "o3"), enc)
+    assert enc.texts == {"doc": 0, "query": 0}

@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--max-length", type=int, default=None,
                    help=f"maximum tokens per text (default: {_defaults('max_length')})")
     g.add_argument("--batch-size", type=int, default=None, help=f"texts per forward pass (default: {_defaults('batch_size')})")
-    g.add_argument("--quantize", choices=["int8"], default=None, help="dynamic int8 quantisation of the linear layers")
+    g.add_argument("--quantize", choices=["int8", "none"], default=None,
+                   help=f"dynamic int8 quantisation of the linear layers, or none (default: {_defaults('quantize')})")
     g.add_argument("--threads", type=int, default=None, help="CPU threads for encoding (default: torch's)")
     return p
 
@@ -81,6 +82,8 @@ def encoder_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         opts = dict(DEFAULT_ENCODER_OPTIONS.get(name, {}))
         if _encoder_class(name) == "hf":
             opts.update(hf_only)
+            if opts.get("quantize") == "none":
+                del opts["quantize"]
         elif hf_only:
             logger.info("%s: %s apply to Hugging Face encoders only", name, ", ".join(f"--{k.replace('_', '-')}" for k in hf_only))
         if args.threads is not None:

@@ -20,7 +20,7 @@ DEFAULT_FIT_SOURCES: dict[str, tuple[str, ...]] = {
 }
 #: per-encoder options that keep the default run within its time budget (measured: docs/performance.md)
 DEFAULT_ENCODER_OPTIONS: dict[str, dict[str, Any]] = {
-    "multilingual-e5-small-q4": {"max_length": 256, "batch_size": 32},
+    "multilingual-e5-small-q4": {"max_length": 256, "batch_size": 32, "quantize": "int8"},
 }
 METRICS = ("ndcg@20", "recall@20", "mrr@10", "tlr@20", "samelang@20")
 SELECT_METRIC = "ndcg@20"
@@ -48,7 +48,7 @@ class BenchmarkConfig:
     benchmark: str = DEFAULT_BENCHMARK
     fit_sources: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_FIT_SOURCES))
     source_lang: str = "en"
-    max_pairs: int = 300
+    max_pairs: int = 200
     quick_groups: int = 100
     quick_pairs: int = 50
     lir_rank: int = 1
@@ -61,6 +61,8 @@ class BenchmarkConfig:
     encoder_options: dict[str, dict[str, Any]] = field(default_factory=lambda: {
         k: dict(v) for k, v in DEFAULT_ENCODER_OPTIONS.items()})
     plots: bool = True
+    #: BLAS/OpenMP threads for everything after encoding (fitting, search, evaluation, plots)
+    compute_threads: int = 1
     show_progress: bool = True
 
     def __post_init__(self) -> None:
@@ -78,7 +80,8 @@ class BenchmarkConfig:
         if self.alphas is not None and not self.alphas:
             raise MlirkitError("--alphas is empty")
         for name, value in (("max_pairs", self.max_pairs), ("quick_groups", self.quick_groups),
-                            ("quick_pairs", self.quick_pairs), ("lir_rank", self.lir_rank), ("depth", self.depth)):
+                            ("quick_pairs", self.quick_pairs), ("lir_rank", self.lir_rank), ("depth", self.depth),
+                            ("compute_threads", self.compute_threads)):
             if int(value) < 1:
                 raise MlirkitError(f"{name} must be at least 1, got {value}")
         if not self.fit_sources:

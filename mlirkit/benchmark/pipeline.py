@@ -154,6 +154,25 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
     return result
 
 
+def _compute_threads(config: BenchmarkConfig):
+    """Thread limit of BLAS/OpenMP (numpy, FAISS) for the steps after encoding. These are small
+    operations (512 x 512 eigendecompositions, ~1k x 10k inner products): one thread costs little on an
+    idle machine, and on a busy one multi-threaded BLAS spins (measured: LIR fit 16 CPU-s with 2 threads,
+    0.4 CPU-s with 1, load average 20)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=config.compute_threads)
+
+
+def cache_variant(config: BenchmarkConfig) -> str:
+    """Label suffix of the cache entries of a selection (quick slice, language subset), so that running
+    a variant never evicts the default run's entries (an entry is replaced only by its own variant)."""
+    suffix = "-quick" if config.quick else ""
+    if config.languages is not None:
+        suffix += "-langs=" + "+".join(sorted(config.languages))
+    return suffix
+
+
 def _load_encoder(name: str, config: BenchmarkConfig) -> Any:
     from mlirkit.encoders import load_encoder
 
@@ -193,17 +212,19 @@ def _run_encoder(name: str, encoder: Any, config: BenchmarkConfig, data: Benchma
     queries = [q for s in data.splits.values() for q in s.queries]
     query_ids = [q.query_id for q in queries]
     query_langs = [q.lang for q in queries]
+    variant = cache_variant(config)
     with timer("encode corpus"):
-        doc_embs = cache.embed(encoder, name, f"{data.name}-corpus", "doc", [d.text for d in docs], doc_langs)
+        doc_embs = cache.embed(encoder, name, f"{data.name}-corpus{variant}", "doc", [d.text for d in docs],
+                               doc_langs)
     with timer("encode queries"):
-        query_embs = cache.embed(encoder, name, f"{data.name}-queries", "query", [q.text for q in queries],
+        query_embs = cache.embed(encoder, name, f"{data.name}-queries{variant}", "query", [q.text for q in queries],
                                  query_langs)
     transforms: dict[str, dict[str, Any]] = {}
     parallel_info: dict[str, dict[str, Any]] = {}
     for source, ps in parallel.items():
         with timer(f"encode parallel {source}"):
-            embs = cache.embed(encoder, name, f"parallel-{source}", "doc", ps.texts, ps.langs)
-        with timer(f"fit {source}"):
+            embs = cache.embed(encoder, name, f"parallel-{source}{variant}", "doc", ps.texts, ps.langs)
+        with timer(f"fit {source}"), _compute_threads(config):
             transforms[source] = _fit(ps, embs, fingerprint, config)
         files = {}
         for method, t in transforms[source].items():
@@ -218,7 +239,7 @@ def _run_encoder(name: str, encoder: Any, config: BenchmarkConfig, data: Benchma
         conditions += [Condition("shift", source, a, ts["shift"]) for a in config.sweep]
         conditions += [Condition(m, source, None, ts[m]) for m in METHODS if m != "shift"]
     runs: dict[str, dict[str, dict[str, float]]] = {}
-    with timer("retrieve"):
+    with timer("retrieve"), _compute_threads(config):
         for cond in tqdm(conditions, desc=f"retrieve {name}", unit="system", disable=not config.show_progress,
                          dynamic_ncols=True):
             runs[cond.name] = retrieve(cond, doc_embs, doc_ids, doc_langs, query_embs, query_ids, query_langs,
@@ -226,13 +247,13 @@ def _run_encoder(name: str, encoder: Any, config: BenchmarkConfig, data: Benchma
     split_runs = {s: {r: {q: run[q] for q in sp.query_langs} for r, run in runs.items()}
                   for s, sp in data.splits.items()}
     doc_lang_map = dict(zip(doc_ids, doc_langs))
-    with timer("evaluate dev"):
+    with timer("evaluate dev"), _compute_threads(config):
         dev = _evaluate(config, data, "dev", split_runs["dev"], doc_lang_map, significance=False)
     chosen = {source: _choose_alpha(dev, source, config) for source in transforms}
     main_runs = ["base"]
     for source in transforms:
         main_runs += [f"shift-{source}@{chosen[source]:g}", f"centering-{source}", f"lir-{source}"]
-    with timer("evaluate test"):
+    with timer("evaluate test"), _compute_threads(config):
         test = _evaluate(config, data, "test", {r: split_runs["test"][r] for r in main_runs}, doc_lang_map,
                          significance=True)
         test_sweep = _evaluate(config, data, "test", split_runs["test"], doc_lang_map, significance=False)
@@ -243,7 +264,7 @@ def _run_encoder(name: str, encoder: Any, config: BenchmarkConfig, data: Benchma
         result.files["runs"] = _write_runs(split_runs, main_runs, out / "runs" / safe, name)
     result.files["transforms"] = [f for info in parallel_info.values() for f in info["transform_files"].values()]
     if config.plots:
-        with timer("plots"):
+        with timer("plots"), _compute_threads(config):
             result.files["plots"] = _plots(result, config, data, split_runs["test"], doc_lang_map, doc_embs,
                                            doc_langs, transforms, out / "plots" / safe)
     result.timings = timer.seconds
