@@ -124,7 +124,8 @@ def _encode_ray(args, docs, alpha, index_spec, stats) -> int:
                            num_gpus_per_worker=args.num_gpus_per_worker, num_cpus_per_worker=args.num_cpus_per_worker,
                            block_size=args.block_size, shard_root=args.shard_root),
         extra_meta={"corpus": str(args.corpus), "shard": {"id": args.shard_id, "count": args.num_shards}},
-        show_progress=not args.quiet)
+        show_progress=not args.quiet,
+        indexer_options={"langid_threshold": args.langid} if args.langid is not None else None)
     if stats.skipped_empty:
         logger.warning("skipped %d documents with empty text", stats.skipped_empty)
     print(json.dumps({"index": str(args.index), "documents": summary["documents"],
