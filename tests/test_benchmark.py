@@ -456,3 +456,17 @@ def test_a_variant_never_evicts_the_default_entries(tmp_path):
     enc = CountingEncoder(dim=16)
     run(config(tmp_path, output=tmp_path / "o3"), enc)
     assert enc.texts == {"doc": 0, "query": 0}
+
+
+def test_queries_in_two_languages(tmp_path):
+    """German queries next to English ones: SHIFT is re-based on German for them, per-language tables."""
+    data = make_data()
+    for split in data.splits.values():
+        for q in list(split.queries):
+            qid = q.query_id.replace("/en", "/de")
+            split.queries.append(Query(qid, q.text, "de"))
+            split.qrels[qid] = dict(split.qrels[q.query_id])
+    result = run(config(tmp_path), FakeEncoder(dim=32, lang_strength=1.0, normalize=True), data)
+    test = result.encoders[0].test
+    assert test.info["query_languages"] == {"de": 16, "en": 16}
+    assert {"query language de", "query language en"} <= set(test.per_language)
