@@ -19,7 +19,7 @@ import hashlib
 import logging
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from mlirkit.errors import MlirkitError
 from mlirkit.io.records import Doc, Query
@@ -238,11 +238,3 @@ def load_parallel(name: str, sources: Sequence[str], *, source_lang: str, target
         raise MlirkitError(f"{name}: no translation pairs for {', '.join(t for t in target_langs if t != source_lang)} "
                            f"in {', '.join(sources)}")
     return out
-
-
-def iter_query_groups(split: Split) -> Iterator[tuple[str, list[Query]]]:
-    """Queries of a split grouped by language (sorted)."""
-    by_lang: dict[str, list[Query]] = defaultdict(list)
-    for q in split.queries:
-        by_lang[q.lang].append(q)
-    yield from sorted(by_lang.items())

@@ -200,7 +200,6 @@ def _run_encoder(name: str, encoder: Any, config: BenchmarkConfig, data: Benchma
                  parallel: Mapping[str, ParallelSet], cache: EmbeddingCache, out: Path) -> EncoderResult:
     from tqdm.auto import tqdm
 
-    from mlirkit.encoders.base import check_same_encoder  # noqa: F401  (transforms check fingerprints)
     from mlirkit.shift import save_transform
 
     timer = Timer()
