@@ -26,6 +26,7 @@ import importlib
 import json
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -117,6 +118,7 @@ class HFEncoder(Encoder):
             if int(threads) < 1:
                 raise MlirkitError(f"threads must be positive, got {threads}")
             torch.set_num_threads(int(threads))
+        _fix_malloc_threshold()
 
         self.name = model
         self.batch_size = int(batch_size)
@@ -369,6 +371,31 @@ def _pad_from_config(directory: Path, tokenizer: Any) -> int:
             if isinstance(token, str) and tokenizer.token_to_id(token) is not None:
                 return int(tokenizer.token_to_id(token))
     return 0
+
+
+_MALLOC_FIXED = False
+
+
+def _fix_malloc_threshold() -> None:
+    """Pin glibc's mmap threshold at its 128 KiB default (process-wide, once, Linux/glibc only).
+
+    glibc raises the threshold each time a large block is freed, after which activation tensors of
+    varying shapes come from the heap, fragment it and are never returned: the peak RSS of a long
+    encode run then grows with the corpus (measured +37% from 400 to 4,000 DDTP documents with
+    e5-small). A fixed threshold keeps large tensors in mmap'd blocks that are returned on free.
+    """
+    global _MALLOC_FIXED
+    if _MALLOC_FIXED or not sys.platform.startswith("linux") or "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        return
+    _MALLOC_FIXED = True
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        m_mmap_threshold = -3
+        libc.mallopt(m_mmap_threshold, 128 * 1024)
+    except (OSError, AttributeError):  # not glibc
+        log.debug("could not pin the malloc mmap threshold")
 
 
 def _pick_device(device: str) -> "torch.device":  # noqa: F821
