@@ -151,7 +151,7 @@ def test_label_free_alpha_recovers_a_planted_offset():
     grid = [round(0.1 * i, 1) for i in range(21)]
     # the vectors are twice the planted offsets: the right alpha is 0.5
     t = ShiftTransform({l: offsets[l] * 2 for l in ("de", "fr")}, encoder=ENC, source_lang="en")
-    sel = select_alpha(embs, langs, t, grid=grid, k=10)
+    sel = select_alpha(embs, langs, t, grid=grid, k=10, per_language=False)
     assert sel.alpha == pytest.approx(0.5, abs=0.1)
     assert sel.curve[0.0] > sel.curve[sel.alpha] and sel.curve[2.0] > sel.curve[sel.alpha]
     # per language, different scales: de needs 2.0, fr needs 2/3
@@ -162,7 +162,7 @@ def test_label_free_alpha_recovers_a_planted_offset():
     assert sel2.alpha_spec()["*"] == sel2.alpha
     # the corpus-fitted vectors estimate the offsets themselves: alpha about 1
     corpus = fit_corpus_shift(embs, langs, "en", encoder=ENC)
-    sel3 = select_alpha(embs, langs, corpus, grid=grid, k=10)
+    sel3 = select_alpha(embs, langs, corpus, grid=grid, k=10, per_language=False)
     assert sel3.alpha == pytest.approx(1.0, abs=0.15)
     # the centroid criterion agrees on the planted scales
     sel4 = select_alpha(embs, langs, t2, grid=grid, criterion="centroid")
