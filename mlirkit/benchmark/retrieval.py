@@ -3,7 +3,7 @@
 For a condition with transform T (none for the base): documents ``normalize(T(f(d)))`` (document side,
 by document language), queries ``normalize(T_q(g(q)))`` (query side by query language; SHIFT leaves
 queries unchanged), score = inner product = cosine, top k by ``(-score, doc_id)`` through
-:meth:`mlirkit.search.Searcher.search_vectors` on an in-memory FAISS ``IndexFlatIP``, the same code and
+:func:`mlirkit.search.searcher.search_index` on an in-memory FAISS ``IndexFlatIP``, the same code and
 index type a search of an index directory built by ``mlirkit.encode --transform T --alpha A`` uses.
 
 SHIFT's source language is the query language: for queries in another language than the transform's
@@ -12,7 +12,6 @@ source, the vectors are re-based with :func:`mlirkit.shift.derive_source` (``V_{
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any, Sequence
 
 import numpy as np
@@ -64,15 +63,14 @@ def search(doc_vectors: np.ndarray, doc_ids: Sequence[str], query_vectors: np.nd
     """``{qid: {docid: score}}``, top ``k`` by ``(-score, doc_id)`` (vectors already normalised)."""
     import faiss
 
-    from mlirkit.search.searcher import Searcher
+    from mlirkit.search.searcher import search_index
 
     index = faiss.IndexFlatIP(doc_vectors.shape[1])
     index.add(np.ascontiguousarray(doc_vectors, dtype=np.float32))
-    # Searcher.search_vectors reads only ``self.index.faiss_index`` and ``self.index.docids``
-    view = SimpleNamespace(index=SimpleNamespace(faiss_index=index, docids=list(doc_ids)))
+    doc_ids = list(doc_ids)
     run: dict[str, dict[str, float]] = {}
     for start in range(0, len(query_ids), batch_size):
-        hits = Searcher.search_vectors(view, np.ascontiguousarray(query_vectors[start:start + batch_size]), k)
+        hits = search_index(index, doc_ids, query_vectors[start:start + batch_size], k)
         for qid, row in zip(query_ids[start:start + batch_size], hits):
             run[qid] = {h.doc_id: h.score for h in row}
     return run

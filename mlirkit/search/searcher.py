@@ -85,16 +85,7 @@ class Searcher:
         return np.ascontiguousarray(l2_normalize(vectors), dtype=np.float32)
 
     def search_vectors(self, vectors: np.ndarray, k: int) -> list[list[Hit]]:
-        ntotal = self.index.faiss_index.ntotal
-        fetch = min(ntotal, k + TIE_SLACK)
-        scores, rows = self.index.faiss_index.search(vectors, fetch)
-        docids = self.index.docids
-        results = []
-        for row_scores, row_ids in zip(scores, rows):
-            hits = [Hit(docids[i], float(s)) for s, i in zip(row_scores, row_ids) if i >= 0]
-            hits.sort(key=lambda h: (-h.score, h.doc_id))
-            results.append(hits[:k])
-        return results
+        return search_index(self.index.faiss_index, self.index.docids, vectors, k)
 
     def search(self, queries: Sequence[Query], k: int = 1000, batch_size: int = 64,
                show_progress: bool = False) -> dict[str, list[Hit]]:
@@ -109,6 +100,21 @@ class Searcher:
                     out[query.query_id] = hits
                 bar.update(len(batch))
         return out
+
+
+def search_index(faiss_index, docids: Sequence[str], vectors: np.ndarray, k: int) -> list[list[Hit]]:
+    """Top ``k`` hits of each query vector in a FAISS index, sorted by ``(-score, doc_id)``.
+
+    ``TIE_SLACK`` extra candidates are fetched so that ties at the cut-off are broken by doc id.
+    """
+    fetch = min(faiss_index.ntotal, k + TIE_SLACK)
+    scores, rows = faiss_index.search(np.ascontiguousarray(vectors, dtype=np.float32), fetch)
+    results = []
+    for row_scores, row_ids in zip(scores, rows):
+        hits = [Hit(docids[i], float(s)) for s, i in zip(row_scores, row_ids) if i >= 0]
+        hits.sort(key=lambda h: (-h.score, h.doc_id))
+        results.append(hits[:k])
+    return results
 
 
 def hits_to_run(results: dict[str, list[Hit]]) -> dict[str, dict[str, float]]:
