@@ -5,9 +5,11 @@ import argparse
 from typing import Any
 
 from mlirkit.encoders import DEFAULT_ENCODER, ENCODER_CLASSES
+from mlirkit.encoders.hf import DTYPES, QUANTIZE
+from mlirkit.encoders.prefixes import POOLINGS
 
 OPTION_NAMES = ("batch_size", "max_length", "pooling", "normalize", "query_prefix", "doc_prefix",
-                "device", "dtype", "threads")
+                "device", "dtype", "quantize", "threads")
 
 
 def add_encoder_args(parser: argparse.ArgumentParser, *, required: bool = False, default: str | None = DEFAULT_ENCODER) -> None:
@@ -18,13 +20,15 @@ def add_encoder_args(parser: argparse.ArgumentParser, *, required: bool = False,
                    help="encoder class; default: the preset's, 'dcl' for a DCL directory, else 'hf'")
     g.add_argument("--batch-size", type=int, default=None, help="texts per forward pass")
     g.add_argument("--max-length", type=int, default=None, help="maximum tokens per text")
-    g.add_argument("--pooling", choices=["mean", "cls", "last"], default=None, help="override the model family's pooling")
+    g.add_argument("--pooling", choices=POOLINGS, default=None, help="override the model family's pooling")
     g.add_argument("--normalize", action=argparse.BooleanOptionalAction, default=None,
                    help="L2-normalise encoder outputs (default: the model family's)")
     g.add_argument("--query-prefix", default=None, help="override the model family's query prefix")
     g.add_argument("--doc-prefix", default=None, help="override the model family's document prefix")
     g.add_argument("--device", default=None, help="cpu, cuda, cuda:1, ... (default: auto)")
-    g.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], default=None)
+    g.add_argument("--dtype", choices=DTYPES, default=None, help="model weights dtype (hf; default float32)")
+    g.add_argument("--quantize", choices=QUANTIZE, default=None,
+                   help="dynamic quantisation of the linear layers (hf, CPU; changes vectors, see docs/encoders.md)")
     g.add_argument("--threads", type=int, default=None, help="CPU threads for encoding and FAISS")
 
 
