@@ -305,24 +305,29 @@ def plot(argv: list[str]) -> int:
     a = p.parse_args(argv)
     rows = [r for f in a.results for r in json.loads(f.read_text()) if r["dataset"] == "synthetic"]
     fig, axes = plt.subplots(1, 3, figsize=(13, 4))
-    series = {"write": lambda r: (r["index_type"], r["wall_s"]),
-              "search (1 thread, 1,000 q)": lambda r: (r["index_type"], r["search_s"]),
-              "peak RSS": lambda r: (r["index_type"], r["peak_rss_mb"])}
-    for ax, (title, get) in zip(axes, series.items()):
-        phase = title.split()[0] if title != "peak RSS" else "write"
-        for t in ("flat", "hnsw", "ivf-pq"):
-            pts = sorted((r["n"], get(r)[1]) for r in rows if r["phase"] == phase and r.get("index_type") == t
-                         and (phase != "search" or r["threads"] == 1))
+    colors = {"flat": "C0", "hnsw": "C1", "ivf-pq": "C2"}
+
+    def series(phase: str, value: str, t: str, **match: Any) -> list[tuple[int, float]]:
+        return sorted((r["n"], r[value]) for r in rows if r["phase"] == phase and r.get("index_type") == t
+                      and all(r.get(k) == v for k, v in match.items()))
+
+    for t, c in colors.items():
+        for ax, pts, style in ((axes[0], series("write", "wall_s", t), "-"),
+                               (axes[1], series("search", "ms_per_query", t, threads=1), "-"),
+                               (axes[2], series("load", "rss_after_mb", t, mmap=False), "-"),
+                               (axes[2], series("load", "rss_after_mb", t, mmap=True), ":")):
             if pts:
-                ax.plot(*zip(*pts), marker="o", label=t)
-        if title == "write":
-            pts = sorted((r["n"], r["wall_s"]) for r in rows if r["phase"] == "shift")
-            ax.plot(*zip(*pts), marker="s", ls="--", label="SHIFT apply")
+                label = t + (" (mmap)" if style == ":" else "")
+                ax.plot(*zip(*pts), marker="o", ls=style, color=c, label=label)
+    pts = sorted((r["n"], r["wall_s"]) for r in rows if r["phase"] == "shift")
+    axes[0].plot(*zip(*pts), marker="s", ls="--", color="C3", label="SHIFT apply")
+    titles = ("write index (wall)", "search, 1 thread, 1,000 queries", "resident memory after loading")
+    for ax, title, ylabel in zip(axes, titles, ("seconds", "ms per query", "MiB")):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("documents (768-d)")
-        ax.set_ylabel("MiB" if title == "peak RSS" else "seconds")
-        ax.set_title(title if title != "peak RSS" else "peak RSS while writing")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle("mlirkit cost growth, synthetic 768-d (2-core shared box)")
