@@ -18,7 +18,9 @@ def init_distributed(device_type: str) -> tuple[int, int]:
     """Initialise the default process group if torchrun started us; returns (rank, world_size)."""
     rank, _, world = env_world()
     if world > 1 and not dist.is_initialized():
-        dist.init_process_group(backend="nccl" if device_type == "cuda" else "gloo")
+        # CUDA tensors (features, gradients) go through NCCL; the small CPU tensors (batch sizes,
+        # logged losses) through gloo: NCCL alone refuses CPU tensors.
+        dist.init_process_group(backend="cpu:gloo,cuda:nccl" if device_type == "cuda" else "gloo")
     if dist.is_initialized():
         return dist.get_rank(), dist.get_world_size()
     return 0, 1
