@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from mlirkit.errors import format_error
+from mlirkit.io.sources import read_jsonl_objects
 
 
 def open_text(path: Path) -> IO[str]:
@@ -17,17 +18,7 @@ def open_text(path: Path) -> IO[str]:
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     """``(line_no, object)`` for each non-blank line; a bad line raises an error naming file:line."""
-    with open_text(path) as f:
-        for line_no, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise format_error(path, line_no, f"invalid JSON: {e.msg}") from None
-            if not isinstance(obj, dict):
-                raise format_error(path, line_no, "expected a JSON object")
-            yield line_no, obj
+    return read_jsonl_objects(path)
 
 
 def read_json(path: Path, data: bytes | None = None) -> object:

@@ -63,8 +63,6 @@ class IndexWriter:
         self._seen: set[str] = set()
 
     def __enter__(self) -> "IndexWriter":
-        import faiss
-
         refuse_existing(self.path, self.overwrite)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.tmp-", dir=self.path.parent))

@@ -12,14 +12,13 @@ empty documents and counts them in :attr:`CorpusStats.skipped_empty`).
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 from mlirkit.errors import MlirkitError, format_error
 from mlirkit.io.records import Doc
-from mlirkit.io.sources import file_format, is_file_source, iter_lines, load_ir_dataset
+from mlirkit.io.sources import file_format, is_file_source, iter_lines, load_ir_dataset, read_jsonl_objects
 
 
 @dataclass
@@ -76,13 +75,7 @@ def _field(obj: dict, name: str, path: object, line: int) -> str:
 
 
 def _jsonl_docs(path, text_fields: Sequence[str] | None) -> Iterator[tuple[str, str, str, str | None]]:
-    for line_no, line in iter_lines(path):
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise format_error(path, line_no, f"invalid JSON ({e.msg} at column {e.colno})") from None
-        if not isinstance(obj, dict):
-            raise format_error(path, line_no, "expected a JSON object")
+    for line_no, obj in read_jsonl_objects(path):
         id_field = "_id" if "_id" in obj else "id"
         doc_id = _field(obj, id_field, path, line_no)
         if text_fields:

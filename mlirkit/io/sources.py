@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import os
 from pathlib import Path
 from typing import IO, Iterator
@@ -54,6 +55,19 @@ def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
                 yield line_no, line
 
 
+def read_jsonl_objects(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
+    """``(line number, object)`` for each non-blank line of a JSONL(.gz) file; a line that is not
+    valid UTF-8 or not a JSON object raises an error naming file and line."""
+    for line_no, line in iter_lines(path):
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise format_error(path, line_no, f"invalid JSON ({e.msg} at column {e.colno})") from None
+        if not isinstance(obj, dict):
+            raise format_error(path, line_no, "expected a JSON object")
+        yield line_no, obj
+
+
 def file_format(path: str | os.PathLike) -> str:
     """"jsonl" or "tsv" from the file name (``.gz`` ignored)."""
     name = Path(path).name.lower()
@@ -65,4 +79,5 @@ def file_format(path: str | os.PathLike) -> str:
     raise MlirkitError(f"{path}: unknown file type (expected .jsonl, .json, .tsv, optionally .gz)")
 
 
-__all__ = ["decode_line", "file_format", "is_file_source", "iter_lines", "load_ir_dataset", "open_text"]
+__all__ = ["decode_line", "file_format", "is_file_source", "iter_lines", "load_ir_dataset", "open_text",
+           "read_jsonl_objects"]

@@ -8,12 +8,11 @@ A query without a language gets ``default_lang`` (``--query-lang``), else :data:
 """
 from __future__ import annotations
 
-import json
 import os
 
 from mlirkit.errors import MlirkitError, format_error
 from mlirkit.io.records import Query
-from mlirkit.io.sources import file_format, is_file_source, iter_lines, load_ir_dataset
+from mlirkit.io.sources import file_format, is_file_source, iter_lines, load_ir_dataset, read_jsonl_objects
 from mlirkit.langs import UNKNOWN
 
 
@@ -37,13 +36,7 @@ def read_topics(source: str | os.PathLike, *, default_lang: str | None = None) -
 
 
 def _jsonl(path):
-    for line_no, line in iter_lines(path):
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise format_error(path, line_no, f"invalid JSON ({e.msg} at column {e.colno})") from None
-        if not isinstance(obj, dict):
-            raise format_error(path, line_no, "expected a JSON object")
+    for line_no, obj in read_jsonl_objects(path):
         qid = obj.get("_id", obj.get("id"))
         if qid is None:
             raise format_error(path, line_no, "missing field '_id'")

@@ -5,8 +5,6 @@ Applied to documents by document language and to queries by query language (the 
 """
 from __future__ import annotations
 
-import numpy as np
-
 from mlirkit.shift.transform import TRANSFORMS, OffsetTransform
 
 

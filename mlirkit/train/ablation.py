@@ -166,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             "steps": 0 if variant == "untrained" else args.steps}
         log.info("%s: %s", variant, results[variant])
         results_path.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"| variant | nDCG@20 | MRR@10 | TLR@20 | same-language share@20 |")
+    print("| variant | nDCG@20 | MRR@10 | TLR@20 | same-language share@20 |")
     print("|---|---|---|---|---|")
     for v in VARIANTS:
         if v in results:

@@ -21,15 +21,14 @@ regenerates (and skips) the batches it has already seen.
 from __future__ import annotations
 
 import gzip
-import json
 import os
 import random
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from mlirkit.errors import MlirkitError, format_error
+from mlirkit.io.sources import read_jsonl_objects
 from mlirkit.train.alignment import Alignment, parse_pharaoh
 
 
@@ -80,17 +79,7 @@ def _open_text(path: str | os.PathLike[str]):
 
 
 def _jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    with _open_text(path) as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise format_error(path, n, f"invalid JSON ({e.msg})") from e
-            if not isinstance(obj, dict):
-                raise format_error(path, n, "expected a JSON object")
-            yield n, obj
+    return read_jsonl_objects(path)
 
 
 def _field(obj: dict[str, Any], name: str, path: object, n: int, kind: type = str) -> Any:
