@@ -56,9 +56,26 @@ def parse_encoder_options(items: Sequence[str] | None) -> dict[str, Any]:
     return out
 
 
-def split_wrapper_args(parser: argparse.ArgumentParser, argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
-    """Parse the wrapper's options out of ``argv``; the rest (Pyserini's arguments) is returned in order."""
-    return parser.parse_known_args(list(argv))
+def split_wrapper_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
+                       shared_options: Sequence[tuple[str, str, Any]]
+                       ) -> tuple[argparse.Namespace, list[str], dict[str, Any]] | None:
+    """Parse the wrapper's options out of ``argv`` (default ``sys.argv[1:]``).
+
+    Returns ``(wrapper args, Pyserini's arguments in order, mlirkit encoder options)``, or None after
+    printing the wrapper's help. The encoder options are ``--encoder-option KEY=VALUE`` plus the
+    Pyserini options that mlirkit encoders also take, ``shared_options`` = ``(flag, option key, type)``
+    (e.g. ``("--max-length", "max_length", int)``), read without removing them from Pyserini's arguments.
+    """
+    args, rest = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
+    if args.wrapper_help:
+        parser.print_help()
+        return None
+    options = parse_encoder_options(args.encoder_option)
+    for flag, key, type_ in shared_options:
+        value = peek_option(rest, flag, type_)
+        if value is not None:
+            options.setdefault(key, value)
+    return args, rest, options
 
 
 def peek_option(argv: Sequence[str], option: str, type_: Any = str) -> Any:

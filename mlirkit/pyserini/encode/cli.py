@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from functools import partial
 from typing import Sequence
 
@@ -50,23 +49,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    args, rest = parser.parse_known_args(argv)
-    if args.wrapper_help:
-        parser.print_help()
+    from mlirkit.pyserini.wrapper import peek_option, split_wrapper_args
+
+    parsed = split_wrapper_args(build_parser(), argv, (("--max-length", "max_length", int),
+                                                       ("--prefix", "doc_prefix", str), ("--device", "device", str)))
+    if parsed is None:
         return 0
+    args, rest, options = parsed
     configure_logging()
 
     from mlirkit.pyserini.registration import EncoderSettings, class_names
-    from mlirkit.pyserini.wrapper import parse_encoder_options, peek_option
 
-    options = parse_encoder_options(args.encoder_option)
-    for flag, key, type_ in (("--max-length", "max_length", int), ("--prefix", "doc_prefix", str),
-                             ("--device", "device", str)):
-        value = peek_option(rest, flag, type_)
-        if value is not None:
-            options.setdefault(key, value)
     chosen = peek_option(rest, "--encoder-class")
     names = class_names()
     if (args.transform or args.save_embeddings) and chosen not in names:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import sys
 from pathlib import Path
 from typing import Sequence
 
@@ -38,22 +37,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    args, rest = parser.parse_known_args(argv)
-    if args.wrapper_help:
-        parser.print_help()
+    from mlirkit.pyserini.wrapper import peek_option, split_wrapper_args
+
+    parsed = split_wrapper_args(build_parser(), argv, (("--max-length", "max_length", int), ("--device", "device", str)))
+    if parsed is None:
         return 0
+    args, rest, options = parsed
     configure_logging()
 
     from mlirkit.pyserini.registration import EncoderSettings
-    from mlirkit.pyserini.wrapper import parse_encoder_options, peek_option
 
-    options = parse_encoder_options(args.encoder_option)
-    for flag, key, type_ in (("--max-length", "max_length", int), ("--device", "device", str)):
-        value = peek_option(rest, flag, type_)
-        if value is not None:
-            options.setdefault(key, value)
     settings = EncoderSettings(options=options, query_lang=args.query_lang, force=args.force)
     index = peek_option(rest, "--index")
     if index and (Path(index) / "meta.json").is_file():
