@@ -20,7 +20,7 @@ import functools
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from mlirkit.errors import MlirkitError, format_error
 
@@ -88,14 +88,21 @@ def build_ddtp(query_lang: str | None, split: str | None = None) -> Collection:
     members: dict[str, list[str]] = defaultdict(list)
     for d, r in zip(docs, records):
         members[r["id"]].append(d.doc_id)
+    return Collection(docs, *ddtp_queries(records, query_lang, split, members.__getitem__))
+
+
+def ddtp_queries(records, query_lang: str | None, split: str | None,
+                 relevant: Callable[[str], list[str]]) -> tuple[list[LangQuery], list[TrecQrel]]:
+    """DDTP queries (short descriptions, id ``q/<group>/<lang>``) of ``query_lang`` (None: all) and
+    ``split`` (None: all), with binary qrels on ``relevant(group id)``."""
     queries, qrels = [], []
     for r in records:
         if (query_lang is not None and r["lang"] != query_lang) or (split is not None and r["split"] != split):
             continue
         qid = f"q/{r['id']}/{r['lang']}"
         queries.append(LangQuery(qid, r["short"], r["lang"]))
-        qrels.extend(TrecQrel(qid, did, 1, "0") for did in members[r["id"]])
-    return Collection(docs, queries, qrels)
+        qrels.extend(TrecQrel(qid, did, 1, "0") for did in relevant(r["id"]))
+    return queries, qrels
 
 
 def parallel_file_rows(name: str) -> Iterator[tuple[str, str, str]]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 
-from mlirkit.datasets.records import Collection, LangDoc, LangQuery, TrecQrel
+from mlirkit.datasets.records import Collection, LangDoc
 
 MODES = ("balanced", "sorted")
 FAMILY = "ddtp-nonparallel"
@@ -67,19 +67,12 @@ def assign_groups(mode: str = "balanced") -> dict[str, str]:
 
 def build_ddtp_nonparallel(query_lang: str | None, split: str | None = None, mode: str = "balanced") -> Collection:
     """The collection (module docstring); ``query_lang=None``: queries in every language."""
-    from mlirkit.datasets.bundled import _ddtp_records
+    from mlirkit.datasets.bundled import _ddtp_records, ddtp_queries
 
     assigned = assign_groups(mode)
     records = _ddtp_records()
     docs = [LangDoc(f"{r['id']}/{r['lang']}", r["long"], r["lang"]) for r in records if assigned[r["id"]] == r["lang"]]
-    queries, qrels = [], []
-    for r in records:
-        if (query_lang is not None and r["lang"] != query_lang) or (split is not None and r["split"] != split):
-            continue
-        qid = f"q/{r['id']}/{r['lang']}"
-        queries.append(LangQuery(qid, r["short"], r["lang"]))
-        qrels.append(TrecQrel(qid, f"{r['id']}/{assigned[r['id']]}", 1, "0"))
-    return Collection(docs, queries, qrels)
+    return Collection(docs, *ddtp_queries(records, query_lang, split, lambda group: [f"{group}/{assigned[group]}"]))
 
 
 def register_nonparallel() -> None:
