@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mlirkit.index import DenseIndex, IndexWriter  # noqa: E402
 from mlirkit.index.types import IndexSpec  # noqa: E402
-from mlirkit.index.writer import l2_normalize  # noqa: E402
+from mlirkit.base.vectors import l2_normalize  # noqa: E402
 
 DEFAULT_SPECS = ["flat", "hnsw", "ivf-pq"]
 
@@ -93,7 +93,7 @@ def measure(vectors: np.ndarray, queries: np.ndarray, specs: Sequence[IndexSpec]
 
 def cached_embed(encoder_name: str, label: str, side: str, texts: list[str], langs: list[str]) -> np.ndarray:
     from mlirkit.benchmark.cache import EmbeddingCache
-    from mlirkit.cache import cache_dir
+    from mlirkit.base.cache import cache_dir
     from mlirkit.encoders import load_encoder
 
     cache = EmbeddingCache(cache_dir("scale-bench"), show_progress=False)

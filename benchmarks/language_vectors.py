@@ -69,9 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     from mlirkit.encoders import load_encoder
     from mlirkit.eval import evaluate
     from mlirkit.eval.numba_cache import ensure_numba_cache_dir
-    from mlirkit.shift.alpha_select import select_alpha
-    from mlirkit.shift.corpus_fit import fit_corpus_shift
-    from mlirkit.shift.hybrid import hybrid_shift
+    from mlirkit.transforms.alpha_select import select_alpha
+    from mlirkit.transforms.corpus_fit import fit_corpus_shift
+    from mlirkit.transforms.hybrid import hybrid_shift
 
     ensure_numba_cache_dir()
     options: dict[str, Any] = {"max_length": args.max_length, "batch_size": args.batch_size}
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     logger.info("encoder %s digest %s", args.encoder, encoder.digest)
     root = args.cache_dir
     if root is None:
-        from mlirkit.cache import cache_dir
+        from mlirkit.base.cache import cache_dir
 
         root = cache_dir("benchmark", "embeddings")
     cache = EmbeddingCache(root, show_progress=True)
@@ -227,7 +227,7 @@ def _retrieve(transform: Any, alpha: Any, doc_embs, doc_ids, doc_langs, query_em
 
 def _from_index(path: str, doc_ids: list[str], encoder: Any) -> np.ndarray:
     from mlirkit.encoders.base import check_same_encoder
-    from mlirkit.errors import MlirkitError
+    from mlirkit.base.errors import MlirkitError
     from mlirkit.index import DenseIndex
 
     index = DenseIndex(path)

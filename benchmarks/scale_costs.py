@@ -11,7 +11,7 @@ imports is reported too):
 - ``gen``: synthetic data set (768-d float32 unit vectors, seeded): ``--centers`` topic centres, a shared
   anisotropy direction (real embeddings have a common mean), and one offset per language (14 languages
   with skewed frequencies), plus per-document noise; 1,000 English queries from the same model. A
-  corpus-fitted SHIFT transform (``mlirkit.shift.corpus_fit.fit_corpus_shift``, source ``en``) is fitted
+  corpus-fitted SHIFT transform (``mlirkit.transforms.corpus_fit.fit_corpus_shift``, source ``en``) is fitted
   on the first 50,000 vectors. For ``--real``, the ``embeddings.npy`` and ``langs`` of an existing index
   (and 1,000 of its English document vectors, plus seeded noise, as queries).
 - ``write``: ``mlirkit.index.IndexWriter`` of type flat / hnsw / ivf-pq (``mlirkit.index.types``), vectors
@@ -70,9 +70,9 @@ def _peak_mb() -> float:
 def phase_gen(data: Path, n: int, dim: int, centers: int, seed: int, real: str | None) -> dict[str, Any]:
     from numpy.lib.format import open_memmap
 
-    from mlirkit.index.writer import l2_normalize
-    from mlirkit.shift.corpus_fit import fit_corpus_shift
-    from mlirkit.shift.io import save_transform
+    from mlirkit.base.vectors import l2_normalize
+    from mlirkit.transforms.corpus_fit import fit_corpus_shift
+    from mlirkit.transforms.io import save_transform
 
     data.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
@@ -150,8 +150,8 @@ def phase_write(data: Path, index_dir: Path, itype: str, params: list[str]) -> d
 def phase_shift(data: Path) -> dict[str, Any]:
     from numpy.lib.format import open_memmap
 
-    from mlirkit.index.writer import l2_normalize
-    from mlirkit.shift.io import load_transform
+    from mlirkit.base.vectors import l2_normalize
+    from mlirkit.transforms.io import load_transform
 
     vectors, langs, _ = _load_data(data)
     t = load_transform(data / "shift.safetensors")

@@ -31,9 +31,9 @@ def main() -> None:
 
     import faiss
 
-    from mlirkit.index.writer import l2_normalize
+    from mlirkit.base.vectors import l2_normalize
     from mlirkit.shift import fit_centering_from_embeddings, fit_lir_from_embeddings
-    from mlirkit.shift.shift import ShiftTransform
+    from mlirkit.transforms.shift import ShiftTransform
 
     if args.threads:
         faiss.omp_set_num_threads(args.threads)

@@ -39,7 +39,7 @@ def run(model_dir: str, out_dir: str, world: int):
 
     from dcl_helpers import no_dropout
     from mlirkit.train.config import TrainConfig
-    from mlirkit.train.model import DisentangledEncoder
+    from mlirkit.encoders.dcl_model import DisentangledEncoder
     from mlirkit.train.trainer import Trainer
 
     torch.set_num_threads(1)

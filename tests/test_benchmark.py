@@ -10,7 +10,7 @@ import pytest
 from mlirkit.benchmark.cache import EmbeddingCache, data_digest
 from mlirkit.benchmark.config import BenchmarkConfig
 from mlirkit.benchmark.data import BenchmarkData, Split, load_parallel, select
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.io.records import Doc, Query
 from mlirkit.testing.fake_encoder import FakeEncoder
 
@@ -387,7 +387,7 @@ def test_config_sweep():
 
 def test_cli_refuses_existing_output_and_bad_languages(tmp_path, capsys):
     from mlirkit.benchmark.cli import main
-    from mlirkit.cli import run_cli
+    from mlirkit.base.cli import run_cli
 
     (tmp_path / "out").mkdir()
     assert run_cli(main, ["--output", str(tmp_path / "out"), "--quiet"]) == 2

@@ -14,7 +14,7 @@ import mlirkit.datasets  # noqa: F401
 from mlirkit.datasets import sources
 from mlirkit.datasets.cli import main
 from mlirkit.datasets.sources import MissingDataError, SourceFile
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 from test_datasets_upstream import write_xquad
 

@@ -15,7 +15,7 @@ import pytest
 import mlirkit.datasets  # noqa: F401  (registers the ids)
 from mlirkit.datasets import belebele, mlqa, mmarco_pairs, multieup, xquad_r
 from mlirkit.datasets.sources import MissingDataError
-from mlirkit.errors import InputFormatError
+from mlirkit.base.errors import InputFormatError
 
 
 def root() -> Path:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.train.alignment import (
     AlignmentCache, map_word_alignment, mutual_argmax_alignment, parse_pharaoh, read_pharaoh,
     valid_token_mask, word_first_subwords, word_spans,

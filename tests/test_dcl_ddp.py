@@ -39,7 +39,7 @@ def test_ddp_two_processes_equal_single_process(tiny_model_dir, tmp_path):
     for k, v in ref.items():
         torch.testing.assert_close(ddp_params[k], v, rtol=1e-4, atol=2e-6, msg=k)
     # training moved the weights (so equality is not trivial)
-    from mlirkit.train.model import DisentangledEncoder
+    from mlirkit.encoders.dcl_model import DisentangledEncoder
 
     start = DisentangledEncoder.from_backbone(str(tiny_model_dir), head_dim=16, max_length=16, seed=0).state_dict()
     changed = sum(not torch.allclose(start[k], v) for k, v in ref.items())

@@ -11,12 +11,12 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from dcl_helpers import no_dropout, write_tiny_data  # noqa: E402
-from mlirkit.errors import MlirkitError  # noqa: E402
+from mlirkit.base.errors import MlirkitError  # noqa: E402
 from mlirkit.train.config import ABLATIONS, TrainConfig  # noqa: E402
 from mlirkit.train.data import (  # noqa: E402
     Batch, BatchComposer, MonoSentence, ParallelPair, RetrievalExample, read_monolingual, read_parallel, read_triples,
 )
-from mlirkit.train.model import DisentangledEncoder  # noqa: E402
+from mlirkit.encoders.dcl_model import DisentangledEncoder  # noqa: E402
 from mlirkit.train.trainer import Trainer  # noqa: E402
 
 

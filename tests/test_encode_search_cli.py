@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from mlirkit.cli import run_cli
+from mlirkit.base.cli import run_cli
 from mlirkit.encode.cli import main as encode_main
 from mlirkit.index import DenseIndex
 from mlirkit.io.trec import read_run
@@ -135,7 +135,7 @@ def test_tiny_index_matches_numpy(tmp_path, corpus, tiny_encoder):
     """The index holds normalize(f(d)) for the same encoder settings."""
     from mlirkit.encode import Indexer
     from mlirkit.io.corpus import read_corpus
-    from mlirkit.index.writer import l2_normalize
+    from mlirkit.base.vectors import l2_normalize
 
     docs = list(read_corpus(corpus))
     Indexer(tiny_encoder, tmp_path / "i", show_progress=False).index(docs)

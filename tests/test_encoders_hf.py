@@ -13,7 +13,7 @@ import pytest
 from mlirkit.encoders import ENCODER_CLASSES, PRESETS, load_encoder
 from mlirkit.encoders.hf import OFFLINE_MODELS, HFEncoder, pool
 from mlirkit.encoders.prefixes import FAMILIES, WEB_SEARCH_TASK, family_for
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 TEXTS = [
     "short",

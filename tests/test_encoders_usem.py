@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mlirkit.encoders import load_encoder
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 TEXTS = ["Hello world.", "Hallo Welt.", "The weather is nice today.", "Привет, мир!", "東京は日本の首都です。"]
 

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from mlirkit.cli import run_cli
+from mlirkit.base.cli import run_cli
 from mlirkit.eval.cli import main, run_name, run_names
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.io.trec import write_qrels, write_run
 
 

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from mlirkit.errors import InputFormatError, MlirkitError
+from mlirkit.base.errors import InputFormatError, MlirkitError
 from mlirkit.eval import read_doc_langs, read_query_langs
 from mlirkit.eval.query_langs import resolve_query_langs
 

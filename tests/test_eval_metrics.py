@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.eval import evaluate
 from mlirkit.eval.metrics import parse_metric, parse_metrics
 

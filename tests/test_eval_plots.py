@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.eval.plots import language_silhouette, plot_alpha_curves, plot_language_mix, plot_projection
 
 

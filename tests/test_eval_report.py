@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.eval import evaluate, write_report
 
 DOC_LANGS = {"en1": "en", "de1": "de", "fr1": "fr"}

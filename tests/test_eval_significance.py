@@ -5,7 +5,7 @@ import random
 import numpy as np
 import pytest
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.eval import evaluate
 from mlirkit.eval.significance import (bonferroni, compare_runs, correct, exact_randomization_test,
                                        fisher_randomization_test, holm, paired_t_test)

@@ -69,7 +69,7 @@ def test_per_query_languages_and_unknown_query_language():
 
 
 def test_missing_query_language_and_bad_k():
-    from mlirkit.errors import MlirkitError
+    from mlirkit.base.errors import MlirkitError
 
     with pytest.raises(MlirkitError, match="no language for 1 of 2 evaluated queries"):
         tlr_at_k({"a": {"d_de": 1}, "b": {"d_de": 1}}, {}, 1, LANGS, {"a": "en"})

@@ -9,7 +9,7 @@ HEAVY = ("torch", "faiss", "pyserini", "jnius", "ranx", "transformers", "matplot
 
 def test_import_is_light():
     code = (
-        "import sys, mlirkit, mlirkit.encoders, mlirkit.encode.cli, mlirkit.search.cli, mlirkit.registry\n"
+        "import sys, mlirkit, mlirkit.encoders, mlirkit.encode.cli, mlirkit.search.cli, mlirkit.base.registry\n"
         "mlirkit.encode.cli.build_parser(); mlirkit.search.cli.build_parser()\n"
         f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n"
     )
@@ -21,7 +21,7 @@ def test_registry_refuses_duplicates_and_suggests():
     import pytest
 
     from mlirkit.encoders import ENCODER_CLASSES, PRESETS
-    from mlirkit.registry import Registry, UnknownNameError
+    from mlirkit.base.registry import Registry, UnknownNameError
 
     r: Registry[int] = Registry("thing")
     r.register("alpha", 1)

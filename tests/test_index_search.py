@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from mlirkit.encode import Indexer
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.index import DenseIndex, IndexWriter
-from mlirkit.index.writer import l2_normalize
+from mlirkit.base.vectors import l2_normalize
 from mlirkit.io.records import Doc, Query
 from mlirkit.search import Searcher
 from mlirkit.search.searcher import hits_to_run

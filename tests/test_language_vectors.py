@@ -6,10 +6,10 @@ import json
 import numpy as np
 import pytest
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.shift import (OverallShiftTransform, ShiftTransform, fit_corpus_shift, fit_shift_from_embeddings,
                            hybrid_shift, load_transform, save_transform)
-from mlirkit.shift.alpha_select import select_alpha
+from mlirkit.transforms.alpha_select import select_alpha
 
 ENC = {"class": "test", "model": "toy"}
 
@@ -193,7 +193,7 @@ def _index(tmp_path, embs, langs, name="idx"):
 
 
 def test_cli_fit_from_index_hybrid_select_alpha_and_apply(tmp_path, capsys):
-    from mlirkit.cli import run_cli
+    from mlirkit.base.cli import run_cli
     from mlirkit.shift.cli import main
 
     embs, langs, offsets = _planted(groups=40)

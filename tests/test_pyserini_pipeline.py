@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.pyserini.testing import LANGS, PARALLEL, write_toy_collection
 
 pytestmark = [pytest.mark.slow, pytest.mark.jvm]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mlirkit.errors import MlirkitError
-from mlirkit.registry import UnknownNameError
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.registry import UnknownNameError
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.io.corpus import CorpusStats, read_corpus
 from mlirkit.io.records import Doc, Query
 from mlirkit.io.topics import read_topics
-from mlirkit.langs import UNKNOWN
+from mlirkit.base.langs import UNKNOWN
 
 
 def write_jsonl(path, rows):

@@ -6,10 +6,10 @@ import json
 import numpy as np
 import pytest
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.index import DenseIndex, IndexWriter
 from mlirkit.index.types import INDEX_TYPES, IndexSpec, require_reconstructable
-from mlirkit.index.writer import l2_normalize
+from mlirkit.base.vectors import l2_normalize
 
 DIM = 32
 

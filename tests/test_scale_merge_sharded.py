@@ -6,9 +6,9 @@ import json
 import numpy as np
 import pytest
 
-from mlirkit.cli import run_cli
+from mlirkit.base.cli import run_cli
 from mlirkit.encode import Indexer
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.index import DenseIndex
 from mlirkit.index.cli import main as index_main
 from mlirkit.index.merge import merge_indexes

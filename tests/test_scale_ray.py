@@ -7,7 +7,7 @@ from functools import partial
 import numpy as np
 import pytest
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.index import DenseIndex
 from mlirkit.io.records import Doc
 from mlirkit.testing.fake_encoder import FakeEncoder
@@ -107,7 +107,7 @@ def test_ray_refusals(tmp_path, ray_cluster):
 
 def test_ray_cli_equals_local_cli(tmp_path, tiny_model_dir, capsys):
     """``--engine ray`` through the CLI (it starts and stops its own local cluster) with the tiny HF model."""
-    from mlirkit.cli import run_cli
+    from mlirkit.base.cli import run_cli
     from mlirkit.encode.cli import main as encode_main
 
     if ray.is_initialized():

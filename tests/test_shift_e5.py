@@ -24,8 +24,8 @@ def test_three_methods_fit_encode_search_posthoc(tmp_path, e5, shared_data):
     from mlirkit.io.records import Doc, Query
     from mlirkit.search.searcher import Searcher
     from mlirkit.shift import load_transform, save_transform
-    from mlirkit.shift.fit import fit_from_groups
-    from mlirkit.shift.parallel import open_parallel
+    from mlirkit.transforms.fit import fit_from_groups
+    from mlirkit.transforms.parallel import open_parallel
     from mlirkit.shift.posthoc import apply_to_index
 
     groups = [g for g in islice(open_parallel(str(shared_data / "libreoffice-help/segments.jsonl.gz")), 200)

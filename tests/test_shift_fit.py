@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.shift import load_transform
 from mlirkit.shift.cli import main
-from mlirkit.shift.fit import fit_from_groups
-from mlirkit.shift.parallel import ParallelGroup, group_rows, open_parallel, read_parallel_jsonl, read_pairs_table
+from mlirkit.transforms.fit import fit_from_groups
+from mlirkit.transforms.parallel import ParallelGroup, group_rows, open_parallel, read_parallel_jsonl, read_pairs_table
 
 ROWS = [
     {"id": "a", "lang": "de", "text": "Hallo Welt"},
@@ -186,7 +186,7 @@ def test_fit_cli_imports_shift_pt(tmp_path, tiny_model_dir, tiny_encoder, capsys
 
 
 def test_cli_errors_exit_2(tmp_path, capsys):
-    from mlirkit.cli import run_cli
+    from mlirkit.base.cli import run_cli
     assert run_cli(main, ["inspect", str(tmp_path / "nope")]) == 2
     assert "no such transform file" in capsys.readouterr().err
 

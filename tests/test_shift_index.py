@@ -8,11 +8,11 @@ import shutil
 import numpy as np
 import pytest
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.io.records import Doc, Query
 from mlirkit.shift import ShiftedFaissIndexer, load_transform, save_transform
-from mlirkit.shift.fit import fit_from_groups
-from mlirkit.shift.parallel import ParallelGroup
+from mlirkit.transforms.fit import fit_from_groups
+from mlirkit.transforms.parallel import ParallelGroup
 from mlirkit.shift.posthoc import apply_to_index
 
 PAIRS = [
@@ -170,7 +170,7 @@ def test_posthoc_errors(tmp_path, tiny_encoder, transforms):
     apply_to_index(tmp_path / "plain", tmp_path / "other.st", tmp_path / "o", force=True)
     # a transform of another dimension: refused even with force
     bad = load_transform(transforms["shift"])
-    from mlirkit.shift.shift import ShiftTransform
+    from mlirkit.transforms.shift import ShiftTransform
     save_transform(ShiftTransform({"de": np.ones(bad.dim + 1)}, encoder=bad.encoder, source_lang="en"), tmp_path / "d.st")
     with pytest.raises(MlirkitError, match="dimension"):
         apply_to_index(tmp_path / "plain", tmp_path / "d.st", tmp_path / "o2", force=True)
@@ -205,7 +205,7 @@ def test_shifted_faiss_indexer_langid_for_unlabelled_docs(tmp_path, tiny_encoder
 
 def test_encode_cli_langid_equals_shifted_faiss_indexer(tmp_path, tiny_encoder, tiny_model_dir, capsys):
     """``mlirkit.encode --transform T --langid 0`` on a corpus without languages == ShiftedFaissIndexer."""
-    from mlirkit.cli import run_cli
+    from mlirkit.base.cli import run_cli
     from mlirkit.encode.cli import main as encode_main
     from mlirkit.encoders import load_encoder
     from mlirkit.index import DenseIndex

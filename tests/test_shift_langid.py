@@ -4,12 +4,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.shift import load_transform, save_transform
-from mlirkit.shift.fit import fit_from_groups, is_heldout
-from mlirkit.shift.langid import LangIdClassifier, fit_langid
-from mlirkit.shift.parallel import ParallelGroup
-from mlirkit.shift.shift import ShiftTransform
+from mlirkit.transforms.fit import fit_from_groups, is_heldout
+from mlirkit.transforms.langid import LangIdClassifier, fit_langid
+from mlirkit.transforms.parallel import ParallelGroup
+from mlirkit.transforms.shift import ShiftTransform
 
 ENC = {"model": "toy"}
 
@@ -109,7 +109,7 @@ def test_fit_with_langid_and_heldout():
 
 
 def test_rank_metrics_hand_computed():
-    from mlirkit.shift.langid_eval import rank_metrics
+    from mlirkit.transforms.langid_eval import rank_metrics
     # one query (en, group g1); docs: d_en(g1), d_de(g1), d_fr(g1), x_en(g2); top-2 = d_en, x_en
     scores = np.array([[0.9, 0.1, 0.2, 0.8]])
     m = rank_metrics(scores, ["g1", "g1", "g1", "g2"], ["en", "de", "fr", "en"], ["g1"], "en", k=2)
@@ -121,7 +121,7 @@ def test_rank_metrics_hand_computed():
 
 
 def test_evaluate_langid_on_heldout_groups():
-    from mlirkit.shift.langid_eval import evaluate_langid
+    from mlirkit.transforms.langid_eval import evaluate_langid
 
     class Enc(ClusterEncoder):
         def encode_queries(self, texts, langs=None, *, batch_size=None, show_progress=False):

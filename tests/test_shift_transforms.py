@@ -7,11 +7,11 @@ import struct
 import numpy as np
 import pytest
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.shift import (LanguageTransform, derive_source, fit_centering_from_embeddings, fit_lir_from_embeddings,
                            fit_shift_from_embeddings, load_transform, parse_alpha, resolve_alpha, save_transform)
-from mlirkit.shift.io import read_shift_pt, sniff
-from mlirkit.shift.shift import ShiftTransform
+from mlirkit.transforms.io import read_shift_pt, sniff
+from mlirkit.transforms.shift import ShiftTransform
 
 ENC = {"class": "hf", "model": "toy", "normalize": False, "doc_prefix": "passage: "}
 LANGS = ["de", "fr", "ja"]

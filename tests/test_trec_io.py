@@ -4,7 +4,7 @@ import gzip
 
 import pytest
 
-from mlirkit.errors import InputFormatError, MlirkitError
+from mlirkit.base.errors import InputFormatError, MlirkitError
 from mlirkit.io.trec import (ranked, read_qrels, read_run, read_run_tag, read_run_with_tag, validate_run_tag,
                              write_qrels, write_run)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import sys
 
 from mlirkit.benchmark.cli import main
-from mlirkit.cli import run_cli
+from mlirkit.base.cli import run_cli
 
 
 def entry() -> None:

@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 logger = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from typing import Any, Sequence
 
 from mlirkit.benchmark.config import (DEFAULT_BENCHMARK, DEFAULT_ENCODER_OPTIONS, DEFAULT_ENCODERS, METRICS,
                                       BenchmarkConfig)
-from mlirkit.cli import configure_logging
-from mlirkit.errors import MlirkitError
+from mlirkit.base.cli import configure_logging
+from mlirkit.base.errors import MlirkitError
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 DEFAULT_ENCODERS = ("multilingual-e5-small-q4", "usem")
 DEFAULT_ALPHAS = tuple(round(0.1 * i, 1) for i in range(1, 11))  # 0.1 ... 1.0

@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.io.records import Doc, Query
 
 logger = logging.getLogger(__name__)
@@ -120,7 +120,7 @@ def load_benchmark(benchmark: str, query_langs: Sequence[str], *, languages: Seq
         for split in SPLITS:
             dataset_id = f"{benchmark}/{lang}/{split}"
             if dataset_id not in DATASETS:
-                from mlirkit.registry import did_you_mean
+                from mlirkit.base.registry import did_you_mean
 
                 raise MlirkitError(f"no dataset {dataset_id!r} (query language {lang!r} of {benchmark})"
                                    + did_you_mean(dataset_id, DATASETS.names()))

@@ -3,7 +3,7 @@
 1. encode the pooled corpus and the dev+test queries (embeddings cached on disk, :mod:`.cache`);
 2. for each fitting condition (default: ``ood`` = LibreOffice help + gettext, ``ddtp`` = DDTP
    descriptions disjoint from the benchmark), encode the translation pairs (cached) and fit SHIFT,
-   language centering and LIR (rank 1) from the embeddings (:mod:`mlirkit.shift`);
+   language centering and LIR (rank 1) from the embeddings (:mod:`mlirkit.transforms`);
 3. retrieve with every condition: base, SHIFT at every alpha of the sweep, centering, LIR
    (:mod:`.retrieval`);
 4. evaluate every run on the **dev** split, choose SHIFT's alpha per condition by dev nDCG@20;
@@ -28,11 +28,12 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
+from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.benchmark.cache import EmbeddingCache
 from mlirkit.benchmark.config import BenchmarkConfig
 from mlirkit.benchmark.data import BenchmarkData, ParallelSet, Rows, load_benchmark, load_parallel
 from mlirkit.benchmark.retrieval import Condition, encode_side, retrieve
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 logger = logging.getLogger(__name__)
 
@@ -111,14 +112,14 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
     ``parallel_rows`` replace the registered benchmark and parallel sets (tests).
     """
     from mlirkit.eval.numba_cache import ensure_numba_cache_dir
-    from mlirkit.index.atomic import atomic_directory
+    from mlirkit.base.fs import atomic_directory
 
     ensure_numba_cache_dir()
     timer = Timer()
     total_start = time.perf_counter()
     cache_root = config.cache_dir
     if cache_root is None:
-        from mlirkit.cache import cache_dir
+        from mlirkit.base.cache import cache_dir
 
         cache_root = cache_dir("benchmark", "embeddings")
     cache = EmbeddingCache(cache_root, show_progress=config.show_progress)
@@ -181,7 +182,7 @@ def _load_encoder(name: str, config: BenchmarkConfig) -> Any:
 
 
 def _fit(parallel: ParallelSet, embs: np.ndarray, fingerprint: dict[str, Any], config: BenchmarkConfig) -> dict[str, Any]:
-    from mlirkit.shift import fit_centering_from_embeddings, fit_lir_from_embeddings, fit_shift_from_embeddings
+    from mlirkit.transforms import fit_centering_from_embeddings, fit_lir_from_embeddings, fit_shift_from_embeddings
 
     meta = {"parallel": {"condition": parallel.name, "sources": list(parallel.sources),
                          "pairs_by_source": parallel.by_source}}
@@ -200,7 +201,7 @@ def _run_encoder(name: str, encoder: Any, config: BenchmarkConfig, data: Benchma
                  parallel: Mapping[str, ParallelSet], cache: EmbeddingCache, out: Path) -> EncoderResult:
     from tqdm.auto import tqdm
 
-    from mlirkit.shift import save_transform
+    from mlirkit.transforms import save_transform
 
     timer = Timer()
     fingerprint = encoder.fingerprint
@@ -335,9 +336,7 @@ def _plots(result: EncoderResult, config: BenchmarkConfig, data: BenchmarkData, 
     files += plot_language_mix({r: test_runs[r] for r in result.main_runs}, doc_langs, sp.query_langs, config.k,
                                root / "language-mix-test", qrels=sp.qrels,
                                title=f"{result.name}: languages of the top {config.k} (test split)")
-    from mlirkit.index.writer import l2_normalize
-
-    before = l2_normalize(doc_embs.astype(np.float32))
+    before = transform_and_normalize(doc_embs, doc_lang_list, "doc")
     for source, ts in transforms.items():
         alpha = result.chosen_alpha[source]
         after = encode_side(doc_embs, doc_lang_list, "doc", ts["shift"], alpha)

@@ -7,7 +7,7 @@ queries unchanged), score = inner product = cosine, top k by ``(-score, doc_id)`
 index type a search of an index directory built by ``mlirkit.encode --transform T --alpha A`` uses.
 
 SHIFT's source language is the query language: for queries in another language than the transform's
-source, the vectors are re-based with :func:`mlirkit.shift.derive_source` (``V_{l|s} = V_l - V_s``).
+source, the vectors are re-based with :func:`mlirkit.transforms.derive_source` (``V_{l|s} = V_l - V_s``).
 """
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.vectors import transform_and_normalize
+from mlirkit.base.errors import MlirkitError
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Condition:
 
 def transform_for_query_lang(transform: Any, query_lang: str) -> Any:
     """The transform to use for queries in ``query_lang`` (SHIFT re-based on that language)."""
-    from mlirkit.shift import ShiftTransform, derive_source
+    from mlirkit.transforms import ShiftTransform, derive_source
 
     if isinstance(transform, ShiftTransform) and query_lang != transform.source_lang:
         if query_lang not in transform.params:
@@ -50,12 +51,7 @@ def transform_for_query_lang(transform: Any, query_lang: str) -> Any:
 
 def encode_side(embs: np.ndarray, langs: Sequence[str], side: str, transform: Any, alpha: float) -> np.ndarray:
     """``normalize(T(embs))`` on ``side`` (no transform: just normalised)."""
-    from mlirkit.index.writer import l2_normalize
-
-    out = np.array(embs, dtype=np.float32, copy=True)
-    if transform is not None and transform.touches(side):
-        out = transform.apply(out, list(langs), side, alpha, out=out)
-    return np.ascontiguousarray(l2_normalize(out), dtype=np.float32)
+    return transform_and_normalize(embs, langs, side, transform, alpha)
 
 
 def search(doc_vectors: np.ndarray, doc_ids: Sequence[str], query_vectors: np.ndarray, query_ids: Sequence[str],

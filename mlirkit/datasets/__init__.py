@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 from mlirkit.datasets.catalog import DATASETS, DatasetInfo
 from mlirkit.datasets.records import LangDoc, LangQuery, ParallelDoc
@@ -60,7 +60,7 @@ def parallel_rows(source: str | Path) -> Iterator[tuple[str, str, str]]:
 
 
 def _did_you_mean(name: str) -> str:
-    from mlirkit.registry import did_you_mean
+    from mlirkit.base.registry import did_you_mean
 
     return did_you_mean(name, DATASETS.names())
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import sys
 
-from mlirkit.cli import run_cli
+from mlirkit.base.cli import run_cli
 from mlirkit.datasets.cli import main
 
 

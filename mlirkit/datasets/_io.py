@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import IO, Iterator
 
-from mlirkit.errors import format_error
+from mlirkit.base.errors import format_error
 from mlirkit.io.sources import read_jsonl_objects
 
 

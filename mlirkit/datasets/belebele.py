@@ -13,7 +13,7 @@ import hashlib
 from collections import defaultdict
 from pathlib import Path
 
-from mlirkit.errors import format_error
+from mlirkit.base.errors import format_error
 
 from mlirkit.datasets import _benchmark
 from mlirkit.datasets._io import field, read_jsonl

@@ -22,7 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Iterator
 
-from mlirkit.errors import MlirkitError, format_error
+from mlirkit.base.errors import MlirkitError, format_error
 
 from mlirkit.datasets._io import read_jsonl
 from mlirkit.datasets.records import Collection, LangDoc, LangQuery, ParallelDoc, TrecQrel

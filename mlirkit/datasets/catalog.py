@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from mlirkit.registry import Registry
+from mlirkit.base.registry import Registry
 
 from mlirkit.datasets.records import (
     CollectionDocs, CollectionQrels, CollectionQueries, LangDoc, LazyCollection,

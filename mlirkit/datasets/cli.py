@@ -5,7 +5,7 @@ import argparse
 import json
 from typing import Sequence
 
-from mlirkit.cli import configure_logging
+from mlirkit.base.cli import configure_logging
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -66,8 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mlirkit.datasets.export import export
 
     if args.dataset_id not in DATASETS:
-        from mlirkit.errors import MlirkitError
-        from mlirkit.registry import did_you_mean
+        from mlirkit.base.errors import MlirkitError
+        from mlirkit.base.registry import did_you_mean
 
         raise MlirkitError(f"unknown dataset id {args.dataset_id!r}{did_you_mean(args.dataset_id, DATASETS.names())}; "
                            "see `python -m mlirkit.datasets list`")

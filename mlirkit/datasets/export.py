@@ -14,7 +14,7 @@ import json
 from enum import Enum
 from pathlib import Path
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 
 class ExportFormat(str, Enum):
@@ -34,7 +34,7 @@ def export(dataset_id: str, fmt: ExportFormat | str, output: str | Path, *, over
     from tqdm import tqdm
 
     import mlirkit.datasets  # noqa: F401
-    from mlirkit.index.atomic import atomic_directory
+    from mlirkit.base.fs import atomic_directory
 
     fmt = ExportFormat(fmt)
     ds = ir_datasets.load(dataset_id)

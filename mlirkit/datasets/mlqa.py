@@ -16,7 +16,7 @@ import hashlib
 import zipfile
 from collections import defaultdict
 
-from mlirkit.errors import format_error
+from mlirkit.base.errors import format_error
 
 from mlirkit.datasets import release
 from mlirkit.datasets._io import read_json

@@ -15,7 +15,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from mlirkit.errors import format_error
+from mlirkit.base.errors import format_error
 
 from mlirkit.datasets import _benchmark
 from mlirkit.datasets.records import Collection, LangDoc, LangQuery, qrels_from_dict

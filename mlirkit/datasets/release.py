@@ -10,7 +10,7 @@ Layout under a data root (see :mod:`mlirkit.datasets.sources`)::
 """
 from __future__ import annotations
 
-from mlirkit.errors import format_error
+from mlirkit.base.errors import format_error
 
 from mlirkit.datasets._io import read_jsonl
 from mlirkit.datasets.records import Collection, LangDoc, LangQuery, qrels_from_dict

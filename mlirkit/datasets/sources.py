@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from mlirkit.errors import format_error
+from mlirkit.base.errors import format_error
 
 from mlirkit.datasets import _benchmark
 from mlirkit.datasets._io import read_json

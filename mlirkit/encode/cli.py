@@ -8,11 +8,11 @@ from itertools import islice
 from pathlib import Path
 from typing import Sequence
 
-from mlirkit.cli import configure_logging
+from mlirkit.base.cli import configure_logging
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
-from mlirkit.errors import MlirkitError
-from mlirkit.langs import UNKNOWN
-from mlirkit.index.atomic import refuse_existing
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import UNKNOWN
+from mlirkit.base.fs import refuse_existing
 from mlirkit.index.types import add_index_type_args, index_spec_from_args
 
 ENGINES = ("local", "ray")
@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     refuse_existing(Path(args.index), args.overwrite)
     if (args.alpha or args.langid is not None) and not args.transform:
         raise MlirkitError("--alpha and --langid need --transform")
-    from mlirkit.shift.transform import parse_alpha
+    from mlirkit.transforms.transform import parse_alpha
 
     alpha = parse_alpha(args.alpha) if args.alpha else 1.0
     if args.langid is not None and args.default_lang is None:

@@ -11,8 +11,9 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.encoders.base import Encoder
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.index.layout import TRANSFORM_FILE
 from mlirkit.io.records import Doc
 
@@ -57,7 +58,7 @@ class Indexer:
         self.index_dir = Path(index_dir)
         self.transform_path: Path | None = None
         if transform is not None and not hasattr(transform, "apply"):
-            from mlirkit.shift import load_transform
+            from mlirkit.transforms import load_transform
 
             self.transform_path = Path(transform)
             transform = load_transform(self.transform_path)
@@ -85,7 +86,6 @@ class Indexer:
         from tqdm.auto import tqdm
 
         from mlirkit.index import IndexWriter
-        from mlirkit.index.writer import l2_normalize
 
         transform_meta = self.transform.describe(self.alpha) if self.transform is not None else None
         stats = IndexStats()
@@ -101,10 +101,8 @@ class Indexer:
                 ids = [d.doc_id for d in chunk]
                 langs = [d.lang for d in chunk]
                 raw = self.encoder.encode_docs([d.text for d in chunk], langs, batch_size=self.batch_size)
-                vectors = raw
-                if self.transform is not None and self.transform.touches("doc"):
-                    vectors = self.transform.apply(raw, langs, "doc", self.alpha, strict=self.strict)
-                writer.add(ids, langs, l2_normalize(vectors), raw=raw)
+                vectors = transform_and_normalize(raw, langs, "doc", self.transform, self.alpha, strict=self.strict)
+                writer.add(ids, langs, vectors, raw=raw)
                 stats.lang_counts.update(langs)
                 stats.documents += len(chunk)
                 bar.update(len(chunk))

@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.io.records import Doc
 
 logger = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ class EncodeActor:
         self.encoder = make_encoder()
         self.transform = None
         if transform_path:
-            from mlirkit.shift import load_transform
+            from mlirkit.transforms import load_transform
 
             self.transform = load_transform(transform_path)
         self.shard_root = Path(shard_root)
@@ -208,7 +208,7 @@ def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_e
         import ray
     except ImportError:
         raise MlirkitError("--engine ray needs Ray: pip install 'mlirkit[ray]'") from None
-    from mlirkit.index.atomic import refuse_existing
+    from mlirkit.base.fs import refuse_existing
     from mlirkit.index.merge import merge_indexes
 
     options = options or RayOptions()
@@ -222,7 +222,7 @@ def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_e
     refuse_existing(index_dir, overwrite)
     transform_path = str(Path(transform).resolve()) if transform is not None else None
     if transform_path is not None:
-        from mlirkit.shift import load_transform
+        from mlirkit.transforms import load_transform
 
         load_transform(transform_path)  # fail fast on a bad file, before starting workers
     start_time = time.perf_counter()

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from mlirkit.encoders.base import Encoder, check_same_encoder, fingerprint_digest
-from mlirkit.registry import Registry
+from mlirkit.base.registry import Registry
 
 ENCODER_CLASSES: Registry[str] = Registry("encoder class")
 ENCODER_CLASSES.register("hf", "mlirkit.encoders.hf:HFEncoder")

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 
 def fingerprint_digest(fingerprint: dict[str, Any]) -> str:

@@ -6,7 +6,7 @@ Embedding of text ``x`` with prompt ``p`` (the query or document prompt saved wi
     r = W_s h                                      # (d',) the semantic head (h itself without heads)
     r = r / ||r||_2                                # normalize=True (the default: the losses use cosine)
 
-The directory layout is documented in :mod:`mlirkit.train.model`; ``load_encoder(dir)`` picks this
+The directory layout is documented in :mod:`mlirkit.encoders.dcl_model`; ``load_encoder(dir)`` picks this
 class when the directory holds ``mlirkit_dcl.json``. The fingerprint holds the sha256 of the backbone
 weights and of the heads, so indexes and transforms made with one trained model refuse another's.
 """
@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlirkit.encoders.base import Encoder
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 
 class DCLEncoder(Encoder):
@@ -31,7 +31,7 @@ class DCLEncoder(Encoder):
                  device: str = "auto", normalize: bool | None = None, threads: int | None = None) -> None:
         import torch
 
-        from mlirkit.train.model import MARKER, DisentangledEncoder
+        from mlirkit.encoders.dcl_model import MARKER, DisentangledEncoder
 
         path = Path(model_dir)
         if not (path / MARKER).is_file():
@@ -65,7 +65,7 @@ class DCLEncoder(Encoder):
     def fingerprint(self) -> dict[str, Any]:
         if self._fingerprint is None:
             from mlirkit.encoders.weights_hash import directory_weights_sha256, file_sha256
-            from mlirkit.train.model import BACKBONE_DIR, HEADS_FILE
+            from mlirkit.encoders.dcl_model import BACKBONE_DIR, HEADS_FILE
 
             cfg = self.model.config
             heads = self.path / HEADS_FILE

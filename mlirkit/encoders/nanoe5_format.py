@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 MAGIC = b"E5S1"
 QK = 32

@@ -15,7 +15,7 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass
 
-from mlirkit.registry import Registry
+from mlirkit.base.registry import Registry
 
 #: the web-search retrieval instruction of the Qwen3-Embedding / gte-Qwen2 / e5-instruct model cards
 WEB_SEARCH_TASK = "Given a web search query, retrieve relevant passages that answer the query"

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlirkit.encoders.base import Encoder
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class USEMEncoder(Encoder):
             raise MlirkitError(f"the usem encoder does not take option(s) {', '.join(sorted(unsupported))} "
                                "(it has no prompts, pooling choice or length limit)")
         if model not in MODELS:
-            from mlirkit.registry import did_you_mean
+            from mlirkit.base.registry import did_you_mean
 
             raise MlirkitError(f"unknown usem model {model!r}{did_you_mean(model, list(MODELS))}; "
                                f"known: {', '.join(MODELS)}")

@@ -12,7 +12,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from mlirkit.cache import cache_dir
+from mlirkit.base.cache import cache_dir
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.eval.breakdowns import (doc_lang_recall, relevant_lang_share, samelang_expected, samelang_scores,
                                      topk_lang_share)
 from mlirkit.eval.metrics import MetricSpec, parse_metrics, ranx_per_query
@@ -16,7 +16,7 @@ from mlirkit.eval.ranking import Judged, Ranking
 from mlirkit.eval.result import RESERVED_KEYS, EvaluationResult
 from mlirkit.eval.significance import CORRECTIONS, TESTS, compare_runs
 from mlirkit.eval.tlr import tlr_scores
-from mlirkit.langs import UNKNOWN
+from mlirkit.base.langs import UNKNOWN
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]], runs: Mapping[str, Mapping[
         if not isinstance(name, str) or not name or name in RESERVED_KEYS or name.startswith("_"):
             raise MlirkitError(f"invalid run name {name!r} (non-empty, not starting with '_')")
     if baseline is not None and baseline not in runs:
-        from mlirkit.registry import did_you_mean
+        from mlirkit.base.registry import did_you_mean
 
         raise MlirkitError(f"baseline {baseline!r} is not one of the runs{did_you_mean(baseline, list(runs))}")
     lang_metrics = [s for s in specs if s.kind in ("tlr", "samelang")]

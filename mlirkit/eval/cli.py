@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from mlirkit.cli import configure_logging
-from mlirkit.errors import MlirkitError
+from mlirkit.base.cli import configure_logging
+from mlirkit.base.errors import MlirkitError
 from mlirkit.eval.numba_cache import ensure_numba_cache_dir
 
 logger = logging.getLogger(__name__)
@@ -136,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.verbose)
     from mlirkit.eval.api import evaluate
     from mlirkit.eval.report import report_format, write_report
-    from mlirkit.index.atomic import refuse_existing
+    from mlirkit.base.fs import refuse_existing
 
     for path in args.report:
         report_format(path)
@@ -216,7 +216,7 @@ def _report_values(spec: str, default_run: str | None) -> tuple[dict[str, float]
     runs = [k for k in data if not k.startswith("_")]
     name = run or default_run or (runs[0] if runs else None)
     if name not in data:
-        from mlirkit.registry import did_you_mean
+        from mlirkit.base.registry import did_you_mean
 
         raise MlirkitError(f"{path}: no run {name!r}{did_you_mean(str(name), runs)}; runs: {', '.join(runs)}")
     return data[name], name
@@ -286,7 +286,7 @@ def _plot_projection(args) -> list[Path]:
         after = other.indexed_vectors()
         titles = (Path(args.index).name, Path(args.after_index).name)
     elif args.transform:
-        from mlirkit.shift import load_transform
+        from mlirkit.transforms import load_transform
 
         transform = load_transform(args.transform)
         if index.encoder:

@@ -11,7 +11,7 @@ import gzip
 import os
 from pathlib import Path
 
-from mlirkit.errors import MlirkitError, format_error
+from mlirkit.base.errors import MlirkitError, format_error
 
 
 def read_doc_langs(source: str | os.PathLike) -> dict[str, str]:

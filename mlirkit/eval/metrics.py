@@ -11,8 +11,8 @@ import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
-from mlirkit.errors import MlirkitError
-from mlirkit.registry import Registry, UnknownNameError, did_you_mean
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.registry import Registry, UnknownNameError, did_you_mean
 
 
 @dataclass(frozen=True)

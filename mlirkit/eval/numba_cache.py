@@ -20,7 +20,7 @@ def ensure_numba_cache_dir() -> str | None:
     if "numba" in sys.modules:
         logger.debug("numba already imported without NUMBA_CACHE_DIR; its default cache location is used")
         return None
-    from mlirkit.cache import cache_dir
+    from mlirkit.base.cache import cache_dir
 
     path = str(cache_dir("numba"))
     os.environ["NUMBA_CACHE_DIR"] = path

@@ -21,8 +21,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
-from mlirkit.langs import UNKNOWN
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import UNKNOWN
 
 
 def _figure(width: float, height: float):
@@ -35,7 +35,7 @@ def _save(fig, out_prefix: str | os.PathLike) -> list[Path]:
     """Write ``<prefix>.png`` and ``<prefix>.svg`` atomically (deterministic SVG ids, no dates)."""
     import matplotlib
 
-    from mlirkit.index.atomic import atomic_file
+    from mlirkit.base.fs import atomic_file
 
     prefix = Path(out_prefix)
     prefix.parent.mkdir(parents=True, exist_ok=True)

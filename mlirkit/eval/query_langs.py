@@ -4,8 +4,8 @@ from __future__ import annotations
 import os
 from typing import Mapping, Sequence
 
-from mlirkit.errors import MlirkitError
-from mlirkit.langs import UNKNOWN
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import UNKNOWN
 
 
 def resolve_query_langs(qids: Sequence[str], query_langs: Mapping[str, str] | str | None) -> list[str]:

@@ -7,7 +7,7 @@ Conventions (the same for ranx metrics, TLR@k and the breakdowns):
   missing from a run is an empty ranking (scores 0), as trec_eval ``-c`` does.
 - **Ranking order** is ``(-score, docid)``: ties are broken by document id, so every metric sees
   the same top k, whatever order the run dict was built in.
-- A document absent from ``doc_langs`` has language :data:`~mlirkit.langs.UNKNOWN`.
+- A document absent from ``doc_langs`` has language :data:`~mlirkit.base.langs.UNKNOWN`.
 """
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from typing import Mapping
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
-from mlirkit.langs import UNKNOWN
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import UNKNOWN
 
 logger = logging.getLogger(__name__)
 

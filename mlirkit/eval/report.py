@@ -12,9 +12,9 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.eval.result import EvaluationResult
-from mlirkit.registry import Registry
+from mlirkit.base.registry import Registry
 
 _SUPERSCRIPT = dict(zip("abcdefghijklmnoprstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ"))
 DAGGER = "†"
@@ -188,7 +188,7 @@ def write_report(result: EvaluationResult, path: str | os.PathLike, *, overwrite
                  per_query: bool = False) -> Path:
     """Write ``result`` in the format given by the extension of ``path`` (.md, .tex, .json, .csv),
     atomically. A report is a derived view, so an existing file is replaced unless ``overwrite=False``."""
-    from mlirkit.index.atomic import atomic_file
+    from mlirkit.base.fs import atomic_file
 
     path = Path(path)
     render = REPORT_FORMATS.get(report_format(path))

@@ -24,8 +24,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
-from mlirkit.registry import Registry
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.registry import Registry
 
 _TIE_EPS = 1e-12
 
@@ -142,7 +142,7 @@ def compare_runs(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], met
     CORRECTIONS.get(correction)
     names = list(per_query)
     if baseline is not None and baseline not in per_query:
-        from mlirkit.registry import did_you_mean
+        from mlirkit.base.registry import did_you_mean
 
         raise MlirkitError(f"baseline {baseline!r} is not one of the runs{did_you_mean(baseline, names)}")
     if baseline is not None:

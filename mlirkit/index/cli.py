@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from mlirkit.cli import configure_logging
+from mlirkit.base.cli import configure_logging
 from mlirkit.index.types import add_index_type_args, index_spec_from_args
 
 

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.index.layout import TRANSFORM_FILE
 
 logger = logging.getLogger(__name__)
@@ -106,7 +106,7 @@ def merge_indexes(shard_dirs: Sequence[str | os.PathLike], output: str | os.Path
     """
     from tqdm.auto import tqdm
 
-    from mlirkit.index.atomic import refuse_existing
+    from mlirkit.base.fs import refuse_existing
     from mlirkit.index.reader import DenseIndex
     from mlirkit.index.types import IndexSpec, is_exact
     from mlirkit.index.writer import IndexWriter

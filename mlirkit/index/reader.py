@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.index.layout import DOCID_FILE, EMBEDDINGS_FILE, FAISS_FILE, LANGS_FILE, META_FILE
-from mlirkit.langs import UNKNOWN
+from mlirkit.base.langs import UNKNOWN
 
 
 def read_lines(path: Path) -> list[str]:

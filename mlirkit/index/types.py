@@ -23,8 +23,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from mlirkit.errors import MlirkitError
-from mlirkit.registry import Registry, did_you_mean
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.registry import Registry, did_you_mean
 
 logger = logging.getLogger(__name__)
 

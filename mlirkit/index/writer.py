@@ -15,18 +15,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlirkit import __version__
-from mlirkit.errors import MlirkitError
-from mlirkit.index.atomic import refuse_existing, replace_path
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.fs import refuse_existing, replace_path
 from mlirkit.index.layout import (DOCID_FILE, EMBEDDINGS_FILE, FAISS_FILE, FORMAT, FORMAT_VERSION, LANGS_FILE,
                                   META_FILE)
 
 logger = logging.getLogger(__name__)
-
-
-def l2_normalize(x: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit L2 norm (zero rows left as they are)."""
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.where(norms == 0, 1, norms)
 
 
 class IndexWriter:

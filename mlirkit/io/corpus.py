@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from mlirkit.errors import MlirkitError, format_error
+from mlirkit.base.errors import MlirkitError, format_error
 from mlirkit.io.records import Doc
 from mlirkit.io.sources import file_format, is_file_source, iter_lines, load_ir_dataset, read_jsonl_objects
 

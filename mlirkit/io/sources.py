@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 from typing import IO, Iterator
 
-from mlirkit.errors import MlirkitError, format_error
-from mlirkit.registry import did_you_mean
+from mlirkit.base.errors import MlirkitError, format_error
+from mlirkit.base.registry import did_you_mean
 
 
 def is_file_source(source: str | os.PathLike) -> bool:
@@ -16,13 +16,10 @@ def is_file_source(source: str | os.PathLike) -> bool:
 
 
 def load_ir_dataset(dataset_id: str):
-    """``ir_datasets.load(id)`` after registering mlirkit's datasets; a clear error for unknown ids."""
+    """``ir_datasets.load(id)`` with a clear error for unknown ids (``import mlirkit`` makes the
+    ``mlirkit/...`` ids visible to ir_datasets; see :mod:`mlirkit._ir_datasets_hook`)."""
     import ir_datasets
 
-    try:
-        import mlirkit.datasets  # noqa: F401  (registers mlirkit/... ids)
-    except ImportError:  # pragma: no cover - only while the datasets package is absent
-        pass
     try:
         return ir_datasets.load(dataset_id)
     except KeyError:

@@ -4,16 +4,16 @@
 - TSV: ``qid<TAB>text[<TAB>lang]`` (Pyserini's topic TSV, with an optional language column).
 - ir_datasets id: ``query_id``, ``text``, language from the record's ``lang`` or ``queries_lang()``.
 
-A query without a language gets ``default_lang`` (``--query-lang``), else :data:`~mlirkit.langs.UNKNOWN`.
+A query without a language gets ``default_lang`` (``--query-lang``), else :data:`~mlirkit.base.langs.UNKNOWN`.
 """
 from __future__ import annotations
 
 import os
 
-from mlirkit.errors import MlirkitError, format_error
+from mlirkit.base.errors import MlirkitError, format_error
 from mlirkit.io.records import Query
 from mlirkit.io.sources import file_format, is_file_source, iter_lines, load_ir_dataset, read_jsonl_objects
-from mlirkit.langs import UNKNOWN
+from mlirkit.base.langs import UNKNOWN
 
 
 def read_topics(source: str | os.PathLike, *, default_lang: str | None = None) -> list[Query]:

@@ -11,7 +11,7 @@ Formats (``formats.md`` section 7):
 
 Ids are strings (never converted to numbers). Blank lines and lines starting with ``#`` are
 skipped. Files ending in ``.gz`` (or starting with the gzip magic bytes) are decompressed. Every
-malformed line raises :class:`~mlirkit.errors.InputFormatError` naming ``file:line``; a (query,
+malformed line raises :class:`~mlirkit.base.errors.InputFormatError` naming ``file:line``; a (query,
 document) pair that occurs twice is refused.
 
 Writers sort queries by id and documents by ``(-score, docno)``, number ranks from 1, end the file
@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator, Mapping
 
-from mlirkit.errors import MlirkitError, format_error
+from mlirkit.base.errors import MlirkitError, format_error
 
 RUN_TAG_RE = re.compile(r"^[A-Za-z0-9_.+:=@-]{1,128}$")
 BEIR_HEADER = ("query-id", "corpus-id", "score")
@@ -183,7 +183,7 @@ def _format_score(score: float) -> str:
 
 @contextmanager
 def _atomic_text(path: str | os.PathLike, overwrite: bool) -> Iterator[IO[str]]:
-    from mlirkit.index.atomic import atomic_file
+    from mlirkit.base.fs import atomic_file
 
     path = Path(path)
     if path.suffix == ".gz":

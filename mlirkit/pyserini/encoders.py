@@ -21,8 +21,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
-from mlirkit.langs import UNKNOWN
+from mlirkit.base.vectors import transform_and_normalize
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import UNKNOWN
 from mlirkit.pyserini.jvm import boot_jvm
 
 boot_jvm()
@@ -107,11 +108,9 @@ class MlirkitDocumentEncoder(DocumentEncoder):
     def encode(self, texts: Sequence[str], titles: Sequence[str] | None = None,
                langs: Sequence[str | None] | None = None, **kwargs: Any) -> np.ndarray:
         """Pyserini's call: ``encode(texts=[...], titles=[...]?, langs=[...]?, max_length=..., fp16=..., add_sep=...)``."""
-        from mlirkit.index.writer import l2_normalize
-
         raw = self.encode_raw(texts, titles, langs)
         self.last_raw = raw
-        return np.ascontiguousarray(l2_normalize(raw), dtype=np.float32)
+        return transform_and_normalize(raw, langs, "doc")
 
 
 class MlirkitQueryEncoder(QueryEncoder):
@@ -120,7 +119,7 @@ class MlirkitQueryEncoder(QueryEncoder):
     ``FaissSearcher.search`` calls :meth:`encode` (one query -> ``(dim,)``), ``batch_search`` calls
     :meth:`encode_batch` (queries -> ``(n, dim)``). ``query_lang`` is the language given to the encoder
     and to a query-side transform (Pyserini's topics carry none); ``transform`` is a loaded
-    :class:`mlirkit.shift.LanguageTransform` (only its query side is used) with strength ``alpha``.
+    :class:`mlirkit.transforms.LanguageTransform` (only its query side is used) with strength ``alpha``.
     """
 
     def __init__(self, encoder_dir: str | None = None, tokenizer_name: str | None = None, device: Any = None,
@@ -161,17 +160,13 @@ class MlirkitQueryEncoder(QueryEncoder):
 
     def encode_batch(self, queries: Sequence[str], langs: Sequence[str | None] | None = None) -> np.ndarray:
         """Float32 ``(n, dim)`` query vectors, L2-normalised."""
-        from mlirkit.index.writer import l2_normalize
-
         queries = list(queries)
         if not all(isinstance(q, str) for q in queries):
             raise MlirkitError("mlirkit query encoders take query texts (str)")
         if langs is None:
             langs = [self.query_lang or UNKNOWN] * len(queries) if self.query_lang else None
         vectors = self.encoder.encode_queries(queries, list(langs) if langs is not None else None)
-        if self.transform is not None:
-            vectors = self.transform.apply(vectors, list(langs), "query", self.alpha)
-        return np.ascontiguousarray(l2_normalize(vectors), dtype=np.float32)
+        return transform_and_normalize(vectors, langs, "query", self.transform, self.alpha)
 
     def encode(self, query: str, **kwargs: Any) -> np.ndarray:
         """One query -> float32 ``(dim,)``."""

@@ -22,7 +22,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 logger = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ import logging
 import shutil
 from typing import Any, Callable
 
-from mlirkit.errors import MlirkitError
-from mlirkit.langs import UNKNOWN
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import UNKNOWN
 from mlirkit.pyserini.jvm import boot_jvm
 
 boot_jvm()

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from mlirkit.encoders import ENCODER_CLASSES
-from mlirkit.registry import UnknownNameError, did_you_mean
+from mlirkit.base.registry import UnknownNameError, did_you_mean
 
 logger = logging.getLogger(__name__)
 
@@ -102,14 +102,14 @@ class QueryEncoderFactory:
         s = self.settings
         transform = s.transform
         if transform is not None and not hasattr(transform, "apply"):
-            from mlirkit.shift import load_transform
+            from mlirkit.transforms import load_transform
 
             transform = load_transform(transform)
         encoder = MlirkitQueryEncoder(encoder_dir, encoder_class=self.encoder_class, options=s.options,
                                       query_lang=s.query_lang, transform=transform, alpha=s.alpha, **kwargs)
         if s.index_encoder is not None:
             from mlirkit.encoders.base import check_same_encoder
-            from mlirkit.errors import MlirkitError
+            from mlirkit.base.errors import MlirkitError
 
             try:
                 check_same_encoder(s.index_encoder, encoder.encoder.fingerprint, "the index")

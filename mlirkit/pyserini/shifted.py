@@ -19,7 +19,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.vectors import transform_and_normalize
+from mlirkit.base.errors import MlirkitError
 from mlirkit.pyserini.encoders import DocumentEncoder, MlirkitDocumentEncoder
 
 logger = logging.getLogger(__name__)
@@ -31,7 +32,7 @@ class ShiftedDocumentEncoder(DocumentEncoder):
     """A Pyserini document encoder applying a language transform by document language.
 
     ``transform`` is a path to a transform file (``python -m mlirkit.shift fit``) or a loaded
-    :class:`mlirkit.shift.LanguageTransform`; ``alpha`` a float or ``{"*": a, "ja": b}``. The transform
+    :class:`mlirkit.transforms.LanguageTransform`; ``alpha`` a float or ``{"*": a, "ja": b}``. The transform
     must have been fitted with the same encoder (``force=True`` applies it anyway, warned);
     ``strict=True`` refuses documents whose language has no vector.
     """
@@ -41,7 +42,7 @@ class ShiftedDocumentEncoder(DocumentEncoder):
         if not isinstance(base, MlirkitDocumentEncoder):
             raise TypeError(f"ShiftedDocumentEncoder wraps an MlirkitDocumentEncoder, got {type(base).__name__}")
         if not hasattr(transform, "apply"):
-            from mlirkit.shift import load_transform
+            from mlirkit.transforms import load_transform
 
             transform = load_transform(Path(transform))
         transform.check_encoder(base.fingerprint, force=force)
@@ -94,15 +95,12 @@ class ShiftedDocumentEncoder(DocumentEncoder):
     def encode(self, texts: Sequence[str], titles: Sequence[str] | None = None,
                langs: Sequence[str | None] | None = None, **kwargs: Any) -> np.ndarray:
         """``normalize(T(f(d), lang(d)))`` for one batch; ``langs`` is required."""
-        from mlirkit.index.writer import l2_normalize
-
         if langs is None:
             raise MlirkitError(f"the transform needs each document's language: {LANGS_HINT}")
         langs = list(langs)
         raw = self.base.encode_raw(texts, titles, langs)
         self.base.last_raw = raw
-        vectors = self._transform.apply(raw, langs, "doc", self.alpha, strict=self.strict)
-        return np.ascontiguousarray(l2_normalize(vectors), dtype=np.float32)
+        return transform_and_normalize(raw, langs, "doc", self._transform, self.alpha, strict=self.strict)
 
 
 def shifted_document_encoder(model_name: str, transform: str | os.PathLike | Any, alpha: Any = 1.0, *,

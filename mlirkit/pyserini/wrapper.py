@@ -19,7 +19,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any, Iterator, Sequence
 
 from mlirkit.encoders.options import OPTION_NAMES
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 
 def parse_encoder_options(items: Sequence[str] | None) -> dict[str, Any]:
     """``["max_length=64", "normalize=false"]`` -> ``{"max_length": 64, "normalize": False}`` (keys checked)."""
-    from mlirkit.registry import did_you_mean
+    from mlirkit.base.registry import did_you_mean
 
     out: dict[str, Any] = {}
     for item in items or []:

@@ -7,9 +7,9 @@ import logging
 from pathlib import Path
 from typing import Sequence
 
-from mlirkit.cli import configure_logging
+from mlirkit.base.cli import configure_logging
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
-from mlirkit.index.atomic import refuse_existing
+from mlirkit.base.fs import refuse_existing
 
 logger = logging.getLogger(__name__)
 

@@ -7,8 +7,9 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
+from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.encoders.base import Encoder, check_same_encoder
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.index.layout import TRANSFORM_FILE
 from mlirkit.io.records import Query
 
@@ -68,7 +69,7 @@ class Searcher:
         self.alpha: Any = 1.0
         meta_transform = self.index.transform
         if meta_transform:
-            from mlirkit.shift import load_transform
+            from mlirkit.transforms import load_transform
 
             transform = load_transform(self.index.path / TRANSFORM_FILE)
             if transform.touches("query"):
@@ -76,13 +77,9 @@ class Searcher:
                 self.alpha = meta_transform.get("alpha", 1.0)
 
     def encode_queries(self, queries: Sequence[Query], batch_size: int | None = None) -> np.ndarray:
-        from mlirkit.index.writer import l2_normalize
-
         langs = [q.lang for q in queries]
         vectors = self.encoder.encode_queries([q.text for q in queries], langs, batch_size=batch_size)
-        if self.query_transform is not None:
-            vectors = self.query_transform.apply(vectors, langs, "query", self.alpha)
-        return np.ascontiguousarray(l2_normalize(vectors), dtype=np.float32)
+        return transform_and_normalize(vectors, langs, "query", self.query_transform, self.alpha)
 
     def search_vectors(self, vectors: np.ndarray, k: int) -> list[list[Hit]]:
         return search_index(self.index.faiss_index, self.index.docids, vectors, k)

@@ -8,15 +8,15 @@ import logging
 from pathlib import Path
 from typing import Any, Sequence
 
-from mlirkit.cli import configure_logging
-from mlirkit.errors import MlirkitError
+from mlirkit.base.cli import configure_logging
+from mlirkit.base.errors import MlirkitError
 
 logger = logging.getLogger(__name__)
 
 
 def build_parser() -> argparse.ArgumentParser:
     from mlirkit.encoders.options import add_encoder_args
-    from mlirkit.shift.transform import TRANSFORMS
+    from mlirkit.transforms.transform import TRANSFORMS
 
     p = argparse.ArgumentParser(prog="python -m mlirkit.shift", description=__doc__)
     p.add_argument("-v", "--verbose", action="store_true")
@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _default_min_docs() -> int:
-    from mlirkit.shift.corpus_fit import DEFAULT_MIN_DOCS
+    from mlirkit.transforms.corpus_fit import DEFAULT_MIN_DOCS
 
     return DEFAULT_MIN_DOCS
 
@@ -116,7 +116,7 @@ def _print(obj: Any) -> None:
 
 def cmd_fit(args: argparse.Namespace) -> int:
     from mlirkit.encoders.options import encoder_from_args
-    from mlirkit.shift.io import save_transform, sniff
+    from mlirkit.transforms.io import save_transform, sniff
 
     if Path(args.output).exists() and not args.overwrite:
         raise MlirkitError(f"{args.output} already exists (use --overwrite to replace it)")
@@ -137,8 +137,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
         return _import_pt(args)
     if not args.source_lang:
         raise MlirkitError("--source-lang is required when fitting from parallel text")
-    from mlirkit.shift.fit import fit_from_groups
-    from mlirkit.shift.parallel import open_parallel
+    from mlirkit.transforms.fit import fit_from_groups
+    from mlirkit.transforms.parallel import open_parallel
 
     import itertools
 
@@ -160,8 +160,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 
 def _fit_from_index(args: argparse.Namespace) -> int:
-    from mlirkit.shift.corpus_fit import DEFAULT_MIN_DOCS, fit_corpus_shift_from_index
-    from mlirkit.shift.io import load_transform, save_transform
+    from mlirkit.shift.from_index import fit_corpus_shift_from_index
+    from mlirkit.transforms.corpus_fit import DEFAULT_MIN_DOCS
+    from mlirkit.transforms.io import load_transform, save_transform
 
     if args.pairs is not None:
         raise MlirkitError("give either --pairs (parallel text) or --from-index (the corpus), not both")
@@ -179,8 +180,8 @@ def _fit_from_index(args: argparse.Namespace) -> int:
                                     min_docs=DEFAULT_MIN_DOCS if args.min_docs is None else args.min_docs,
                                     only_langs=args.langs)
     if pairs_t is not None:
-        from mlirkit.shift.hybrid import hybrid_shift
-        from mlirkit.shift.transform import is_unknown
+        from mlirkit.transforms.hybrid import hybrid_shift
+        from mlirkit.transforms.transform import is_unknown
 
         from mlirkit.index import DenseIndex
 
@@ -194,8 +195,9 @@ def _fit_from_index(args: argparse.Namespace) -> int:
 
 
 def cmd_select_alpha(args: argparse.Namespace) -> int:
-    from mlirkit.shift.alpha_select import DEFAULT_GRID, select_alpha_for_index
-    from mlirkit.shift.io import load_transform
+    from mlirkit.shift.from_index import select_alpha_for_index
+    from mlirkit.transforms.alpha_select import DEFAULT_GRID
+    from mlirkit.transforms.io import load_transform
 
     t = load_transform(args.transform)
     sel = select_alpha_for_index(args.index, t, criterion=args.criterion, k=args.k,
@@ -207,8 +209,8 @@ def cmd_select_alpha(args: argparse.Namespace) -> int:
 
 def _import_pt(args: argparse.Namespace) -> int:
     from mlirkit.encoders.options import encoder_from_args
-    from mlirkit.shift.io import read_shift_pt, save_transform
-    from mlirkit.shift.shift import ShiftTransform
+    from mlirkit.transforms.io import read_shift_pt, save_transform
+    from mlirkit.transforms.shift import ShiftTransform
 
     if args.method != "shift":
         raise MlirkitError(f"{args.pairs} holds SHIFT vectors; use --method shift to import it")
@@ -237,9 +239,9 @@ def _import_pt(args: argparse.Namespace) -> int:
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
-    from mlirkit.shift.io import load_transform
+    from mlirkit.transforms.io import load_transform
     from mlirkit.shift.posthoc import apply_to_index
-    from mlirkit.shift.transform import parse_alpha
+    from mlirkit.transforms.transform import parse_alpha
 
     alpha = parse_alpha(args.alpha)
     t = load_transform(args.transform)
@@ -254,7 +256,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
 def cmd_inspect(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from mlirkit.shift.io import load_transform
+    from mlirkit.transforms.io import load_transform
 
     t = load_transform(args.transform)
     norms = {lang: round(float(np.linalg.norm(v)), 6) for lang, v in t.params.items()}
@@ -265,8 +267,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_derive(args: argparse.Namespace) -> int:
-    from mlirkit.shift.io import load_transform, save_transform
-    from mlirkit.shift.shift import derive_source
+    from mlirkit.transforms.io import load_transform, save_transform
+    from mlirkit.transforms.shift import derive_source
 
     t = load_transform(args.transform)
     new = derive_source(t, args.source_lang)
@@ -279,10 +281,10 @@ def cmd_derive(args: argparse.Namespace) -> int:
 
 def cmd_evaluate_langid(args: argparse.Namespace) -> int:
     from mlirkit.encoders.options import encoder_from_args
-    from mlirkit.shift.io import load_transform
-    from mlirkit.shift.langid_eval import evaluate_langid
-    from mlirkit.shift.parallel import open_parallel
-    from mlirkit.shift.transform import parse_alpha
+    from mlirkit.transforms.io import load_transform
+    from mlirkit.transforms.langid_eval import evaluate_langid
+    from mlirkit.transforms.parallel import open_parallel
+    from mlirkit.transforms.transform import parse_alpha
 
     alpha = parse_alpha(args.alpha)
     t = load_transform(args.transform)

@@ -12,7 +12,7 @@ A thin subclass of :class:`mlirkit.encode.Indexer` that requires a SHIFT transfo
 Each document vector is ``normalize(z - alpha * V_lang)`` (source-language and unknown-language documents
 ``normalize(z)``); queries are never touched, so any Pyserini ``FaissSearcher`` can search the index.
 ``langid_threshold`` switches on language identification for unlabelled documents (see
-:mod:`mlirkit.shift.langid`).
+:mod:`mlirkit.transforms.langid`).
 """
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ import os
 from typing import Any, Mapping
 
 from mlirkit.encode.indexer import Indexer
-from mlirkit.errors import MlirkitError
-from mlirkit.shift.transform import resolve_alpha
+from mlirkit.base.errors import MlirkitError
+from mlirkit.transforms.transform import resolve_alpha
 
 
 class ShiftedFaissIndexer(Indexer):

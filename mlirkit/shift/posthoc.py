@@ -26,9 +26,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError, format_error
-from mlirkit.langs import UNKNOWN
-from mlirkit.shift.transform import LanguageTransform
+from mlirkit.base.vectors import transform_and_normalize
+from mlirkit.base.errors import MlirkitError, format_error
+from mlirkit.base.langs import UNKNOWN
+from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ WRITER_KEYS = {"format", "format_version", "mlirkit_version", "created", "encode
 
 def read_doc_langs(path: str | os.PathLike) -> dict[str, str]:
     """``{docid: lang}`` from ``docid<TAB>lang`` lines (or whitespace) or JSON Lines."""
-    from mlirkit.shift.parallel import _open_maybe_gzip
+    from mlirkit.transforms.parallel import _open_maybe_gzip
 
     path = Path(path)
     if not path.is_file():
@@ -77,9 +78,8 @@ def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform |
 
     from mlirkit.index import DenseIndex, IndexWriter
     from mlirkit.index.layout import TRANSFORM_FILE
-    from mlirkit.index.writer import l2_normalize
-    from mlirkit.shift.io import load_transform
-    from mlirkit.shift.transform import resolve_alpha
+    from mlirkit.transforms.io import load_transform
+    from mlirkit.transforms.transform import resolve_alpha
 
     resolve_alpha(alpha)
     t = transform if isinstance(transform, LanguageTransform) else load_transform(transform)
@@ -139,8 +139,8 @@ def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform |
         for a in tqdm(range(0, n, chunk_rows), desc="apply", unit="chunk", disable=not show_progress):
             b = min(a + chunk_rows, n)
             raw = read(a, b)
-            vecs = t.apply(raw, langs[a:b], "doc", alpha, strict=strict) if t.touches("doc") else raw
-            writer.add(src.docids[a:b], langs[a:b], l2_normalize(vecs), raw=raw if src.has_embeddings else None)
+            vecs = transform_and_normalize(raw, langs[a:b], "doc", t, alpha, strict=strict)
+            writer.add(src.docids[a:b], langs[a:b], vecs, raw=raw if src.has_embeddings else None)
     stats = {"documents": n, "vectors": origin, "output": str(output), **{k: v for k, v in sorted(t.counts.items())}}
     logger.info("wrote %s (%d documents, %s)", output, n, ", ".join(f"{k}={v}" for k, v in sorted(t.counts.items())) or "all transformed")
     return stats

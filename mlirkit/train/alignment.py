@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from mlirkit.errors import format_error
+from mlirkit.base.errors import format_error
 
 Alignment = list[tuple[int, int]]
 
@@ -139,7 +139,7 @@ class AlignmentCache:
         return len(self._data)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        from mlirkit.index.atomic import atomic_file
+        from mlirkit.base.fs import atomic_file
 
         with atomic_file(path, overwrite=True) as f:
             json.dump({"model_key": self.model_key, "alignments": self._data}, f)

@@ -12,7 +12,7 @@ import json
 import typing
 from typing import Any, Sequence
 
-from mlirkit.cli import configure_logging
+from mlirkit.base.cli import configure_logging
 from mlirkit.train.config import ABLATIONS, TrainConfig
 
 

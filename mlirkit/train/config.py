@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from mlirkit.errors import MlirkitError
-from mlirkit.registry import Registry
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.registry import Registry
 
 
 @dataclass
@@ -155,7 +155,7 @@ class TrainConfig:
         hints = typing.get_type_hints(cls)
         unknown = [k for k in data if k not in known]
         if unknown:
-            from mlirkit.registry import did_you_mean
+            from mlirkit.base.registry import did_you_mean
 
             raise MlirkitError(f"{where}: unknown config field {unknown[0]!r}{did_you_mean(unknown[0], list(known))}")
         values = {k: _coerce(k, v, hints[k], where) for k, v in data.items()}

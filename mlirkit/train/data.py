@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from mlirkit.errors import MlirkitError, format_error
+from mlirkit.base.errors import MlirkitError, format_error
 from mlirkit.io.sources import read_jsonl_objects
 from mlirkit.train.alignment import Alignment, parse_pharaoh
 

@@ -6,7 +6,7 @@ import os
 import torch
 import torch.distributed as dist
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 
 def env_world() -> tuple[int, int, int]:

@@ -28,7 +28,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 from mlirkit.train import distributed as dd
 from mlirkit.train.alignment import (
     AlignmentCache, map_word_alignment, mutual_argmax_alignment, valid_token_mask, word_first_subwords,
@@ -36,7 +36,7 @@ from mlirkit.train.alignment import (
 from mlirkit.train.config import TrainConfig
 from mlirkit.train.data import Batch, BatchComposer, read_monolingual, read_parallel, read_triples
 from mlirkit.train.losses import DCLObjective, DCLOutputs, LossWeights
-from mlirkit.train.model import DisentangledEncoder
+from mlirkit.encoders.dcl_model import DisentangledEncoder
 
 log = logging.getLogger(__name__)
 
@@ -437,7 +437,7 @@ class Trainer:
 
     def save_checkpoint(self) -> Path:
         """``output_dir/checkpoint-STEP/``: model dir, optimiser/scheduler state, RNG states, alignments."""
-        from mlirkit.index.atomic import atomic_directory
+        from mlirkit.base.fs import atomic_directory
 
         path = self.out_dir / f"checkpoint-{self.step:07d}"
         self.out_dir.mkdir(parents=True, exist_ok=True)

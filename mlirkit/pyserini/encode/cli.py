@@ -19,8 +19,8 @@ import logging
 from functools import partial
 from typing import Sequence
 
-from mlirkit.cli import configure_logging
-from mlirkit.errors import MlirkitError
+from mlirkit.base.cli import configure_logging
+from mlirkit.base.errors import MlirkitError
 
 logger = logging.getLogger(__name__)
 
@@ -69,12 +69,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.alpha is not None:
         if not args.transform:
             raise MlirkitError("--alpha needs --transform")
-        from mlirkit.shift.transform import parse_alpha
+        from mlirkit.transforms.transform import parse_alpha
 
         alpha = parse_alpha(args.alpha)
     transform = None
     if args.transform:
-        from mlirkit.shift import load_transform
+        from mlirkit.transforms import load_transform
 
         transform = load_transform(args.transform)  # fails fast, before the JVM and the model load
     settings = EncoderSettings(options=options, transform=transform, alpha=alpha, strict=args.strict, force=args.force)

@@ -15,7 +15,7 @@ import logging
 from pathlib import Path
 from typing import Sequence
 
-from mlirkit.cli import configure_logging
+from mlirkit.base.cli import configure_logging
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ def index_query_side(index: Path):
     meta = json.loads((index / META_FILE).read_text(encoding="utf-8"))
     transform, alpha = None, 1.0
     if meta.get("transform"):
-        from mlirkit.shift import load_transform
+        from mlirkit.transforms import load_transform
 
         loaded = load_transform(index / TRANSFORM_FILE)
         if loaded.touches("query"):

@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
-from mlirkit.errors import MlirkitError, format_error
+from mlirkit.base.errors import MlirkitError, format_error
 
 logger = logging.getLogger(__name__)
 
@@ -141,7 +141,7 @@ def read_pairs_table(directory: str | os.PathLike, langs: Sequence[str] | None =
 
 def open_parallel(source: str, *, text_field: str = "text", langs: Sequence[str] | None = None) -> Iterator[ParallelGroup]:
     """Parallel groups from a file, a pairs-table directory, ``mmarco`` or a parallel-set id."""
-    from mlirkit.shift.io import sniff
+    from mlirkit.transforms.io import sniff
 
     path = Path(source)
     if path.is_dir():

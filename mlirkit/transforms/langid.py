@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 DEFAULT_THRESHOLD = 0.9
 

@@ -33,8 +33,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
-from mlirkit.shift.transform import ALPHA_MAX, ALPHA_MIN, LanguageTransform, is_unknown
+from mlirkit.base.errors import MlirkitError
+from mlirkit.transforms.transform import ALPHA_MAX, ALPHA_MIN, LanguageTransform, is_unknown
 
 logger = logging.getLogger(__name__)
 
@@ -173,12 +173,3 @@ def select_alpha(embs: np.ndarray, langs: Sequence[str | None], transform: Langu
             "method": transform.method, "source_lang": src}
     logger.info("label-free alpha (%s): %g; per language %s", criterion, chosen, per_lang)
     return AlphaSelection(criterion, chosen, per_lang, curve, lang_curve if per_language else {}, expected, info)
-
-
-def select_alpha_for_index(index_dir: str, transform: LanguageTransform, **kwargs: Any) -> AlphaSelection:
-    """:func:`select_alpha` on an index directory's untransformed document vectors."""
-    from mlirkit.shift.corpus_fit import index_document_embeddings
-
-    embs, langs, encoder = index_document_embeddings(index_dir)
-    transform.check_encoder(encoder, dim=embs.shape[1])
-    return select_alpha(np.asarray(embs, dtype=np.float32), langs, transform, **kwargs)

@@ -2,7 +2,7 @@
 
 With ``mu_l`` the mean of the (untransformed) embeddings of the language-``l`` documents of the corpus:
 
-- relative to the source language (default; a :class:`~mlirkit.shift.shift.ShiftTransform`, method
+- relative to the source language (default; a :class:`~mlirkit.transforms.shift.ShiftTransform`, method
   ``shift``): ``V_l = mu_l - mu_src`` for every non-source language; ``z' = z - alpha * V_l`` moves the
   mean of language l onto the mean of the source-language documents, which stay unchanged. On a fully
   parallel corpus this equals the pair-fitted vector ``mean_i (f(D_i^l) - f(D_i^src))`` over the
@@ -25,16 +25,14 @@ corpus-fitted and hybrid", for when it helps and when topics leak into the vecto
 from __future__ import annotations
 
 import logging
-import os
 from collections import Counter
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
-from mlirkit.shift.shift import ShiftTransform
-from mlirkit.shift.transform import TRANSFORMS, LanguageTransform, OffsetTransform, check_finite, is_unknown
+from mlirkit.base.errors import MlirkitError
+from mlirkit.transforms.shift import ShiftTransform
+from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform, OffsetTransform, check_finite, is_unknown
 
 logger = logging.getLogger(__name__)
 
@@ -134,37 +132,3 @@ def fit_corpus_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang:
     }
     cls = ShiftTransform if relative_to == "source" else OverallShiftTransform
     return cls(params, encoder=encoder, source_lang=source_lang, meta=full_meta)
-
-
-def index_document_embeddings(index_dir: str | os.PathLike) -> tuple[np.ndarray, list[str], dict[str, Any]]:
-    """``(untransformed embeddings, langs, encoder fingerprint)`` of an mlirkit index directory.
-
-    Uses ``embeddings.npy`` (``--save-embeddings``); without it, the indexed vectors when the index holds
-    untransformed (L2-normalised) vectors; an index of transformed vectors without embeddings is refused.
-    """
-    from mlirkit.index import DenseIndex
-
-    index = DenseIndex(index_dir)
-    if index.encoder is None:
-        raise MlirkitError(f"{index_dir} has no meta.json: its encoder is unknown (an mlirkit index is needed)")
-    if not (Path(index_dir) / "langs").is_file():
-        raise MlirkitError(f"{index_dir} has no langs file: document languages are needed to fit corpus vectors")
-    if index.has_embeddings:
-        embs = index.embeddings(mmap=True)
-    elif index.transform:
-        raise MlirkitError(f"{index_dir} holds transformed vectors ({index.transform.get('method')}) and no "
-                           f"embeddings.npy: re-encode with --save-embeddings to fit corpus vectors")
-    else:
-        logger.info("%s has no embeddings.npy: fitting on the indexed (normalised) vectors", index_dir)
-        embs = index.indexed_vectors()
-    return embs, list(index.langs), dict(index.encoder)
-
-
-def fit_corpus_shift_from_index(index_dir: str | os.PathLike, source_lang: str, *, relative_to: str = "source",
-                                min_docs: int = DEFAULT_MIN_DOCS, only_langs: Sequence[str] | None = None,
-                                meta: dict[str, Any] | None = None) -> LanguageTransform:
-    """:func:`fit_corpus_shift` on the documents of an index directory (its encoder is recorded)."""
-    embs, langs, encoder = index_document_embeddings(index_dir)
-    extra = {"normalized": bool(encoder.get("normalize", False)), **(meta or {})}
-    return fit_corpus_shift(embs, langs, source_lang, encoder=encoder, relative_to=relative_to, min_docs=min_docs,
-                            only_langs=only_langs, origin=str(index_dir), meta=extra)

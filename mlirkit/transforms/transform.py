@@ -4,7 +4,7 @@ A transform maps embeddings to embeddings using each row's language::
 
     out = t.apply(embs, langs, side="doc" | "query", alpha=1.0)
 
-Rows whose language is unknown (:data:`mlirkit.langs.UNKNOWN`, ``None`` or ``""``) are left
+Rows whose language is unknown (:data:`mlirkit.base.langs.UNKNOWN`, ``None`` or ``""``) are left
 unchanged (or, when language identification is switched on with :meth:`LanguageTransform.use_langid`,
 transformed with the predicted language if its confidence reaches the threshold). A known language
 without parameters in the transform is left unchanged, counted in :attr:`LanguageTransform.counts` and
@@ -28,9 +28,9 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
-from mlirkit.langs import UNKNOWN
-from mlirkit.registry import Registry
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import UNKNOWN
+from mlirkit.base.registry import Registry
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ class LanguageTransform:
     """Base class: parameters per language (``params[lang]``, float32) plus metadata.
 
     Attributes: ``method``, ``encoder`` (fingerprint dict), ``source_lang``, ``dim``, ``params``,
-    ``meta`` (everything stored in the file), ``langid`` (a :class:`~mlirkit.shift.langid.LangIdClassifier`
+    ``meta`` (everything stored in the file), ``langid`` (a :class:`~mlirkit.transforms.langid.LangIdClassifier`
     or None), ``path`` and ``sha256`` (of the file it was loaded from or saved to), ``counts`` (rows seen
     by :meth:`apply`: ``missing:<lang>``, ``unknown``, ``langid:<lang>``, ``langid_below_threshold``).
     """

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 
 def _umask() -> int:

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 import torch
 import torch.nn as nn
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +160,7 @@ class DisentangledEncoder(nn.Module):
         """Write the model directory atomically (see the module docstring for the layout)."""
         from safetensors.torch import save_file
 
-        from mlirkit.index.atomic import atomic_directory
+        from mlirkit.base.fs import atomic_directory
 
         path = Path(path)
         with atomic_directory(path, overwrite=overwrite) as tmp:

@@ -7,9 +7,9 @@ For every non-source language ``l`` of the two transforms (same encoder, same so
 - in both: ``V_l = V_l^pairs`` (``pairs``), or with a blend weight ``w`` in [0, 1]
   ``V_l = (1 - w) * V_l^pairs + w * V_l^corpus`` (provenance ``blend``, with ``w``).
 
-The result is a :class:`~mlirkit.shift.shift.ShiftTransform` whose metadata ``provenance`` maps each
+The result is a :class:`~mlirkit.transforms.shift.ShiftTransform` whose metadata ``provenance`` maps each
 language to ``{"from": "pairs"|"corpus"|"blend", "pairs": N, "docs": M, "weight": w}``; the index's
-meta.json records it through :meth:`~mlirkit.shift.transform.LanguageTransform.describe`.
+meta.json records it through :meth:`~mlirkit.transforms.transform.LanguageTransform.describe`.
 ``require_langs`` (e.g. the languages of the index) makes a language left without a vector an error,
 so no language is silently left unshifted.
 """
@@ -19,8 +19,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
-from mlirkit.shift.shift import ShiftTransform
+from mlirkit.base.errors import MlirkitError
+from mlirkit.transforms.shift import ShiftTransform
 
 
 def _name(t: Any) -> str:

@@ -1,6 +1,6 @@
 """A real, small zero-shot ablation of DCL on CPU (a benchmark script, not a test).
 
-``python -m mlirkit.train.ablation --work DIR [--steps N] [--variants ...]``
+``python benchmarks/dcl_ablation.py --work DIR --shared-ddtp FILE [--steps N] [--variants ...]``
 
 Starting from the offline multilingual-e5-small, each variant is trained for ``--steps`` steps on:
 
@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from mlirkit.cli import configure_logging, run_cli
-from mlirkit.errors import MlirkitError
+from mlirkit.base.cli import configure_logging, run_cli
+from mlirkit.base.errors import MlirkitError
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ def evaluate_encoder(encoder: Any, bench: Any, batch_size: int) -> dict[str, Any
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m mlirkit.train.ablation", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python benchmarks/dcl_ablation.py", description=__doc__.splitlines()[0])
     p.add_argument("--work", required=True, help="working directory (data, models, results)")
     p.add_argument("--variants", nargs="+", default=["untrained", "no_disentangler", "no_hsa", "no_ldcl", "full"],
                    choices=VARIANTS)
@@ -126,7 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--languages", nargs="+", default=["en", "de", "fr", "it", "ja", "ru", "uk", "pl"])
     p.add_argument("--parallel-langs", nargs="+", default=["de", "fr", "it", "ja"])
     p.add_argument("--mono-langs", nargs="+", default=["ru", "uk", "pl"])
-    p.add_argument("--shared-ddtp", default="/work/shared/data/ddtp/descriptions.jsonl.gz")
+    p.add_argument("--shared-ddtp", required=True, type=Path,
+                   help="ddtp/descriptions.jsonl.gz of the shared data set (for the English short descriptions)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     configure_logging()
@@ -144,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     bench = load_benchmark("mlirkit/ddtp", ["en"], languages=args.languages, quick_groups=args.eval_groups)
     data = {"triples": str(work / "triples.jsonl"), "mono": str(work / "mono.jsonl")}
     if not Path(data["triples"]).is_file():
-        log.info("triples: %d", build_triples(Path(data["triples"]), Path(args.shared_ddtp), bench_ids))
+        log.info("triples: %d", build_triples(Path(data["triples"]), args.shared_ddtp, bench_ids))
     if not Path(data["mono"]).is_file():
         log.info("monolingual sentences: %d", build_monolingual(Path(data["mono"]), args.mono_langs))
     results_path = work / "results.json"

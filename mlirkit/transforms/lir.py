@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
-from mlirkit.shift.transform import TRANSFORMS, LanguageTransform
+from mlirkit.base.errors import MlirkitError
+from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform
 
 
 class LIRTransform(LanguageTransform):

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
-from mlirkit.index.atomic import atomic_file
-from mlirkit.shift.transform import TRANSFORMS, LanguageTransform, check_finite
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.fs import atomic_file
+from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform, check_finite
 
 FORMAT = "mlirkit-transform"
 FORMAT_VERSION = 1
@@ -102,7 +102,7 @@ def load_transform(path: str | os.PathLike) -> LanguageTransform:
     from safetensors import SafetensorError
     from safetensors.numpy import load
 
-    from mlirkit.shift.langid import LangIdClassifier
+    from mlirkit.transforms.langid import LangIdClassifier
 
     path = Path(path)
     if not path.is_file():

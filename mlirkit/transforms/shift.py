@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
-from mlirkit.shift.transform import TRANSFORMS, OffsetTransform
+from mlirkit.base.errors import MlirkitError
+from mlirkit.transforms.transform import TRANSFORMS, OffsetTransform
 
 
 class ShiftTransform(OffsetTransform):

@@ -5,7 +5,7 @@ Applied to documents by document language and to queries by query language (the 
 """
 from __future__ import annotations
 
-from mlirkit.shift.transform import TRANSFORMS, OffsetTransform
+from mlirkit.transforms.transform import TRANSFORMS, OffsetTransform
 
 
 class CenteringTransform(OffsetTransform):

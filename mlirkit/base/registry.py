@@ -4,7 +4,7 @@ from __future__ import annotations
 import difflib
 from typing import Callable, Generic, Iterator, TypeVar
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 T = TypeVar("T")
 

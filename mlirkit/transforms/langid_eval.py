@@ -15,10 +15,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
-from mlirkit.shift.fit import is_heldout
-from mlirkit.shift.parallel import ParallelGroup
-from mlirkit.shift.transform import LanguageTransform
+from mlirkit.base.errors import MlirkitError
+from mlirkit.transforms.fit import is_heldout
+from mlirkit.transforms.parallel import ParallelGroup
+from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
 

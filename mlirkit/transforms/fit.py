@@ -21,12 +21,12 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from mlirkit.errors import MlirkitError
-from mlirkit.shift.centering import CenteringTransform
-from mlirkit.shift.lir import LIRTransform
-from mlirkit.shift.parallel import ParallelGroup
-from mlirkit.shift.shift import ShiftTransform
-from mlirkit.shift.transform import TRANSFORMS, LanguageTransform, check_finite
+from mlirkit.base.errors import MlirkitError
+from mlirkit.transforms.centering import CenteringTransform
+from mlirkit.transforms.lir import LIRTransform
+from mlirkit.transforms.parallel import ParallelGroup
+from mlirkit.transforms.shift import ShiftTransform
+from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform, check_finite
 
 logger = logging.getLogger(__name__)
 
@@ -331,7 +331,7 @@ def fit_from_groups(encoder, groups: Iterable[ParallelGroup], *, method: str, so
     params = acc.finalize(rank=rank)
     classifier = None
     if langid:
-        from mlirkit.shift.langid import fit_langid
+        from mlirkit.transforms.langid import fit_langid
 
         x = np.concatenate([a for v in langid_train.values() for a in v])
         y = [lang for lang, v in langid_train.items() for a in v for _ in range(len(a))]

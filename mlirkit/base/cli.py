@@ -6,7 +6,7 @@ import sys
 import threading
 from typing import Callable, Sequence
 
-from mlirkit.errors import MlirkitError
+from mlirkit.base.errors import MlirkitError
 
 
 class _TqdmHandler(logging.StreamHandler):

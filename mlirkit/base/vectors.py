@@ -1,0 +1,41 @@
+"""Vector helpers shared by every layer: L2 normalisation and the one SHIFT step.
+
+The SHIFT step (DESIGN.md, "Index side") is: transform the embeddings of one side with each row's
+language, then L2-normalise, so that inner-product search scores cosines::
+
+    z' = normalize(T(z, lang, side, alpha))      # T = identity when there is no transform
+
+Every path that turns raw embeddings into indexed or query vectors (index-time encoding, post-hoc
+apply, search, the Pyserini encoders, the benchmark) calls :func:`transform_and_normalize`.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Protocol, Sequence
+
+import numpy as np
+
+
+class SupportsTransform(Protocol):
+    """What :func:`transform_and_normalize` needs of a language transform (see ``mlirkit.transforms``)."""
+
+    def touches(self, side: str) -> bool: ...
+
+    def apply(self, embs: np.ndarray, langs: Sequence[str | None], side: str,
+              alpha: float | Mapping[str, float] = 1.0, strict: bool = False) -> np.ndarray: ...
+
+
+def l2_normalize(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm (zero rows left as they are)."""
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.where(norms == 0, 1, norms)
+
+
+def transform_and_normalize(vectors: np.ndarray, langs: Sequence[str | None] | None, side: str,
+                            transform: SupportsTransform | None = None, alpha: Any = 1.0, *,
+                            strict: bool = False) -> np.ndarray:
+    """``normalize(T(vectors))`` as C-contiguous float32; ``T`` is skipped when ``transform`` is None
+    or does not touch ``side`` ("doc" or "query"). ``vectors`` is never modified."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if transform is not None and transform.touches(side):
+        vectors = transform.apply(vectors, list(langs), side, alpha, strict=strict)
+    return np.ascontiguousarray(l2_normalize(vectors), dtype=np.float32)

@@ -1,0 +1,60 @@
+"""Transform operations that read an index directory: corpus-fitted vectors and label-free alpha.
+
+The maths lives in :mod:`mlirkit.transforms` (``corpus_fit``, ``alpha_select``); these functions feed
+it the untransformed document embeddings and languages of an mlirkit index.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from mlirkit.base.errors import MlirkitError
+from mlirkit.index import DenseIndex
+from mlirkit.transforms.alpha_select import AlphaSelection, select_alpha
+from mlirkit.transforms.corpus_fit import DEFAULT_MIN_DOCS, fit_corpus_shift
+from mlirkit.transforms.transform import LanguageTransform
+
+logger = logging.getLogger(__name__)
+
+
+def index_document_embeddings(index_dir: str | os.PathLike) -> tuple[np.ndarray, list[str], dict[str, Any]]:
+    """``(untransformed embeddings, langs, encoder fingerprint)`` of an mlirkit index directory.
+
+    Uses ``embeddings.npy`` (``--save-embeddings``); without it, the indexed vectors when the index holds
+    untransformed (L2-normalised) vectors; an index of transformed vectors without embeddings is refused.
+    """
+    index = DenseIndex(index_dir)
+    if index.encoder is None:
+        raise MlirkitError(f"{index_dir} has no meta.json: its encoder is unknown (an mlirkit index is needed)")
+    if not (Path(index_dir) / "langs").is_file():
+        raise MlirkitError(f"{index_dir} has no langs file: document languages are needed to fit corpus vectors")
+    if index.has_embeddings:
+        embs = index.embeddings(mmap=True)
+    elif index.transform:
+        raise MlirkitError(f"{index_dir} holds transformed vectors ({index.transform.get('method')}) and no "
+                           f"embeddings.npy: re-encode with --save-embeddings to fit corpus vectors")
+    else:
+        logger.info("%s has no embeddings.npy: fitting on the indexed (normalised) vectors", index_dir)
+        embs = index.indexed_vectors()
+    return embs, list(index.langs), dict(index.encoder)
+
+
+def fit_corpus_shift_from_index(index_dir: str | os.PathLike, source_lang: str, *, relative_to: str = "source",
+                                min_docs: int = DEFAULT_MIN_DOCS, only_langs: Sequence[str] | None = None,
+                                meta: dict[str, Any] | None = None) -> LanguageTransform:
+    """:func:`fit_corpus_shift` on the documents of an index directory (its encoder is recorded)."""
+    embs, langs, encoder = index_document_embeddings(index_dir)
+    extra = {"normalized": bool(encoder.get("normalize", False)), **(meta or {})}
+    return fit_corpus_shift(embs, langs, source_lang, encoder=encoder, relative_to=relative_to, min_docs=min_docs,
+                            only_langs=only_langs, origin=str(index_dir), meta=extra)
+
+
+def select_alpha_for_index(index_dir: str, transform: LanguageTransform, **kwargs: Any) -> AlphaSelection:
+    """:func:`select_alpha` on an index directory's untransformed document vectors."""
+    embs, langs, encoder = index_document_embeddings(index_dir)
+    transform.check_encoder(encoder, dim=embs.shape[1])
+    return select_alpha(np.asarray(embs, dtype=np.float32), langs, transform, **kwargs)
