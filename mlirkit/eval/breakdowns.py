@@ -21,20 +21,20 @@ def samelang_scores(ranking: Ranking, k: int) -> np.ndarray:
     judged = ranking.judged
     rows = np.flatnonzero(ranking.top(k))
     q = ranking.q[rows]
-    same = ranking.vocab_lang[ranking.doc[rows]] == judged.query_lang_codes[q]
-    n = np.bincount(q, minlength=judged.n_queries)
-    hits = np.bincount(q[same], minlength=judged.n_queries)
-    out = np.full(judged.n_queries, np.nan)
-    ok = (n > 0) & (judged.query_lang_codes != 0)
-    out[ok] = hits[ok] / n[ok]
-    return out
+    return _same_language_share(judged, q, ranking.vocab_lang[ranking.doc[rows]])
 
 
 def samelang_expected(judged: Judged) -> np.ndarray:
     """(Q,) share of each query's relevant documents in the query's language; NaN for unknown L_q."""
     rel = judged.relevant
     q = judged.q[rel]
-    same = judged.lang[rel] == judged.query_lang_codes[q]
+    return _same_language_share(judged, q, judged.lang[rel])
+
+
+def _same_language_share(judged: Judged, q: np.ndarray, doc_lang_codes: np.ndarray) -> np.ndarray:
+    """(Q,) per query: the share of its documents (rows ``q``, languages ``doc_lang_codes``) in its own
+    language; NaN for a query with no document or of unknown language."""
+    same = doc_lang_codes == judged.query_lang_codes[q]
     n = np.bincount(q, minlength=judged.n_queries)
     hits = np.bincount(q[same], minlength=judged.n_queries)
     out = np.full(judged.n_queries, np.nan)
