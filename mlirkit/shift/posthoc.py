@@ -29,6 +29,7 @@ import numpy as np
 from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN
+from mlirkit.index.layout import LANGS_FILE
 from mlirkit.io.doc_langs import read_doc_langs
 from mlirkit.transforms.transform import LanguageTransform
 
@@ -76,7 +77,7 @@ def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform |
         absent = sum(1 for d in src.docids if d not in mapping)
         if absent:
             logger.warning("%d of %d documents have no language in %s (left unchanged)", absent, n, doc_langs)
-    elif not (src.path / "langs").is_file():
+    elif not (src.path / LANGS_FILE).is_file():
         logger.warning("%s has no langs file and no --doc-langs was given: every document is of unknown "
                        "language and stays unchanged", index_path)
 
