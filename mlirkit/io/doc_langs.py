@@ -14,7 +14,8 @@
   - ``docid lang`` (two whitespace-separated columns, no tab);
 
   blank lines and lines starting with ``#`` are skipped;
-- **an ir_datasets id** whose documents carry a language (read with :func:`mlirkit.io.corpus.read_corpus`).
+- **an ir_datasets id** whose documents carry a language (read with :func:`mlirkit.io.corpus.read_corpus`,
+  which skips documents with empty text: they are never indexed; a file's rows are all listed).
 
 One set of rules for every form: an empty id or language, a document listed twice (even with the same
 language) and a source without documents are errors naming the file (and line).
