@@ -22,9 +22,13 @@ from mlirkit.base.errors import MlirkitError
 
 from mlirkit.datasets.catalog import DATASETS, DatasetInfo
 from mlirkit.datasets.sources import MissingDataError
-from mlirkit.io.records import ParallelDoc  # the record type of parallel sets (kept importable from here)
+from mlirkit.io.records import Doc, ParallelDoc, Query
 
-__all__ = ["DATASETS", "DatasetInfo", "ParallelDoc", "MissingDataError",
+#: the record types of mlirkit's ids live in :mod:`mlirkit.io.records`; these earlier names stay as aliases
+LangDoc = Doc
+LangQuery = Query
+
+__all__ = ["DATASETS", "DatasetInfo", "LangDoc", "LangQuery", "ParallelDoc", "MissingDataError",
            "parallel_rows", "dataset_ids"]
 
 
