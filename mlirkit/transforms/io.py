@@ -24,6 +24,7 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.fs import atomic_file
+from mlirkit.io.files import GZIP_MAGIC
 from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform, check_finite
 
 FORMAT = "mlirkit-transform"
