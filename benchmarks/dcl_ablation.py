@@ -17,7 +17,6 @@ pooled documents of ``--languages``; ``--eval-groups`` groups) with nDCG@20, MRR
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import logging
 import time
@@ -39,13 +38,14 @@ def build_triples(out: Path, shared_ddtp: Path, benchmark_ids: set[str]) -> int:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     from mlirkit.datasets import parallel_rows
+    from mlirkit.io.files import open_text
 
     longs = {gid: text for gid, lang, text in parallel_rows("mlirkit/parallel/ddtp") if lang == "en"}
     leak = sorted(set(longs) & benchmark_ids)
     if leak:
         raise MlirkitError(f"parallel DDTP ids overlap the benchmark: {leak[:3]}")
     shorts: dict[str, str] = {}
-    with gzip.open(shared_ddtp, "rt", encoding="utf-8") as f:
+    with open_text(shared_ddtp) as f:
         for line in f:
             rec = json.loads(line)
             if rec["lang"] == "en" and rec["id"] in longs:

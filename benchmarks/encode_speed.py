@@ -18,7 +18,6 @@ quantisation) settings on N documents: docs/s of the encode call and cosine to t
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import subprocess
@@ -58,7 +57,9 @@ def write_corpus(path: Path, n: int) -> int:
     if not DDTP.is_file():
         sys.exit(f"{DDTP} not found")
     count = 0
-    with gzip.open(DDTP, "rt", encoding="utf-8") as src, open(path, "w", encoding="utf-8") as out:
+    from mlirkit.io.files import open_text
+
+    with open_text(DDTP) as src, open(path, "w", encoding="utf-8") as out:
         for line in src:
             rec = json.loads(line)
             text = (rec["short"] + "\n" + rec["long"]).strip()

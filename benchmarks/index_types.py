@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mlirkit.index import DenseIndex, IndexWriter  # noqa: E402
 from mlirkit.index.types import IndexSpec  # noqa: E402
+from mlirkit.base.langs import UNKNOWN  # noqa: E402
 from mlirkit.base.vectors import l2_normalize  # noqa: E402
 
 DEFAULT_SPECS = ["flat", "hnsw", "ivf-pq"]
@@ -64,7 +65,7 @@ def measure(vectors: np.ndarray, queries: np.ndarray, specs: Sequence[IndexSpec]
             langs: Sequence[str] | None = None) -> tuple[list[dict[str, Any]], dict[str, tuple[np.ndarray, np.ndarray]]]:
     n = len(vectors)
     ids = [str(i) for i in range(n)]
-    langs = list(langs) if langs is not None else ["und"] * n
+    langs = list(langs) if langs is not None else [UNKNOWN] * n
     kmax = min(max(ks), n)
     rows, results = [], {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -104,15 +105,13 @@ def cached_embed(encoder_name: str, label: str, side: str, texts: list[str], lan
 def real(encoder_name: str, specs: Sequence[IndexSpec], parallel_ids: int, corpus: str) -> list[dict[str, Any]]:
     from mlirkit.eval import evaluate
     from mlirkit.io.corpus import read_corpus
-    from mlirkit.io.sources import load_ir_dataset
+    from mlirkit.io.qrels import read_qrels
     from mlirkit.io.topics import read_topics
     from mlirkit.shift import fit_shift_from_embeddings
 
     docs = list(read_corpus(corpus))
     queries = read_topics(corpus)
-    qrels: dict[str, dict[str, int]] = {}
-    for q in load_ir_dataset(corpus).qrels_iter():
-        qrels.setdefault(q.query_id, {})[q.doc_id] = q.relevance
+    qrels = read_qrels(corpus)
     doc_embs, encoder = cached_embed(encoder_name, "ddtp-docs", "doc", [d.text for d in docs], [d.lang for d in docs])
     q_embs, _ = cached_embed(encoder_name, "ddtp-queries", "query", [q.text for q in queries], [q.lang for q in queries])
     # SHIFT from the disjoint parallel set: first `parallel_ids` ids having an English version

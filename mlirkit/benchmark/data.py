@@ -107,11 +107,10 @@ def _group_key(rels: Mapping[str, int]) -> tuple[str, ...]:
 def load_benchmark(benchmark: str, query_langs: Sequence[str], *, languages: Sequence[str] | None = None,
                    quick_groups: int | None = None) -> BenchmarkData:
     """Read corpus, dev/test queries and qrels of ``benchmark`` (see module docstring)."""
-    import ir_datasets
-
     import mlirkit.datasets  # noqa: F401  (registers the ids)
     from mlirkit.datasets import DATASETS
     from mlirkit.io.corpus import read_corpus
+    from mlirkit.io.qrels import read_qrels
     from mlirkit.io.topics import read_topics
 
     splits: dict[str, Split] = {s: Split(s, [], {}) for s in SPLITS}
@@ -126,11 +125,8 @@ def load_benchmark(benchmark: str, query_langs: Sequence[str], *, languages: Seq
                                    + did_you_mean(dataset_id, DATASETS.names()))
             corpus_id = corpus_id or dataset_id
             queries = read_topics(dataset_id)
-            qrels: dict[str, dict[str, int]] = defaultdict(dict)
-            for qrel in ir_datasets.load(dataset_id).qrels_iter():
-                qrels[qrel.query_id][qrel.doc_id] = int(qrel.relevance)
             splits[split].queries.extend(queries)
-            splits[split].qrels.update(qrels)
+            splits[split].qrels.update(read_qrels(dataset_id))
     docs = list(read_corpus(corpus_id))
     return select(BenchmarkData(benchmark, docs, splits), languages=languages, quick_groups=quick_groups)
 

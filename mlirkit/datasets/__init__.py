@@ -21,8 +21,12 @@ from typing import Iterator
 from mlirkit.base.errors import MlirkitError
 
 from mlirkit.datasets.catalog import DATASETS, DatasetInfo
-from mlirkit.datasets.records import LangDoc, LangQuery, ParallelDoc
 from mlirkit.datasets.sources import MissingDataError
+from mlirkit.io.records import Doc, ParallelDoc, Query
+
+#: the record types of mlirkit's ids live in :mod:`mlirkit.io.records`; these earlier names stay as aliases
+LangDoc = Doc
+LangQuery = Query
 
 __all__ = ["DATASETS", "DatasetInfo", "LangDoc", "LangQuery", "ParallelDoc", "MissingDataError",
            "parallel_rows", "dataset_ids"]
@@ -41,12 +45,13 @@ def parallel_rows(source: str | Path) -> Iterator[tuple[str, str, str]]:
     """
     from mlirkit.datasets.bundled import read_aligned_jsonl
 
+    from mlirkit.io.sources import SourceKind, source_kind
+
     name = str(source)
     if name in DATASETS and DATASETS.get(name).rows is not None:
         return DATASETS.get(name).rows()
-    path = Path(name).expanduser()
-    if path.is_file():
-        return read_aligned_jsonl(path)
+    if source_kind(name) is SourceKind.FILE:
+        return read_aligned_jsonl(Path(name))
     if name in DATASETS:
         import ir_datasets
 

@@ -1,19 +1,12 @@
 """Small strict readers for upstream files: errors name the file and line."""
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
-from typing import IO, Iterator
+from typing import Iterator
 
 from mlirkit.base.errors import format_error
-from mlirkit.io.sources import read_jsonl_objects
-
-
-def open_text(path: Path) -> IO[str]:
-    if str(path).endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
+from mlirkit.io.files import open_text, read_jsonl_objects
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:

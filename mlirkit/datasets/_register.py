@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from mlirkit.datasets import belebele, bundled, mlqa, mmarco_pairs, multieup, xquad_r
 from mlirkit.datasets.catalog import DatasetInfo, register
-from mlirkit.datasets.records import LazyCollection, ParallelDoc
+from mlirkit.datasets.records import LazyCollection
+from mlirkit.io.records import ParallelDoc
 from mlirkit.datasets.sources import roots_key
 
 MULTI = "multi"

@@ -17,7 +17,8 @@ from mlirkit.base.errors import format_error
 
 from mlirkit.datasets import _benchmark
 from mlirkit.datasets._io import field, read_jsonl
-from mlirkit.datasets.records import Collection, LangDoc, LangQuery, qrels_from_dict
+from mlirkit.datasets.records import Collection, qrels_from_dict
+from mlirkit.io.records import Doc, Query
 from mlirkit.datasets.sources import SourceFile
 
 NAME = "belebele"
@@ -60,7 +61,7 @@ def build(paths: dict[str, Path], query_langs: list[str], multilingual: bool) ->
         key = (item["link"], item["question_number"])
         base_qid[key] = hashlib.md5(f"{item['link']}_{item['question_number']}".encode()).hexdigest()[:8]
 
-    docs: list[LangDoc] = []
+    docs: list[Doc] = []
     by_hash: dict[str, str] = {}
     qrels: dict[str, dict[str, int]] = defaultdict(dict)
     for lang in CONFIGS:
@@ -73,17 +74,17 @@ def build(paths: dict[str, Path], query_langs: list[str], multilingual: bool) ->
             doc_id = by_hash.get(h)
             if doc_id is None:
                 doc_id = by_hash[h] = f"doc_{lang}_{len(docs)}"
-                docs.append(LangDoc(doc_id, passage, lang))
+                docs.append(Doc(doc_id, passage, lang))
             for q_lang in query_langs:
                 qrels[f"{q_lang}_q_{base_qid[key]}" if multilingual else f"q_{base_qid[key]}"][doc_id] = 1
 
-    queries: dict[str, LangQuery] = {}
+    queries: dict[str, Query] = {}
     for q_lang in query_langs:
         for item in data[q_lang]:
             key = (item["link"], item["question_number"])
             if key in base_qid:
                 qid = f"{q_lang}_q_{base_qid[key]}" if multilingual else f"q_{base_qid[key]}"
-                queries[qid] = LangQuery(qid, item["question"], q_lang)
+                queries[qid] = Query(qid, item["question"], q_lang)
     qrels = {qid: rels for qid, rels in qrels.items() if qid in queries}
     return Collection(docs, [queries[q] for q in sorted(queries)], qrels_from_dict(qrels))
 

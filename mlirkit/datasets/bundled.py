@@ -25,7 +25,8 @@ from typing import Callable, Iterator
 from mlirkit.base.errors import MlirkitError, format_error
 
 from mlirkit.datasets._io import read_jsonl
-from mlirkit.datasets.records import Collection, LangDoc, LangQuery, ParallelDoc, TrecQrel
+from mlirkit.datasets.records import Collection, TrecQrel
+from mlirkit.io.records import Doc, ParallelDoc, Query
 
 DDTP_FILE = "ddtp/benchmark.jsonl.gz"
 PARALLEL_FILES = {"libreoffice-help": "parallel/libreoffice-help.jsonl.gz",
@@ -84,7 +85,7 @@ def ddtp_langs() -> tuple[str, ...]:
 def build_ddtp(query_lang: str | None, split: str | None = None) -> Collection:
     """``query_lang=None``: queries in every language; ``split``: None (all), "dev" or "test"."""
     records = _ddtp_records()
-    docs = [LangDoc(f"{r['id']}/{r['lang']}", r["long"], r["lang"]) for r in records]
+    docs = [Doc(f"{r['id']}/{r['lang']}", r["long"], r["lang"]) for r in records]
     members: dict[str, list[str]] = defaultdict(list)
     for d, r in zip(docs, records):
         members[r["id"]].append(d.doc_id)
@@ -92,7 +93,7 @@ def build_ddtp(query_lang: str | None, split: str | None = None) -> Collection:
 
 
 def ddtp_queries(records, query_lang: str | None, split: str | None,
-                 relevant: Callable[[str], list[str]]) -> tuple[list[LangQuery], list[TrecQrel]]:
+                 relevant: Callable[[str], list[str]]) -> tuple[list[Query], list[TrecQrel]]:
     """DDTP queries (short descriptions, id ``q/<group>/<lang>``) of ``query_lang`` (None: all) and
     ``split`` (None: all), with binary qrels on ``relevant(group id)``."""
     queries, qrels = [], []
@@ -100,7 +101,7 @@ def ddtp_queries(records, query_lang: str | None, split: str | None,
         if (query_lang is not None and r["lang"] != query_lang) or (split is not None and r["split"] != split):
             continue
         qid = f"q/{r['id']}/{r['lang']}"
-        queries.append(LangQuery(qid, r["short"], r["lang"]))
+        queries.append(Query(qid, r["short"], r["lang"]))
         qrels.extend(TrecQrel(qid, did, 1, "0") for did in relevant(r["id"]))
     return queries, qrels
 

@@ -10,9 +10,8 @@ from typing import Callable, Iterator
 
 from mlirkit.base.registry import Registry
 
-from mlirkit.datasets.records import (
-    CollectionDocs, CollectionQrels, CollectionQueries, LangDoc, LazyCollection,
-)
+from mlirkit.datasets.records import CollectionDocs, CollectionQrels, CollectionQueries, LazyCollection
+from mlirkit.io.records import Doc
 
 
 @dataclass(frozen=True)
@@ -31,7 +30,7 @@ class DatasetInfo:
 DATASETS: Registry[DatasetInfo] = Registry("mlirkit dataset")
 
 
-def register(info: DatasetInfo, collection: LazyCollection, *, doc_cls: type = LangDoc,
+def register(info: DatasetInfo, collection: LazyCollection, *, doc_cls: type = Doc,
              with_queries: bool = True, docs_lang: str | None = None, queries_lang: str | None = None) -> None:
     """Register ``info.dataset_id`` with ir_datasets (docs, and queries + qrels unless ``with_queries``
     is False). Registering an id twice is a no-op (re-import safe)."""

@@ -20,7 +20,8 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 
-from mlirkit.datasets.records import Collection, LangDoc
+from mlirkit.datasets.records import Collection
+from mlirkit.io.records import Doc
 
 MODES = ("balanced", "sorted")
 FAMILY = "ddtp-nonparallel"
@@ -71,7 +72,7 @@ def build_ddtp_nonparallel(query_lang: str | None, split: str | None = None, mod
 
     assigned = assign_groups(mode)
     records = _ddtp_records()
-    docs = [LangDoc(f"{r['id']}/{r['lang']}", r["long"], r["lang"]) for r in records if assigned[r["id"]] == r["lang"]]
+    docs = [Doc(f"{r['id']}/{r['lang']}", r["long"], r["lang"]) for r in records if assigned[r["id"]] == r["lang"]]
     return Collection(docs, *ddtp_queries(records, query_lang, split, lambda group: [f"{group}/{assigned[group]}"]))
 
 

@@ -20,7 +20,8 @@ from mlirkit.base.errors import format_error
 
 from mlirkit.datasets import release
 from mlirkit.datasets._io import read_json
-from mlirkit.datasets.records import Collection, LangDoc, LangQuery, qrels_from_dict
+from mlirkit.datasets.records import Collection, qrels_from_dict
+from mlirkit.io.records import Doc, Query
 from mlirkit.datasets.sources import SourceFile, all_local, fetch_all, locate
 
 NAME = "mlqa"
@@ -79,7 +80,7 @@ def _read_pairs(pair_list: list[tuple[str, str]], alternative: str = "") -> dict
 
 
 def build(data: dict[tuple[str, str], list], query_langs: list[str], multilingual: bool) -> Collection:
-    docs: list[LangDoc] = []
+    docs: list[Doc] = []
     by_hash: dict[str, str] = {}
     qid_to_docs: dict[str, set[str]] = defaultdict(set)
     for c, q in pairs(query_langs, multilingual):
@@ -88,9 +89,9 @@ def build(data: dict[tuple[str, str], list], query_langs: list[str], multilingua
             doc_id = by_hash.get(h)
             if doc_id is None:
                 doc_id = by_hash[h] = f"doc_{c}_{len(docs)}"
-                docs.append(LangDoc(doc_id, context, c))
+                docs.append(Doc(doc_id, context, c))
             qid_to_docs[qa_id].add(doc_id)
-    queries: dict[str, LangQuery] = {}
+    queries: dict[str, Query] = {}
     qrels: dict[str, dict[str, int]] = defaultdict(dict)
     if multilingual:
         for c, q in pairs(query_langs, True):
@@ -98,7 +99,7 @@ def build(data: dict[tuple[str, str], list], query_langs: list[str], multilingua
                 qid = f"{q}_{qa_id}"
                 if qid in queries:
                     continue
-                queries[qid] = LangQuery(qid, question, q)
+                queries[qid] = Query(qid, question, q)
                 for doc_id in qid_to_docs[qa_id]:
                     qrels[qid][doc_id] = 1
     else:
@@ -110,7 +111,7 @@ def build(data: dict[tuple[str, str], list], query_langs: list[str], multilingua
                 qid = by_text.get(h)
                 if qid is None:
                     qid = by_text[h] = f"q_{len(queries)}"
-                    queries[qid] = LangQuery(qid, question, q)
+                    queries[qid] = Query(qid, question, q)
                 qrels[qid][by_hash[hashlib.md5(context.encode("utf-8")).hexdigest()]] = 1
     return Collection(docs, [queries[k] for k in sorted(queries)], qrels_from_dict(qrels))
 

@@ -20,7 +20,8 @@ import logging
 import os
 from pathlib import Path
 
-from mlirkit.datasets.records import Collection, LangDoc, LangQuery, ParallelDoc, TrecQrel
+from mlirkit.datasets.records import Collection, TrecQrel
+from mlirkit.io.records import Doc, ParallelDoc, Query
 from mlirkit.datasets.sources import ENV_DATA, MissingDataError, SourceFile, _download, is_offline
 
 logger = logging.getLogger(__name__)
@@ -142,8 +143,8 @@ def build_lang(lang: str, limit: int | None) -> Collection:
     qids = list(dict.fromkeys(q for q, _ in prs))
     passages = _tsv(file_for(f"v2/{lang}/docs"), set(pids))
     queries = _tsv(file_for(f"v2/{lang}/queries/train"), set(qids))
-    return Collection([LangDoc(p, passages[p], lang) for p in pids if p in passages],
-                      [LangQuery(q, queries[q], lang) for q in qids if q in queries],
+    return Collection([Doc(p, passages[p], lang) for p in pids if p in passages],
+                      [Query(q, queries[q], lang) for q in qids if q in queries],
                       [TrecQrel(q, p, 1, "0") for q, p in prs if q in queries and p in passages])
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 from mlirkit.base.errors import format_error
 
 from mlirkit.datasets import _benchmark
-from mlirkit.datasets.records import Collection, LangDoc, LangQuery, qrels_from_dict
+from mlirkit.datasets.records import Collection, qrels_from_dict
+from mlirkit.io.records import Doc, Query
 from mlirkit.datasets.sources import SourceFile
 
 NAME = "multieup-v2"
@@ -56,15 +57,15 @@ def _rows(path: Path) -> list[dict[str, str | None]]:
 
 def build(path: Path, query_langs: list[str], multilingual: bool) -> Collection:
     entries = [e for e in _rows(path) if (e.get("LANGUAGE") or "").lower() in SHIFT_LANGS]
-    docs: dict[str, LangDoc] = {}
+    docs: dict[str, Doc] = {}
     debate_docs: dict[str, set[str]] = defaultdict(set)
     for e in entries:
         did, text, qid_en = e.get("did"), e.get("TEXT"), e.get("qid_EN")
         if did is None or text is None or qid_en is None:
             continue
-        docs[did] = LangDoc(did, text, e["LANGUAGE"].lower())
+        docs[did] = Doc(did, text, e["LANGUAGE"].lower())
         debate_docs[qid_en.split("#")[0]].add(did)
-    queries: dict[str, LangQuery] = {}
+    queries: dict[str, Query] = {}
     qrels: dict[str, dict[str, int]] = defaultdict(dict)
     for e in entries:
         for q_lang in query_langs:
@@ -73,7 +74,7 @@ def build(path: Path, query_langs: list[str], multilingual: bool) -> Collection:
                 continue
             debate = qid_raw.split("#")[0]
             qid = f"{q_lang}_{debate}" if multilingual else qid_raw
-            queries[qid] = LangQuery(qid, title, q_lang)
+            queries[qid] = Query(qid, title, q_lang)
             for did in debate_docs[debate]:
                 qrels[qid][did] = 1
     qrels = {q: r for q, r in qrels.items() if r}

@@ -1,4 +1,4 @@
-"""ir_datasets record types that carry their language, and in-memory ir_datasets components.
+"""In-memory ir_datasets components for mlirkit's collections (records: :mod:`mlirkit.io.records`).
 
 Every mlirkit collection is small enough (at most a few hundred thousand records) to be built in
 memory from its upstream files once per process; these components expose such a built collection
@@ -8,44 +8,12 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, NamedTuple
+from typing import Callable, Iterator
 
 from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
 from ir_datasets.indices import Docstore
 
-
-class LangDoc(NamedTuple):
-    """A document with its language (mlirkit code, e.g. ``de``; ``dt`` for Dutch in mMARCO-derived data)."""
-
-    doc_id: str
-    text: str
-    lang: str
-
-    def default_text(self) -> str:
-        return self.text
-
-
-class LangQuery(NamedTuple):
-    """A query with its language."""
-
-    query_id: str
-    text: str
-    lang: str
-
-    def default_text(self) -> str:
-        return self.text
-
-
-class ParallelDoc(NamedTuple):
-    """One language version of an aligned group: ``doc_id = f"{group_id}/{lang}"``."""
-
-    doc_id: str
-    text: str
-    lang: str
-    group_id: str
-
-    def default_text(self) -> str:
-        return self.text
+from mlirkit.io.records import Doc, Query
 
 
 QRELS_DEFS = {1: "relevant: a language version of the query's gold passage / description / debate"}
@@ -109,7 +77,7 @@ class _DictDocstore(Docstore):
 
 
 class CollectionDocs(BaseDocs):
-    def __init__(self, collection: LazyCollection, doc_cls: type = LangDoc, namespace: str = "mlirkit",
+    def __init__(self, collection: LazyCollection, doc_cls: type = Doc, namespace: str = "mlirkit",
                  lang: str | None = None) -> None:
         self._collection = collection
         self._cls = doc_cls
@@ -142,14 +110,14 @@ class CollectionQueries(BaseQueries):
         self._namespace = namespace
         self._lang = lang
 
-    def queries_iter(self) -> Iterator[LangQuery]:
+    def queries_iter(self) -> Iterator[Query]:
         return iter(self._collection().queries)
 
     def queries_count(self) -> int:
         return len(self._collection().queries)
 
     def queries_cls(self) -> type:
-        return LangQuery
+        return Query
 
     def queries_namespace(self) -> str:
         return self._namespace

@@ -13,7 +13,8 @@ from __future__ import annotations
 from mlirkit.base.errors import format_error
 
 from mlirkit.datasets._io import read_jsonl
-from mlirkit.datasets.records import Collection, LangDoc, LangQuery, qrels_from_dict
+from mlirkit.datasets.records import Collection, qrels_from_dict
+from mlirkit.io.records import Doc, Query
 from mlirkit.datasets.sources import SourceFile, all_local, fetch
 
 RELEASE_DIR = "mlir-benchmarks"
@@ -57,13 +58,13 @@ def read_release(benchmark: str, query_lang: str | None) -> Collection:
             raise format_error(qpath, line, "expected {\"_id\", \"text\"} or {qid: text}")
         if not isinstance(text, str) or not lang:
             raise format_error(qpath, line, "query needs a string 'text' and a language ('lang' in MMLIR)")
-        queries.append(LangQuery(str(qid), text, str(lang)))
+        queries.append(Query(str(qid), text, str(lang)))
     docs = []
     for line, obj in read_jsonl(cpath):
         for doc_id, rec in obj.items():
             if not isinstance(rec, dict) or not isinstance(rec.get("text"), str) or not rec.get("lang"):
                 raise format_error(cpath, line, f"document {doc_id!r} needs 'text' and 'lang'")
-            docs.append(LangDoc(str(doc_id), rec["text"], str(rec["lang"]).lower()))
+            docs.append(Doc(str(doc_id), rec["text"], str(rec["lang"]).lower()))
     qrels: dict[str, dict[str, int]] = {}
     for line, obj in read_jsonl(rpath):
         for qid, rels in obj.items():

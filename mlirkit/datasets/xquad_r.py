@@ -14,7 +14,8 @@ from mlirkit.base.errors import format_error
 
 from mlirkit.datasets import _benchmark
 from mlirkit.datasets._io import read_json
-from mlirkit.datasets.records import Collection, LangDoc, LangQuery, qrels_from_dict
+from mlirkit.datasets.records import Collection, qrels_from_dict
+from mlirkit.io.records import Doc, Query
 from mlirkit.datasets.sources import SourceFile
 
 NAME = "xquad-r"
@@ -57,23 +58,23 @@ def _articles(path: Path) -> list[list[tuple[str, list[tuple[str, str]]]]]:
 
 def build(paths: dict[str, Path], query_langs: list[str], multilingual: bool) -> Collection:
     data = {lang: _articles(paths[f"xquad-r/{lang}.json"]) for lang in LANGS}
-    docs: list[LangDoc] = []
+    docs: list[Doc] = []
     qid_to_docs: dict[str, set[str]] = defaultdict(set)
     for lang, articles in data.items():
         for i, paras in enumerate(articles):
             for j, (context, qas) in enumerate(paras):
                 doc_id = f"{lang}_{i}_{j}"
-                docs.append(LangDoc(doc_id, context, lang))
+                docs.append(Doc(doc_id, context, lang))
                 for qa_id, _ in qas:
                     qid_to_docs[qa_id].add(doc_id)
-    queries: dict[str, LangQuery] = {}
+    queries: dict[str, Query] = {}
     qrels: dict[str, dict[str, int]] = defaultdict(dict)
     for q_lang in query_langs:
         for paras in data[q_lang]:
             for _, qas in paras:
                 for qa_id, question in qas:
                     qid = f"{q_lang}_{qa_id}" if multilingual else qa_id
-                    queries[qid] = LangQuery(qid, question, q_lang)
+                    queries[qid] = Query(qid, question, q_lang)
                     for doc_id in qid_to_docs[qa_id]:
                         qrels[qid][doc_id] = 1
     return Collection(docs, [queries[q] for q in sorted(queries)], qrels_from_dict(qrels))

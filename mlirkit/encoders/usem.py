@@ -18,6 +18,7 @@ import numpy as np
 
 from mlirkit.encoders.base import Encoder
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import is_known
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +117,7 @@ class USEMEncoder(Encoder):
             raise MlirkitError(f"{len(langs)} languages given for {n} texts")
         counts: dict[str, int] = {}
         for lang in langs:
-            if lang and base_language(lang) not in SUPPORTED_LANGS and lang not in self._warned and lang != "und":
+            if lang and base_language(lang) not in SUPPORTED_LANGS and lang not in self._warned and is_known(lang):
                 counts[lang] = counts.get(lang, 0) + 1
         for lang, count in sorted(counts.items()):
             self._warned.add(lang)

@@ -14,7 +14,7 @@ _EXPORTS = {
     "tlr_at_k": "mlirkit.eval.tlr",
     "TLRResult": "mlirkit.eval.tlr",
     "write_report": "mlirkit.eval.report",
-    "read_doc_langs": "mlirkit.eval.doc_langs",
+    "read_doc_langs": "mlirkit.io.doc_langs",  # the one doc-langs reader, re-exported
     "read_query_langs": "mlirkit.eval.query_langs",
     "parse_metric": "mlirkit.eval.metrics",
     "METRICS": "mlirkit.eval.metrics",

@@ -21,6 +21,7 @@ from typing import Sequence
 from mlirkit.base.cli import configure_logging
 from mlirkit.base.errors import MlirkitError
 from mlirkit.eval.numba_cache import ensure_numba_cache_dir
+from mlirkit.io.qrels import read_qrels
 
 logger = logging.getLogger(__name__)
 
@@ -99,28 +100,6 @@ def _query_langs(args) -> dict[str, str] | str | None:
     return args.query_lang
 
 
-def read_qrels_source(source: str) -> dict[str, dict[str, int]]:
-    """Qrels from a file (TREC or BEIR TSV, see :func:`mlirkit.io.trec.read_qrels`) or an ir_datasets id."""
-    from mlirkit.io.trec import read_qrels
-
-    if Path(source).exists():
-        return read_qrels(source)
-    from mlirkit.io.sources import load_ir_dataset
-
-    dataset = load_ir_dataset(source)
-    if not dataset.has_qrels():
-        raise MlirkitError(f"{source} has no qrels")
-    qrels: dict[str, dict[str, int]] = {}
-    for n, r in enumerate(dataset.qrels_iter(), start=1):
-        docs = qrels.setdefault(r.query_id, {})
-        if r.doc_id in docs:
-            raise MlirkitError(f"{source} (qrel {n}): duplicate judgement of {r.doc_id!r} for query {r.query_id!r}")
-        docs[r.doc_id] = int(r.relevance)
-    if not qrels:
-        raise MlirkitError(f"{source}: empty qrels")
-    return qrels
-
-
 def _read_runs(paths: Sequence[str], names: Sequence[str] | None) -> dict[str, dict[str, dict[str, float]]]:
     from mlirkit.io.trec import read_run
 
@@ -141,11 +120,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for path in args.report:
         report_format(path)
         refuse_existing(Path(path), args.overwrite)
-    qrels = read_qrels_source(args.qrels)
+    qrels = read_qrels(args.qrels)
     runs = _read_runs(args.runs, args.names)
     doc_langs = None
     if args.doc_langs:
-        from mlirkit.eval.doc_langs import read_doc_langs
+        from mlirkit.io.doc_langs import read_doc_langs
 
         doc_langs = read_doc_langs(args.doc_langs)
     query_langs = _query_langs(args)
@@ -254,14 +233,14 @@ def _plot_alpha(args) -> list[Path]:
 
 
 def _plot_mix(args) -> list[Path]:
-    from mlirkit.eval.doc_langs import read_doc_langs
+    from mlirkit.io.doc_langs import read_doc_langs
     from mlirkit.eval.plots import plot_language_mix
 
     query_langs = _query_langs(args)
     if query_langs is None:
         raise MlirkitError("give --query-lang or --topics")
     runs = _read_runs(args.runs, args.names)
-    qrels = read_qrels_source(args.qrels) if args.qrels else None
+    qrels = read_qrels(args.qrels) if args.qrels else None
     return plot_language_mix(runs, read_doc_langs(args.doc_langs), query_langs, args.k, args.out, qrels=qrels,
                              title=args.title)
 

@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import UNKNOWN
+from mlirkit.base.langs import UNKNOWN, is_known
 
 
 def _figure(width: float, height: float):
@@ -56,7 +56,7 @@ def _colours(langs: Sequence[str]) -> dict[str, tuple]:
 
     cmap = colormaps["tab20"]
     palette = [cmap(2 * i) for i in range(10)] + [cmap(2 * i + 1) for i in range(10)]
-    known = sorted(lang for lang in set(langs) if lang != UNKNOWN)
+    known = sorted(lang for lang in set(langs) if is_known(lang))
     out = {lang: palette[i % 20] for i, lang in enumerate(known)}
     out[UNKNOWN] = (0.6, 0.6, 0.6, 1.0)
     return out

@@ -5,7 +5,7 @@ import os
 from typing import Mapping, Sequence
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import UNKNOWN
+from mlirkit.base.langs import UNKNOWN, normalize_unknown
 
 
 def resolve_query_langs(qids: Sequence[str], query_langs: Mapping[str, str] | str | None) -> list[str]:
@@ -22,7 +22,7 @@ def resolve_query_langs(qids: Sequence[str], query_langs: Mapping[str, str] | st
     if missing:
         raise MlirkitError(f"no language for {len(missing)} of {len(qids)} evaluated queries "
                            f"(e.g. {', '.join(map(repr, missing[:3]))}); give --query-lang or topics covering them")
-    return [query_langs[q] or UNKNOWN for q in qids]
+    return [normalize_unknown(query_langs[q]) for q in qids]
 
 
 def read_query_langs(topics: str | os.PathLike, default_lang: str | None = None) -> dict[str, str]:

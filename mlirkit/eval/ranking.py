@@ -19,7 +19,7 @@ from typing import Mapping
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import UNKNOWN
+from mlirkit.base.langs import UNKNOWN, normalize_unknown
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ class Languages:
         self._codes: dict[str, int] = {UNKNOWN: 0}
 
     def code(self, lang: str | None) -> int:
-        lang = lang or UNKNOWN
+        lang = normalize_unknown(lang)
         code = self._codes.get(lang)
         if code is None:
             code = self._codes[lang] = len(self.names)

@@ -1,11 +1,10 @@
-"""File names of an index directory (Pyserini's ``index`` and ``docid``, plus mlirkit's sidecars)."""
+"""File names of an index directory (Pyserini's ``index`` and ``docid``, plus mlirkit's sidecars; the
+names are defined once in :mod:`mlirkit.io.index_files`) and the format of its ``meta.json``."""
 from __future__ import annotations
 
-FAISS_FILE = "index"
-DOCID_FILE = "docid"
-LANGS_FILE = "langs"
-META_FILE = "meta.json"
-EMBEDDINGS_FILE = "embeddings.npy"
+from mlirkit.io.index_files import (  # noqa: F401  (re-exported)
+    DOCID_FILE, EMBEDDINGS_FILE, FAISS_FILE, LANGS_FILE, META_FILE, TRANSFORM_FILE,
+)
+
 FORMAT = "mlirkit-dense-index"
 FORMAT_VERSION = 1
-TRANSFORM_FILE = "transform.safetensors"  # copy of the language transform applied (search needs its query side)

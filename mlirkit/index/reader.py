@@ -10,13 +10,9 @@ from typing import Any
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.io.files import read_lines
 from mlirkit.index.layout import DOCID_FILE, EMBEDDINGS_FILE, FAISS_FILE, LANGS_FILE, META_FILE
 from mlirkit.base.langs import UNKNOWN
-
-
-def read_lines(path: Path) -> list[str]:
-    with open(path, encoding="utf-8") as f:
-        return [line.rstrip("\n") for line in f]
 
 
 class DenseIndex:

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 from mlirkit.base.errors import MlirkitError, format_error
+from mlirkit.io.files import iter_lines, read_jsonl_objects
 from mlirkit.io.records import Doc
-from mlirkit.io.sources import file_format, is_file_source, iter_lines, load_ir_dataset, read_jsonl_objects
+from mlirkit.io.sources import SourceKind, file_format, load_ir_dataset, source_kind
 
 
 @dataclass
@@ -32,9 +33,9 @@ def read_corpus(source: str | os.PathLike, *, default_lang: str | None = None,
                 stats: CorpusStats | None = None) -> Iterator[Doc]:
     """Yield :class:`Doc` records from ``source`` (see module docstring), streaming."""
     stats = stats if stats is not None else CorpusStats()
-    if is_file_source(source):
+    if source_kind(source) is SourceKind.FILE:
         fmt = file_format(source)
-        records = _jsonl_docs(source, text_fields) if fmt == "jsonl" else _tsv_docs(source)
+        records = _jsonl_docs(source, text_fields) if fmt == "jsonl" else id_text_lang_tsv(source, "id")
     else:
         records = _ir_datasets_docs(str(source))
     seen: set[str] = set()
@@ -57,7 +58,7 @@ def read_corpus(source: str | os.PathLike, *, default_lang: str | None = None,
 
 def count_docs(source: str | os.PathLike) -> int | None:
     """Number of documents if cheap to know (lines of a file, ``docs_count()``), else None."""
-    if is_file_source(source):
+    if source_kind(source) is SourceKind.FILE:
         return sum(1 for _ in iter_lines(source))
     try:
         return load_ir_dataset(str(source)).docs_count()
@@ -91,20 +92,28 @@ def _jsonl_docs(path, text_fields: Sequence[str] | None) -> Iterator[tuple[str, 
         yield f"{path}:{line_no}", doc_id, text, (str(lang) if lang else None)
 
 
-def _tsv_docs(path) -> Iterator[tuple[str, str, str, str | None]]:
+def id_text_lang_tsv(path, id_name: str) -> Iterator[tuple[str, str, str, str | None]]:
+    """``(where, id, text, lang or None)`` from ``id<TAB>text[<TAB>lang]`` lines (corpus and topic TSV)."""
     for line_no, line in iter_lines(path):
         cols = line.split("\t")
         if len(cols) not in (2, 3):
-            raise format_error(path, line_no, f"expected 2 or 3 tab-separated columns (id, text[, lang]), got {len(cols)}")
+            raise format_error(path, line_no, f"expected 2 or 3 tab-separated columns ({id_name}, text[, lang]), "
+                                              f"got {len(cols)}")
         yield f"{path}:{line_no}", cols[0], cols[1], (cols[2] if len(cols) == 3 and cols[2] else None)
 
 
-def _ir_datasets_docs(dataset_id: str) -> Iterator[tuple[str, str, str, str | None]]:
+def ir_dataset_part(dataset_id: str, part: str):
+    """``(records, default language)`` of ``part`` ("docs" or "queries") of an ir_datasets id."""
     dataset = load_ir_dataset(dataset_id)
-    if not dataset.has_docs():
-        raise MlirkitError(f"{dataset_id} has no documents")
-    default = dataset.docs_lang() if hasattr(dataset, "docs_lang") else None
-    for n, doc in enumerate(dataset.docs_iter(), start=1):
+    if not getattr(dataset, f"has_{part}")():
+        raise MlirkitError(f"{dataset_id} has no {'documents' if part == 'docs' else part}")
+    lang_of = getattr(dataset, f"{part}_lang", None)
+    return getattr(dataset, f"{part}_iter")(), (lang_of() if lang_of is not None else None)
+
+
+def _ir_datasets_docs(dataset_id: str) -> Iterator[tuple[str, str, str, str | None]]:
+    docs, default = ir_dataset_part(dataset_id, "docs")
+    for n, doc in enumerate(docs, start=1):
         fields = doc._asdict()
         title = fields.get("title") or ""
         text = fields.get("text") if "text" in fields else fields.get("body", "")

@@ -11,14 +11,16 @@ from __future__ import annotations
 import os
 
 from mlirkit.base.errors import MlirkitError, format_error
-from mlirkit.io.records import Query
-from mlirkit.io.sources import file_format, is_file_source, iter_lines, load_ir_dataset, read_jsonl_objects
 from mlirkit.base.langs import UNKNOWN
+from mlirkit.io.corpus import id_text_lang_tsv, ir_dataset_part
+from mlirkit.io.files import read_jsonl_objects
+from mlirkit.io.records import Query
+from mlirkit.io.sources import SourceKind, file_format, source_kind
 
 
 def read_topics(source: str | os.PathLike, *, default_lang: str | None = None) -> list[Query]:
-    if is_file_source(source):
-        rows = _jsonl(source) if file_format(source) == "jsonl" else _tsv(source)
+    if source_kind(source) is SourceKind.FILE:
+        rows = _jsonl(source) if file_format(source) == "jsonl" else id_text_lang_tsv(source, "qid")
     else:
         rows = _ir_datasets(str(source))
     queries: list[Query] = []
@@ -46,19 +48,8 @@ def _jsonl(path):
         yield f"{path}:{line_no}", str(qid), text, obj.get("lang")
 
 
-def _tsv(path):
-    for line_no, line in iter_lines(path):
-        cols = line.split("\t")
-        if len(cols) not in (2, 3):
-            raise format_error(path, line_no, f"expected 2 or 3 tab-separated columns (qid, text[, lang]), got {len(cols)}")
-        yield f"{path}:{line_no}", cols[0], cols[1], (cols[2] if len(cols) == 3 and cols[2] else None)
-
-
 def _ir_datasets(dataset_id: str):
-    dataset = load_ir_dataset(dataset_id)
-    if not dataset.has_queries():
-        raise MlirkitError(f"{dataset_id} has no queries")
-    default = dataset.queries_lang() if hasattr(dataset, "queries_lang") else None
-    for n, q in enumerate(dataset.queries_iter(), start=1):
+    queries, default = ir_dataset_part(dataset_id, "queries")
+    for n, q in enumerate(queries, start=1):
         fields = q._asdict()
         yield f"{dataset_id} (query {n})", q.query_id, fields.get("text", ""), fields.get("lang") or default

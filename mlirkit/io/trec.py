@@ -10,7 +10,7 @@ Formats (``formats.md`` section 7):
   by ``qid<TAB>docno<TAB>int`` rows.
 
 Ids are strings (never converted to numbers). Blank lines and lines starting with ``#`` are
-skipped. Files ending in ``.gz`` (or starting with the gzip magic bytes) are decompressed. Every
+skipped. Files starting with the gzip magic bytes are decompressed (:mod:`mlirkit.io.files`). Every
 malformed line raises :class:`~mlirkit.base.errors.InputFormatError` naming ``file:line``; a (query,
 document) pair that occurs twice is refused.
 
@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import IO, Iterator, Mapping
 
 from mlirkit.base.errors import MlirkitError, format_error
+from mlirkit.io.files import iter_lines
 
 RUN_TAG_RE = re.compile(r"^[A-Za-z0-9_.+:=@-]{1,128}$")
 BEIR_HEADER = ("query-id", "corpus-id", "score")
-_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def validate_run_tag(tag: str) -> str:
@@ -45,29 +45,9 @@ def validate_run_tag(tag: str) -> str:
     return tag
 
 
-def _is_gzip(path: Path) -> bool:
-    with open(path, "rb") as f:
-        return f.read(2) == _GZIP_MAGIC
-
-
 def _iter_records(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` for every non-blank, non-comment line; strict UTF-8."""
-    path = Path(path)
-    if not path.is_file():
-        raise MlirkitError(f"{path}: no such file")
-    opener = gzip.open if _is_gzip(path) else open
-    try:
-        with opener(path, "rb") as f:
-            for line_no, raw in enumerate(f, start=1):
-                try:
-                    line = raw.decode("utf-8").rstrip("\r\n")
-                except UnicodeDecodeError as e:
-                    raise format_error(path, line_no, f"invalid UTF-8 at byte {e.start}") from None
-                stripped = line.strip()
-                if stripped and not stripped.startswith("#"):
-                    yield line_no, line
-    except (OSError, EOFError) as e:  # truncated or corrupt gzip
-        raise MlirkitError(f"{path}: cannot read ({e})") from None
+    return iter_lines(path, skip_comments=True)
 
 
 def _parse_score(text: str, path: Path, line_no: int) -> float:
@@ -126,8 +106,19 @@ def read_run_tag(path: str | os.PathLike) -> str:
     return read_run_with_tag(path)[1]
 
 
+def add_judgement(qrels: dict[str, dict[str, int]], qid: str, docno: str, rel: int, path: object,
+                  line_no: int | None) -> None:
+    """Record one judgement; the one duplicate rule of every qrels reader: a (query, document) pair
+    judged twice is an error naming where the second judgement is."""
+    docs = qrels.setdefault(qid, {})
+    if docno in docs:
+        raise format_error(path, line_no, f"duplicate judgement of document {docno!r} for query {qid!r}")
+    docs[docno] = rel
+
+
 def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
-    """Read TREC 4-column qrels or BEIR TSV qrels (with header) as ``{qid: {docno: relevance}}``."""
+    """Read TREC 4-column qrels or BEIR TSV qrels (with header) as ``{qid: {docno: relevance}}``
+    (:func:`mlirkit.io.qrels.read_qrels` also reads the qrels of an ir_datasets id)."""
     path = Path(path)
     qrels: dict[str, dict[str, int]] = {}
     beir: bool | None = None
@@ -153,11 +144,7 @@ def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
             if len(cols) != 4:
                 raise format_error(path, line_no, f"expected 4 columns (qid iter docno rel), got {len(cols)}")
             qid, _, docno, rel_text = cols
-        rel = _parse_int(rel_text, "relevance", path, line_no)
-        docs = qrels.setdefault(qid, {})
-        if docno in docs:
-            raise format_error(path, line_no, f"duplicate judgement of document {docno!r} for query {qid!r}")
-        docs[docno] = rel
+        add_judgement(qrels, qid, docno, _parse_int(rel_text, "relevance", path, line_no), path, line_no)
     if not qrels:
         raise MlirkitError(f"{path}: empty qrels (no judgement lines)")
     return qrels
@@ -234,5 +221,5 @@ def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | os.PathLike,
         f.writelines(lines)
 
 
-__all__ = ["BEIR_HEADER", "RUN_TAG_RE", "ranked", "read_qrels", "read_run", "read_run_tag", "read_run_with_tag",
+__all__ = ["BEIR_HEADER", "RUN_TAG_RE", "add_judgement", "ranked", "read_qrels", "read_run", "read_run_tag", "read_run_with_tag",
            "validate_run_tag", "write_qrels", "write_run"]

@@ -181,7 +181,7 @@ def _fit_from_index(args: argparse.Namespace) -> int:
                                     only_langs=args.langs)
     if pairs_t is not None:
         from mlirkit.transforms.hybrid import hybrid_shift
-        from mlirkit.transforms.transform import is_unknown
+        from mlirkit.base.langs import is_unknown
 
         from mlirkit.index import DenseIndex
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.index import DenseIndex
+from mlirkit.index.layout import LANGS_FILE
 from mlirkit.transforms.alpha_select import AlphaSelection, select_alpha
 from mlirkit.transforms.corpus_fit import DEFAULT_MIN_DOCS, fit_corpus_shift
 from mlirkit.transforms.transform import LanguageTransform
@@ -30,7 +31,7 @@ def index_document_embeddings(index_dir: str | os.PathLike) -> tuple[np.ndarray,
     index = DenseIndex(index_dir)
     if index.encoder is None:
         raise MlirkitError(f"{index_dir} has no meta.json: its encoder is unknown (an mlirkit index is needed)")
-    if not (Path(index_dir) / "langs").is_file():
+    if not (Path(index_dir) / LANGS_FILE).is_file():
         raise MlirkitError(f"{index_dir} has no langs file: document languages are needed to fit corpus vectors")
     if index.has_embeddings:
         embs = index.embeddings(mmap=True)

@@ -12,12 +12,12 @@ Source vectors, in order of preference:
    up to float rounding); otherwise the shift acts on a rescaled vector.
 
 An index built by Pyserini (``index`` + ``docid``, no ``langs``/``meta.json``) needs a doc-id -> language
-file (``--doc-langs``: ``docid<TAB>lang`` lines or JSONL ``{"id"|"docid"|"_id": ..., "lang": ...}``);
+file (``--doc-langs``: any form :func:`mlirkit.io.doc_langs.read_doc_langs` reads, e.g. ``docid<TAB>lang``
+lines or JSONL ``{"id"|"docid"|"_id"|"doc_id": ..., "lang": ...}``);
 its encoder cannot be verified and is recorded as the transform's.
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
@@ -27,45 +27,16 @@ from typing import Any, Mapping
 import numpy as np
 
 from mlirkit.base.vectors import transform_and_normalize
-from mlirkit.base.errors import MlirkitError, format_error
+from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN
+from mlirkit.index.layout import LANGS_FILE
+from mlirkit.io.doc_langs import read_doc_langs
 from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
 
 WRITER_KEYS = {"format", "format_version", "mlirkit_version", "created", "encoder", "dim", "metric",
                "normalized", "transform", "count", "lang_counts", "has_embeddings"}
-
-
-def read_doc_langs(path: str | os.PathLike) -> dict[str, str]:
-    """``{docid: lang}`` from ``docid<TAB>lang`` lines (or whitespace) or JSON Lines."""
-    from mlirkit.transforms.parallel import _open_maybe_gzip
-
-    path = Path(path)
-    if not path.is_file():
-        raise MlirkitError(f"{path}: no such file")
-    out: dict[str, str] = {}
-    with _open_maybe_gzip(path) as f:
-        for line_no, raw in enumerate(f, start=1):
-            line = raw.decode("utf-8", errors="strict").strip()
-            if not line:
-                continue
-            if line.startswith("{"):
-                try:
-                    rec = json.loads(line)
-                except ValueError as e:
-                    raise format_error(path, line_no, f"invalid JSON ({e.msg})") from None
-                doc_id = next((rec[k] for k in ("id", "docid", "_id", "doc_id") if k in rec), None)
-                lang = rec.get("lang")
-            else:
-                parts = line.split("\t") if "\t" in line else line.split()
-                doc_id, lang = (parts[0], parts[1]) if len(parts) == 2 else (None, None)
-            if doc_id is None or not lang:
-                raise format_error(path, line_no, "expected 'docid<TAB>lang' or a JSON object with id and lang")
-            if str(doc_id) in out and out[str(doc_id)] != lang:
-                raise format_error(path, line_no, f"document {doc_id!r} given two languages")
-            out[str(doc_id)] = str(lang)
-    return out
 
 
 def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform | str | os.PathLike,
@@ -106,7 +77,7 @@ def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform |
         absent = sum(1 for d in src.docids if d not in mapping)
         if absent:
             logger.warning("%d of %d documents have no language in %s (left unchanged)", absent, n, doc_langs)
-    elif not (src.path / "langs").is_file():
+    elif not (src.path / LANGS_FILE).is_file():
         logger.warning("%s has no langs file and no --doc-langs was given: every document is of unknown "
                        "language and stays unchanged", index_path)
 

@@ -20,7 +20,6 @@ regenerates (and skips) the batches it has already seen.
 """
 from __future__ import annotations
 
-import gzip
 import os
 import random
 import re
@@ -28,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from mlirkit.base.errors import MlirkitError, format_error
-from mlirkit.io.sources import read_jsonl_objects
+from mlirkit.io.files import open_text, read_jsonl_objects
+from mlirkit.io.sources import SourceKind, load_ir_dataset, source_kind
 from mlirkit.train.alignment import Alignment, parse_pharaoh
 
 
@@ -71,13 +71,6 @@ class Batch:
 
 
 # --------------------------------------------------------------------------- file helpers
-def _open_text(path: str | os.PathLike[str]):
-    path = str(path)
-    if not os.path.isfile(path):
-        raise MlirkitError(f"{path}: no such file")
-    return gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")
-
-
 def _jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     return read_jsonl_objects(path)
 
@@ -92,7 +85,8 @@ def _field(obj: dict[str, Any], name: str, path: object, n: int, kind: type = st
 
 
 def _is_local(source: str) -> bool:
-    return os.path.exists(source) or bool(re.search(r"\.(jsonl|tsv|txt)(\.gz)?$", source))
+    """An existing path, or a name that looks like a file (so a missing one says "no such file")."""
+    return source_kind(source) is not SourceKind.DATASET or bool(re.search(r"\.(jsonl|tsv|txt)(\.gz)?$", source))
 
 
 # --------------------------------------------------------------------------- retrieval triples
@@ -109,12 +103,7 @@ def read_triples(source: str) -> Iterator[RetrievalExample]:
 
 
 def _ir_datasets_triples(dataset_id: str) -> Iterator[RetrievalExample]:
-    import ir_datasets
-
-    try:
-        ds = ir_datasets.load(dataset_id)
-    except KeyError as e:
-        raise MlirkitError(f"unknown ir_datasets id {dataset_id!r}") from e
+    ds = load_ir_dataset(dataset_id)
     if not ds.has_docpairs():
         raise MlirkitError(f"{dataset_id}: the dataset has no docpairs (retrieval triples)")
     queries = {q.query_id: q.text for q in ds.queries_iter()}
@@ -142,7 +131,7 @@ def read_parallel(source: str, *, pivot: str = "en", langs: Sequence[str] | None
     if alignments is None:
         yield from pairs
         return
-    with _open_text(alignments) as f:
+    with open_text(alignments) as f:
         for n, pair in enumerate(pairs, 1):
             line = f.readline()
             if not line:
@@ -197,7 +186,7 @@ def _tsv_pairs(path: str, tsv_langs: tuple[str, str] | None) -> Iterator[Paralle
             raise MlirkitError(f"{path}: cannot tell the languages from the name (want *.src-tgt.tsv); give them")
         tsv_langs = (m.group(1), m.group(2))
     src_lang, tgt_lang = tsv_langs
-    with _open_text(path) as f:
+    with open_text(path) as f:
         for n, line in enumerate(f, 1):
             cols = line.rstrip("\n").split("\t")
             if len(cols) == 3:

@@ -24,6 +24,7 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.fs import atomic_file
+from mlirkit.io.files import GZIP_MAGIC
 from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform, check_finite
 
 FORMAT = "mlirkit-transform"
@@ -58,7 +59,7 @@ def sniff(path: str | os.PathLike) -> str:
                     return "mlirkit" if (header.get("__metadata__") or {}).get("format") == FORMAT else "safetensors"
     if head.startswith(b"PK\x03\x04") or head[:1] == b"\x80":
         return "torch"
-    if head.startswith(b"\x1f\x8b"):
+    if head.startswith(GZIP_MAGIC):
         return "gzip"
     if head[:1] in (b"{", b"[") or head.strip():
         return "text"

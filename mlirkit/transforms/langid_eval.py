@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import UNKNOWN, UNKNOWN_NAMES
 from mlirkit.transforms.fit import is_heldout
 from mlirkit.transforms.parallel import ParallelGroup
 from mlirkit.transforms.transform import LanguageTransform
@@ -43,7 +44,7 @@ def rank_metrics(scores: np.ndarray, doc_groups: Sequence[str], doc_langs: Seque
         ideal = discounts[:min(n_rel, k)].sum()
         ndcg.append(float((hits * discounts[:len(hits)]).sum() / ideal) if ideal else 0.0)
         recall.append(hits.sum() / n_rel if n_rel else 0.0)
-        cross = rel & (langs != query_lang) & (langs != "und")
+        cross = rel & (langs != query_lang) & ~np.isin(langs, list(UNKNOWN_NAMES))
         if cross.any():
             tlr.append(cross[order[qi]].sum() / cross.sum())
     top_langs = langs[order].ravel()
@@ -81,7 +82,7 @@ def evaluate_langid(encoder, t: LanguageTransform, groups: Iterable[ParallelGrou
                                                     batch_size=batch_size), dtype=np.float32))
     accuracy = t.langid.evaluate(docs, doc_langs, threshold)
     predicted, conf = t.langid.predict(docs)
-    pred_langs = [p if c >= threshold else "und" for p, c in zip(predicted, conf)]
+    pred_langs = [p if c >= threshold else UNKNOWN for p, c in zip(predicted, conf)]
     qgroups = [g.id for g in chosen]
     out: dict[str, Any] = {"groups": len(chosen), "documents": len(docs), "heldout_fraction": frac,
                            "threshold": threshold, "alpha": alpha, "langid": accuracy, "retrieval": {}}

@@ -15,7 +15,6 @@ Sources (:func:`open_parallel`):
 """
 from __future__ import annotations
 
-import gzip
 import json
 import logging
 import os
@@ -23,6 +22,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 from mlirkit.base.errors import MlirkitError, format_error
+from mlirkit.io.files import read_jsonl_objects
+from mlirkit.io.sources import SourceKind, source_kind
 
 logger = logging.getLogger(__name__)
 
@@ -35,52 +36,33 @@ class ParallelGroup(NamedTuple):
     texts: dict[str, str]  # lang -> text
 
 
-def _open_maybe_gzip(path: Path):
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
-
-
 def read_parallel_jsonl(path: str | os.PathLike, text_field: str | Sequence[str] = "text") -> Iterator[ParallelGroup]:
     """Groups of contiguous rows sharing ``id``; every error names the file and line."""
     path = Path(path)
     fields = [f.strip() for f in text_field.split(",")] if isinstance(text_field, str) else list(text_field)
     done: set[str] = set()
     current: ParallelGroup | None = None
-    with _open_maybe_gzip(path) as f:
-        for line_no, raw in enumerate(f, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise format_error(path, line_no, f"invalid UTF-8 at byte {e.start}") from None
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError as e:
-                raise format_error(path, line_no, f"invalid JSON ({e.msg})") from None
-            if not isinstance(rec, dict):
-                raise format_error(path, line_no, "expected a JSON object")
-            for key in ("id", "lang"):
-                if not isinstance(rec.get(key), (str, int)) or rec.get(key) == "":
-                    raise format_error(path, line_no, f"missing field {key!r}")
-            missing = [f for f in fields if f not in rec]
-            if len(missing) == len(fields):
-                raise format_error(path, line_no, f"missing text field {', '.join(repr(f) for f in fields)} "
-                                                  f"(fields: {', '.join(sorted(rec))}; choose one with --text-field)")
-            text = " ".join(str(rec[f]).strip() for f in fields if rec.get(f) not in (None, "")).strip()
-            doc_id, lang = str(rec["id"]), str(rec["lang"])
-            if current is None or current.id != doc_id:
-                if current is not None:
-                    done.add(current.id)
-                    yield current
-                if doc_id in done:
-                    raise format_error(path, line_no, f"rows of id {doc_id!r} are not contiguous (sort the file by id)")
-                current = ParallelGroup(doc_id, {})
-            if lang in current.texts:
-                raise format_error(path, line_no, f"second {lang!r} row for id {doc_id!r}")
-            if text:
-                current.texts[lang] = text
+    for line_no, rec in read_jsonl_objects(path):
+        for key in ("id", "lang"):
+            if not isinstance(rec.get(key), (str, int)) or rec.get(key) == "":
+                raise format_error(path, line_no, f"missing field {key!r}")
+        missing = [f for f in fields if f not in rec]
+        if len(missing) == len(fields):
+            raise format_error(path, line_no, f"missing text field {', '.join(repr(f) for f in fields)} "
+                                              f"(fields: {', '.join(sorted(rec))}; choose one with --text-field)")
+        text = " ".join(str(rec[f]).strip() for f in fields if rec.get(f) not in (None, "")).strip()
+        doc_id, lang = str(rec["id"]), str(rec["lang"])
+        if current is None or current.id != doc_id:
+            if current is not None:
+                done.add(current.id)
+                yield current
+            if doc_id in done:
+                raise format_error(path, line_no, f"rows of id {doc_id!r} are not contiguous (sort the file by id)")
+            current = ParallelGroup(doc_id, {})
+        if lang in current.texts:
+            raise format_error(path, line_no, f"second {lang!r} row for id {doc_id!r}")
+        if text:
+            current.texts[lang] = text
     if current is not None:
         yield current
 
@@ -144,9 +126,9 @@ def open_parallel(source: str, *, text_field: str = "text", langs: Sequence[str]
     from mlirkit.transforms.io import sniff
 
     path = Path(source)
-    if path.is_dir():
+    if source_kind(path) is SourceKind.DIRECTORY:
         return read_pairs_table(path, langs)
-    if path.is_file():
+    if source_kind(path) is SourceKind.FILE:
         kind = sniff(path)
         if kind in ("gzip", "text"):
             return read_parallel_jsonl(path, text_field)

@@ -4,7 +4,7 @@ A transform maps embeddings to embeddings using each row's language::
 
     out = t.apply(embs, langs, side="doc" | "query", alpha=1.0)
 
-Rows whose language is unknown (:data:`mlirkit.base.langs.UNKNOWN`, ``None`` or ``""``) are left
+Rows whose language is unknown (:func:`mlirkit.base.langs.is_unknown`: ``None``, ``""``, ``und``, ``unknown``) are left
 unchanged (or, when language identification is switched on with :meth:`LanguageTransform.use_langid`,
 transformed with the predicted language if its confidence reaches the threshold). A known language
 without parameters in the transform is left unchanged, counted in :attr:`LanguageTransform.counts` and
@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import UNKNOWN
+from mlirkit.base.langs import is_unknown  # noqa: F401  (re-exported: the one rule, mlirkit.base.langs)
 from mlirkit.base.registry import Registry
 
 logger = logging.getLogger(__name__)
@@ -40,10 +40,6 @@ DEFAULT_KEY = "*"
 
 #: method name -> transform class
 TRANSFORMS: Registry[type["LanguageTransform"]] = Registry("transform method")
-
-
-def is_unknown(lang: str | None) -> bool:
-    return not lang or lang == UNKNOWN
 
 
 def resolve_alpha(alpha: float | Mapping[str, float]) -> tuple[float, dict[str, float]]:
@@ -246,12 +242,11 @@ class LanguageTransform:
     def _resolve_langs(self, embs: np.ndarray, langs: Sequence[str | None], strict: bool) -> np.ndarray:
         """Per-row code: 0 = leave unchanged, k = ``self.languages[k - 1]``; counts and reports what is skipped."""
         index = {lang: k for k, lang in enumerate(self.languages, start=1)}
-        unknown_names = {None, "", UNKNOWN}
         codes = np.fromiter((index.get(lang, 0) for lang in langs), dtype=np.intp, count=len(langs))
         if codes.all():
             return codes
         rest = np.flatnonzero(codes == 0)
-        unknown = [int(i) for i in rest if langs[i] in unknown_names]
+        unknown = [int(i) for i in rest if is_unknown(langs[i])]
         if unknown and self.langid is not None and self.langid_threshold is not None:
             predicted, conf = self.langid.predict(embs[unknown])
             for i, lang, c in zip(unknown, predicted, conf):
@@ -262,8 +257,8 @@ class LanguageTransform:
                     self.counts["langid_below_threshold"] += 1
         else:
             self.counts["unknown"] += len(unknown)
-        skip = unknown_names if self.transforms_source else unknown_names | {self.source_lang}
-        missing: Counter[str] = Counter(str(langs[i]) for i in rest if langs[i] not in skip)
+        missing: Counter[str] = Counter(str(langs[i]) for i in rest if not is_unknown(langs[i])
+                                        and (self.transforms_source or langs[i] != self.source_lang))
         if missing:
             if strict:
                 raise MlirkitError(f"transform {self._name()} has no {self.method} parameters for language(s) "
