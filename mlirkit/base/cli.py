@@ -1,4 +1,5 @@
-"""Shared CLI plumbing: logging set-up (only here, never in library code) and the error boundary."""
+"""Shared CLI plumbing: logging set-up and process-wide thread counts (only here, never in library code),
+the error boundary."""
 from __future__ import annotations
 
 import logging
@@ -27,6 +28,17 @@ def configure_logging(verbose: bool = False) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
+
+
+def set_threads(threads: int | None) -> None:
+    """``--threads N``: cap FAISS's OpenMP threads for the whole process (None or 0: leave the defaults).
+
+    Called once by a CLI; library code takes ``threads=`` and limits threads only around its own work.
+    """
+    if threads:
+        import faiss
+
+        faiss.omp_set_num_threads(int(threads))
 
 
 def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:

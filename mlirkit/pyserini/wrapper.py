@@ -20,6 +20,7 @@ from typing import Any, Iterator, Sequence
 
 from mlirkit.encoders.options import OPTION_NAMES
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.options import split_key_value
 
 logger = logging.getLogger(__name__)
 
@@ -35,10 +36,8 @@ def parse_encoder_options(items: Sequence[str] | None) -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     for item in items or []:
-        key, sep, value = item.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep or not key:
-            raise MlirkitError(f"--encoder-option {item!r}: expected KEY=VALUE")
+        key, value = split_key_value(item, "--encoder-option")
+        key = key.replace("-", "_")
         if key not in OPTION_NAMES:
             raise MlirkitError(f"--encoder-option: unknown option {key!r}{did_you_mean(key, list(OPTION_NAMES))}; "
                                f"known: {', '.join(OPTION_NAMES)}")
