@@ -1,5 +1,5 @@
-"""Shared CLI plumbing: logging set-up and process-wide thread counts (only here, never in library code),
-the error boundary."""
+"""Shared CLI plumbing: logging set-up (only here, never in library code), ``--threads``
+(:func:`~mlirkit.base.threads.set_threads`), the error boundary."""
 from __future__ import annotations
 
 import logging
@@ -8,6 +8,7 @@ import threading
 from typing import Callable, Sequence
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.threads import set_threads  # noqa: F401 (the CLIs' --threads)
 
 
 class _TqdmHandler(logging.StreamHandler):
@@ -28,17 +29,6 @@ def configure_logging(verbose: bool = False) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
-
-
-def set_threads(threads: int | None) -> None:
-    """``--threads N``: cap FAISS's OpenMP threads for the whole process (None or 0: leave the defaults).
-
-    Called once by a CLI; library code takes ``threads=`` and limits threads only around its own work.
-    """
-    if threads:
-        import faiss
-
-        faiss.omp_set_num_threads(int(threads))
 
 
 def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:

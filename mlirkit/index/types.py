@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -272,7 +273,7 @@ def require_reconstructable(index) -> None:
     from mlirkit.index.layout import EMBEDDINGS_FILE
     from mlirkit.index.reader import DenseIndex
 
-    if not hasattr(index, "faiss_index"):
+    if isinstance(index, (str, os.PathLike)):
         index = DenseIndex(index)
     recorded = index.meta.get("index_type") if index.meta else None
     if recorded and recorded.get("name") in INDEX_TYPES:
