@@ -205,32 +205,17 @@ def cmd_select_alpha(args: argparse.Namespace) -> int:
 
 def _import_pt(args: argparse.Namespace) -> int:
     from mlirkit.encoders.options import encoder_from_args
-    from mlirkit.transforms.io import read_shift_pt, save_transform
-    from mlirkit.transforms.shift import ShiftTransform
+    from mlirkit.transforms.import_pt import import_shift_pt
+    from mlirkit.transforms.io import save_transform
 
     if args.method != "shift":
         raise MlirkitError(f"{args.pairs} holds SHIFT vectors; use --method shift to import it")
-    model_name, source, vectors = read_shift_pt(args.pairs)
-    if args.source_lang and args.source_lang != source:
-        raise MlirkitError(f"{args.pairs} has source language {source!r}, not {args.source_lang!r} "
-                           f"(derive other sources with 'python -m mlirkit.shift derive')")
-    if args.langs:
-        vectors = {l: v for l, v in vectors.items() if l in args.langs}
-    encoder = encoder_from_args(args)
-    dim = next(iter(vectors.values())).shape[0]
-    if dim != encoder.dim:
-        raise MlirkitError(f"{args.pairs} has {dim}-d vectors but encoder {args.encoder} gives {encoder.dim}-d embeddings")
-    fp = encoder.fingerprint
-    model = str(fp.get("model") or fp.get("model_name") or args.encoder)
-    if model_name and model_name.split("/")[-1] not in model:
-        logger.warning("%s was made with %r; recording it for encoder %r", args.pairs, model_name, model)
-    meta = {"pairs": None, "source": str(args.pairs), "imported_from": {"file": Path(args.pairs).name,
-            "model_name": model_name, "format": "SHIFT authors' torch .pt"},
-            "prefix": fp.get("doc_prefix"), "normalized": False, "encoder_name": args.encoder}
-    t = ShiftTransform(vectors, encoder=fp, source_lang=source, meta=meta)
+    t = import_shift_pt(args.pairs, lambda: encoder_from_args(args), encoder_name=args.encoder,
+                        source_lang=args.source_lang, langs=args.langs)
     save_transform(t, args.output, overwrite=args.overwrite)
-    _print({"output": str(args.output), "sha256": t.sha256, "method": "shift", "imported": model_name,
-            "source_lang": source, "languages": t.languages, "dim": t.dim})
+    _print({"output": str(args.output), "sha256": t.sha256, "method": "shift",
+            "imported": t.meta["imported_from"]["model_name"], "source_lang": t.source_lang,
+            "languages": t.languages, "dim": t.dim})
     return 0
 
 
