@@ -41,6 +41,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.encoders.base import Encoder
 from mlirkit.io.records import Doc
 from mlirkit.transforms.alpha import Alpha, AlphaLike
 from mlirkit.transforms.transform import LanguageTransform
@@ -54,7 +55,7 @@ def shard_name(start: int, stop: int) -> str:
     return f"{SHARD_PREFIX}{start:012d}-{stop:012d}"
 
 
-def encoder_factory(name: str, encoder_class: str | None = None, **options: Any) -> Callable[[], Any]:
+def encoder_factory(name: str, encoder_class: str | None = None, **options: Any) -> Callable[[], Encoder]:
     """A picklable recipe that loads an encoder inside a Ray actor."""
     from mlirkit.encoders import load_encoder
 
@@ -74,7 +75,7 @@ def contiguous_runs(rows: np.ndarray) -> list[tuple[int, int]]:
 class EncodeActor:
     """Ray Data actor: loads the encoder (and transform) once, writes one flat shard per row range."""
 
-    def __init__(self, make_encoder: Callable[[], Any], shard_root: str, transform: LanguageTransform | None,
+    def __init__(self, make_encoder: Callable[[], Encoder], shard_root: str, transform: LanguageTransform | None,
                  alpha: Alpha, strict: bool, force: bool, save_embeddings: bool,
                  chunk_size: int, encoder_batch_size: int | None, meta: dict[str, Any],
                  crash_once_marker: str | None = None, indexer_options: dict[str, Any] | None = None) -> None:
@@ -202,7 +203,7 @@ class RayOptions:
     shard_root: str | None = None
 
 
-def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_encoder: Callable[[], Any],
+def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_encoder: Callable[[], Encoder],
                     encoder_name: str | None = None, encoder_options: dict[str, Any] | None = None,
                     transform: LanguageTransform | str | os.PathLike | None = None, alpha: AlphaLike = 1.0,
                     strict: bool = False, force: bool = False, save_embeddings: bool = False,

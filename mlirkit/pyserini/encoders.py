@@ -67,7 +67,8 @@ class MlirkitDocumentEncoder(DocumentEncoder):
     """
 
     def __init__(self, model_name: str, device: Any = None, *, encoder_class: str | None = None,
-                 options: Mapping[str, Any] | None = None, encoder: Any = None, **ignored: Any) -> None:
+                 options: Mapping[str, Any] | None = None, encoder: Encoder | None = None,
+                 **ignored: Any) -> None:
         opts = dict(options or {})
         if "device" not in opts and _device_option(device) is not None:
             opts["device"] = _device_option(device)

@@ -1,0 +1,34 @@
+"""--threads: process-wide only through the CLI helper; library code caps FAISS threads in a with block."""
+from __future__ import annotations
+
+import faiss
+
+from mlirkit.base.threads import faiss_threads, set_threads
+
+
+def test_faiss_threads_is_scoped_and_set_threads_is_not():
+    before = faiss.omp_get_max_threads()
+    try:
+        with faiss_threads(1):
+            assert faiss.omp_get_max_threads() == 1
+        assert faiss.omp_get_max_threads() == before
+        with faiss_threads(None):
+            assert faiss.omp_get_max_threads() == before
+        set_threads(None)
+        assert faiss.omp_get_max_threads() == before
+        set_threads(1)
+        assert faiss.omp_get_max_threads() == 1
+    finally:
+        faiss.omp_set_num_threads(before)
+
+
+def test_library_code_never_sets_process_wide_thread_counts():
+    """Only mlirkit.base.threads (for the CLIs) calls omp_set_num_threads outside a with block."""
+    from pathlib import Path
+
+    import mlirkit
+
+    root = Path(mlirkit.__file__).parent
+    offenders = [str(p.relative_to(root)) for p in root.rglob("*.py")
+                 if "omp_set_num_threads" in p.read_text(encoding="utf-8") and p.name != "threads.py"]
+    assert offenders == []
