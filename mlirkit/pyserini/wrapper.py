@@ -55,6 +55,19 @@ def parse_encoder_options(items: Sequence[str] | None) -> dict[str, Any]:
     return out
 
 
+def wrapper_parser(prog: str, usage: str, description: str, pyserini_module: str,
+                   encoder_options: str) -> tuple[argparse.ArgumentParser, argparse._ArgumentGroup]:
+    """The parser of a wrapper's own options (``--wrapper-help``, ``--encoder-option``) and the group to add
+    further ones to; ``encoder_options`` lists the option keys the wrapper's encoders take (help text)."""
+    p = argparse.ArgumentParser(prog=prog, add_help=False, allow_abbrev=False, usage=usage, description=description,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    g = p.add_argument_group(f"wrapper options (everything else is passed to {pyserini_module}; -h shows its help)")
+    g.add_argument("--wrapper-help", action="store_true", help="show this help and exit")
+    g.add_argument("--encoder-option", action="append", default=[], metavar="KEY=VALUE",
+                   help=f"mlirkit encoder option ({encoder_options}); repeatable")
+    return p, g
+
+
 def split_wrapper_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None,
                        shared_options: Sequence[tuple[str, str, Any]]
                        ) -> tuple[argparse.Namespace, list[str], dict[str, Any]] | None:

@@ -47,7 +47,7 @@ def add_transform_args(parser: argparse.ArgumentParser, *, required: bool = Fals
     if langid:
         g.add_argument("--langid", type=float, default=None, metavar="THRESHOLD",
                        help="predict the language of documents without one with the transform's classifier; "
-                            "below this confidence they stay unchanged")
+                            "below this confidence they stay unchanged (documents without a language are then allowed)")
     g.add_argument("--strict", action="store_true", help="fail when a document language has no transform parameters")
     g.add_argument("--force", action="store_true", help="apply a transform fitted with another encoder (warned)")
 

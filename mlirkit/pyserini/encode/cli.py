@@ -29,14 +29,11 @@ PYSERINI_MODULE = "pyserini.encode"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mlirkit.pyserini.encode", add_help=False, allow_abbrev=False,
-                                usage="%(prog)s [wrapper options] input ... output ... encoder ...",
-                                description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    g = p.add_argument_group("wrapper options (everything else is passed to pyserini.encode; -h shows its help)")
-    g.add_argument("--wrapper-help", action="store_true", help="show this help and exit")
-    g.add_argument("--encoder-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="mlirkit encoder option (max_length, doc_prefix, query_prefix, pooling, normalize, "
-                        "batch_size, device, dtype, threads); repeatable")
+    from mlirkit.pyserini.wrapper import wrapper_parser
+
+    p, g = wrapper_parser("python -m mlirkit.pyserini.encode", "%(prog)s [wrapper options] input ... output ... "
+                          "encoder ...", __doc__, PYSERINI_MODULE, "max_length, doc_prefix, query_prefix, pooling, "
+                          "normalize, batch_size, device, dtype, threads")
     g.add_argument("--default-lang", default=None, help="language of documents without a 'lang' field")
     g.add_argument("--save-embeddings", action="store_true",
                    help="also keep the untransformed vectors in embeddings.npy (mlirkit classes, --to-faiss)")
