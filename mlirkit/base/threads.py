@@ -1,5 +1,5 @@
 """Thread counts: process-wide for a CLI's ``--threads`` (:func:`set_threads`), scoped for library code
-(:func:`faiss_threads`). Library code never changes the process-wide count."""
+(:func:`faiss_threads`, :func:`torch_threads`). Library code never changes the process-wide count."""
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -31,3 +31,19 @@ def faiss_threads(threads: int | None) -> Iterator[None]:
         yield
     finally:
         faiss.omp_set_num_threads(before)
+
+
+@contextmanager
+def torch_threads(threads: int | None) -> Iterator[None]:
+    """Cap torch's intra-op threads inside the ``with`` block, then restore the previous count (None: no-op)."""
+    if not threads:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(int(threads))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
