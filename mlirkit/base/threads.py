@@ -2,8 +2,8 @@
 (:func:`faiss_threads`, :func:`torch_threads`). Library code never changes the process-wide count."""
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Callable, Iterator
 
 
 def set_threads(threads: int | None) -> None:
@@ -17,33 +17,29 @@ def set_threads(threads: int | None) -> None:
         faiss.omp_set_num_threads(int(threads))
 
 
-@contextmanager
-def faiss_threads(threads: int | None) -> Iterator[None]:
+def faiss_threads(threads: int | None) -> AbstractContextManager[None]:
     """Cap FAISS's OpenMP threads inside the ``with`` block, then restore the previous count (None or 0: no-op)."""
     if not threads:
-        yield
-        return
+        return nullcontext()
     import faiss
 
-    before = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(int(threads))
-    try:
-        yield
-    finally:
-        faiss.omp_set_num_threads(before)
+    return _capped(int(threads), faiss.omp_get_max_threads, faiss.omp_set_num_threads)
+
+
+def torch_threads(threads: int | None) -> AbstractContextManager[None]:
+    """Cap torch's intra-op threads inside the ``with`` block, then restore the previous count (None or 0: no-op)."""
+    if not threads:
+        return nullcontext()
+    import torch
+
+    return _capped(int(threads), torch.get_num_threads, torch.set_num_threads)
 
 
 @contextmanager
-def torch_threads(threads: int | None) -> Iterator[None]:
-    """Cap torch's intra-op threads inside the ``with`` block, then restore the previous count (None: no-op)."""
-    if not threads:
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(int(threads))
+def _capped(threads: int, get: Callable[[], int], set_: Callable[[int], None]) -> Iterator[None]:
+    before = get()
+    set_(threads)
     try:
         yield
     finally:
-        torch.set_num_threads(before)
+        set_(before)
