@@ -1,4 +1,5 @@
-"""Shared CLI plumbing: logging set-up (only here, never in library code) and the error boundary."""
+"""Shared CLI plumbing: logging set-up (only here, never in library code), ``--threads``
+(:func:`~mlirkit.base.threads.set_threads`), the error boundary."""
 from __future__ import annotations
 
 import logging
@@ -7,6 +8,7 @@ import threading
 from typing import Callable, Sequence
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.threads import set_threads  # noqa: F401 (the CLIs' --threads)
 
 
 class _TqdmHandler(logging.StreamHandler):

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import sys
 
-from mlirkit.benchmark.cli import main
 from mlirkit.base.cli import run_cli
+from mlirkit.benchmark.cli import main
 
 
 def entry() -> None:

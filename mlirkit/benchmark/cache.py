@@ -27,6 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.encoders.base import Encoder
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +75,7 @@ class EmbeddingCache:
     def entry_path(self, encoder_name: str, label: str, side: str, encoder_digest: str, digest: str) -> Path:
         return self.root / _safe(encoder_name) / f"{_safe(label)}-{side}-{encoder_digest}-{digest[:16]}.npy"
 
-    def embed(self, encoder: Any, encoder_name: str, label: str, side: str,
+    def embed(self, encoder: Encoder, encoder_name: str, label: str, side: str,
               texts: Sequence[str], langs: Sequence[str | None]) -> np.ndarray:
         """float32 ``(len(texts), dim)``: from the cache when present, else encoded (documents with
         ``encode_docs``, queries with ``encode_queries``) and stored."""
@@ -114,7 +115,7 @@ class EmbeddingCache:
             return None
         return arr
 
-    def _encode(self, encoder: Any, encoder_name: str, label: str, side: str, texts: list[str],
+    def _encode(self, encoder: Encoder, encoder_name: str, label: str, side: str, texts: list[str],
                 langs: list[str | None], path: Path) -> np.ndarray:
         from tqdm.auto import tqdm
 

@@ -64,23 +64,15 @@ def _defaults(key: str) -> str:
     return ", ".join(f"{k} {v[key]}" for k, v in DEFAULT_ENCODER_OPTIONS.items() if key in v) or "the encoder's"
 
 
-def _encoder_class(name: str) -> str:
-    from pathlib import Path as _Path
-
-    from mlirkit.encoders import DCL_MARKER, PRESETS
-
-    if name in PRESETS:
-        return PRESETS.get(name).encoder_class
-    return "dcl" if (_Path(name) / DCL_MARKER).is_file() else "hf"
-
-
 def encoder_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """Per-encoder options: the defaults, overridden by the command line for the encoders that take them."""
+    from mlirkit.encoders import resolve_encoder_class
+
     hf_only = {k: getattr(args, k) for k in ("max_length", "batch_size", "quantize") if getattr(args, k) is not None}
     out: dict[str, dict[str, Any]] = {}
     for name in args.encoders:
         opts = dict(DEFAULT_ENCODER_OPTIONS.get(name, {}))
-        if _encoder_class(name) == "hf":
+        if resolve_encoder_class(name) == "hf":
             opts.update(hf_only)
             if opts.get("quantize") == "none":
                 del opts["quantize"]

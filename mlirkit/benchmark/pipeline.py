@@ -34,6 +34,7 @@ from mlirkit.benchmark.config import BenchmarkConfig
 from mlirkit.benchmark.data import BenchmarkData, ParallelSet, Rows, load_benchmark, load_parallel
 from mlirkit.benchmark.retrieval import Condition, encode_side, retrieve
 from mlirkit.base.errors import MlirkitError
+from mlirkit.encoders.base import Encoder
 
 logger = logging.getLogger(__name__)
 
@@ -197,7 +198,7 @@ def _fit(parallel: ParallelSet, embs: np.ndarray, fingerprint: dict[str, Any], c
     }
 
 
-def _run_encoder(name: str, encoder: Any, config: BenchmarkConfig, data: BenchmarkData,
+def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: BenchmarkData,
                  parallel: Mapping[str, ParallelSet], cache: EmbeddingCache, out: Path) -> EncoderResult:
     from tqdm.auto import tqdm
 

@@ -12,12 +12,13 @@ source, the vectors are re-based with :func:`mlirkit.transforms.derive_source` (
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.base.errors import MlirkitError
+from mlirkit.transforms.transform import LanguageTransform
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class Condition:
     method: str
     source: str | None = None
     alpha: float | None = None
-    transform: Any = None
+    transform: LanguageTransform | None = None
 
     @property
     def name(self) -> str:
@@ -37,7 +38,7 @@ class Condition:
         return f"{name}@{self.alpha:g}" if self.method == "shift" else name
 
 
-def transform_for_query_lang(transform: Any, query_lang: str) -> Any:
+def transform_for_query_lang(transform: LanguageTransform | None, query_lang: str) -> LanguageTransform | None:
     """The transform to use for queries in ``query_lang`` (SHIFT re-based on that language)."""
     from mlirkit.transforms import ShiftTransform, derive_source
 
@@ -49,7 +50,8 @@ def transform_for_query_lang(transform: Any, query_lang: str) -> Any:
     return transform
 
 
-def encode_side(embs: np.ndarray, langs: Sequence[str], side: str, transform: Any, alpha: float) -> np.ndarray:
+def encode_side(embs: np.ndarray, langs: Sequence[str], side: str, transform: LanguageTransform | None,
+                alpha: float) -> np.ndarray:
     """``normalize(T(embs))`` on ``side`` (no transform: just normalised)."""
     return transform_and_normalize(embs, langs, side, transform, alpha)
 

@@ -8,7 +8,7 @@ from typing import Sequence
 from mlirkit.base.cli import configure_logging
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     from mlirkit.datasets.export import ExportFormat
 
     p = argparse.ArgumentParser(prog="python -m mlirkit.datasets", description=__doc__)
@@ -49,7 +49,7 @@ def _list(family: str | None, as_json: bool) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     configure_logging(args.verbose)
     import mlirkit.datasets  # noqa: F401  (registers the ids)
 

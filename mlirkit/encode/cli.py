@@ -6,14 +6,21 @@ import json
 import logging
 from itertools import islice
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-from mlirkit.base.cli import configure_logging
+from mlirkit.base.cli import configure_logging, set_threads
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN
 from mlirkit.base.fs import refuse_existing
 from mlirkit.index.types import add_index_type_args, index_spec_from_args
+from mlirkit.transforms.options import add_transform_args, transform_from_args
+
+if TYPE_CHECKING:
+    from mlirkit.index.types import IndexSpec
+    from mlirkit.io.corpus import CorpusStats
+    from mlirkit.io.records import Doc
+    from mlirkit.transforms.options import TransformOptions
 
 ENGINES = ("local", "ray")
 
@@ -32,14 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--shard-id", type=int, default=0)
     p.add_argument("--num-shards", type=int, default=1, help="encode only documents i with i %% num_shards == shard_id")
     p.add_argument("--save-embeddings", action="store_true", help="also keep untransformed vectors in embeddings.npy")
-    p.add_argument("--transform", default=None, help="language transform file (python -m mlirkit.shift fit)")
-    p.add_argument("--alpha", nargs="+", default=None, metavar="A|LANG=A",
-                   help="transform strength in [0, 2], optionally per language (default 1.0)")
-    p.add_argument("--langid", type=float, default=None, metavar="THRESHOLD",
-                   help="predict the language of documents without one with the transform's classifier; "
-                        "below this confidence they stay unshifted (documents without a language are then allowed)")
-    p.add_argument("--strict", action="store_true", help="fail when a document language has no transform vector")
-    p.add_argument("--force", action="store_true", help="apply a transform fitted with another encoder (warned)")
+    add_transform_args(p)
     p.add_argument("--chunk-size", type=int, default=2048, help="documents encoded and written per step")
     p.add_argument("--overwrite", action="store_true", help="replace an existing index directory")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -63,11 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not 0 <= args.shard_id < args.num_shards:
         raise MlirkitError(f"--shard-id {args.shard_id} must be in [0, --num-shards {args.num_shards})")
     refuse_existing(Path(args.index), args.overwrite)
-    if (args.alpha or args.langid is not None) and not args.transform:
-        raise MlirkitError("--alpha and --langid need --transform")
-    from mlirkit.transforms.transform import parse_alpha
-
-    alpha = parse_alpha(args.alpha) if args.alpha else 1.0
+    transform = transform_from_args(args)
     if args.langid is not None and args.default_lang is None:
         args.default_lang = UNKNOWN
     index_spec = index_spec_from_args(args)
@@ -79,10 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mlirkit.encode.indexer import Indexer
     from mlirkit.io.corpus import CorpusStats, count_docs, read_corpus
 
-    if args.threads:
-        import faiss
-
-        faiss.omp_set_num_threads(args.threads)
+    set_threads(args.threads)
     # read the first document before loading the model, so bad input fails fast
     stats = CorpusStats()
     docs = read_corpus(args.corpus, default_lang=args.default_lang, text_fields=args.text_field,
@@ -94,11 +87,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if total is not None and args.num_shards > 1:
         total = len(range(args.shard_id, total, args.num_shards))
     if args.engine == "ray":
-        return _encode_ray(args, _chain(first, docs), alpha, index_spec, stats)
+        return _encode_ray(args, _chain(first, docs), transform, index_spec, stats)
     encoder = encoder_from_args(args)
-    indexer = Indexer(encoder, args.index, transform=args.transform, alpha=alpha, save_embeddings=args.save_embeddings,
-                      overwrite=args.overwrite, batch_size=args.batch_size, chunk_size=args.chunk_size,
-                      strict=args.strict, force=args.force, show_progress=not args.quiet, langid_threshold=args.langid,
+    indexer = Indexer(encoder, args.index, transform=transform.transform, alpha=transform.alpha,
+                      save_embeddings=args.save_embeddings, overwrite=args.overwrite, batch_size=args.batch_size,
+                      chunk_size=args.chunk_size, strict=transform.strict, force=transform.force,
+                      show_progress=not args.quiet, langid_threshold=transform.langid_threshold,
                       encoder_name=args.encoder, encoder_options={"encoder_class": args.encoder_class, **encoder_options(args)},
                       extra_meta={"corpus": str(args.corpus), "shard": {"id": args.shard_id, "count": args.num_shards}},
                       index_type=index_spec)
@@ -111,21 +105,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _encode_ray(args, docs, alpha, index_spec, stats) -> int:
+def _encode_ray(args: argparse.Namespace, docs: Iterable[Doc], transform: TransformOptions, index_spec: IndexSpec,
+                stats: CorpusStats) -> int:
     from mlirkit.encode.ray_engine import RayOptions, encode_with_ray, encoder_factory
 
     options = {"encoder_class": args.encoder_class, **encoder_options(args)}
     summary = encode_with_ray(
         docs, args.index, make_encoder=encoder_factory(args.encoder, args.encoder_class, **encoder_options(args)),
-        encoder_name=args.encoder, encoder_options=options, transform=args.transform, alpha=alpha,
-        strict=args.strict, force=args.force, save_embeddings=args.save_embeddings, overwrite=args.overwrite,
+        encoder_name=args.encoder, encoder_options=options, transform=transform.transform, alpha=transform.alpha,
+        strict=transform.strict, force=transform.force, save_embeddings=args.save_embeddings, overwrite=args.overwrite,
         index_type=index_spec, chunk_size=args.chunk_size, batch_size=args.batch_size,
         options=RayOptions(address=args.address, num_workers=args.num_workers,
                            num_gpus_per_worker=args.num_gpus_per_worker, num_cpus_per_worker=args.num_cpus_per_worker,
                            block_size=args.block_size, shard_root=args.shard_root),
         extra_meta={"corpus": str(args.corpus), "shard": {"id": args.shard_id, "count": args.num_shards}},
         show_progress=not args.quiet,
-        indexer_options={"langid_threshold": args.langid} if args.langid is not None else None)
+        indexer_options={"langid_threshold": transform.langid_threshold}
+        if transform.langid_threshold is not None else None)
     if stats.skipped_empty:
         logger.warning("skipped %d documents with empty text", stats.skipped_empty)
     print(json.dumps({"index": str(args.index), "documents": summary["documents"],

@@ -9,13 +9,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator
 
 from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.encoders.base import Encoder
 from mlirkit.base.errors import MlirkitError
 from mlirkit.index.layout import TRANSFORM_FILE
 from mlirkit.io.records import Doc
+from mlirkit.transforms.alpha import Alpha, AlphaLike
+from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
 
@@ -47,18 +49,19 @@ class Indexer:
     """
 
     def __init__(self, encoder: Encoder, index_dir: str | os.PathLike, *,
-                 transform: Any = None, alpha: float | Mapping[str, float] = 1.0,
+                 transform: LanguageTransform | str | os.PathLike | None = None, alpha: AlphaLike = 1.0,
                  save_embeddings: bool = False, overwrite: bool = False, batch_size: int | None = None,
                  chunk_size: int = 2048, strict: bool = False, force: bool = False,
                  langid_threshold: float | None = None,
                  show_progress: bool = True, encoder_name: str | None = None,
                  encoder_options: dict[str, Any] | None = None, extra_meta: dict[str, Any] | None = None,
                  index_type: Any = None) -> None:
+        self.alpha = Alpha.coerce(alpha)  # a bad alpha fails first
         self.encoder = encoder
         self.index_dir = Path(index_dir)
         self.transform_path: Path | None = None
-        if transform is not None and not hasattr(transform, "apply"):
-            from mlirkit.transforms import load_transform
+        if isinstance(transform, (str, os.PathLike)):
+            from mlirkit.transforms.io import load_transform
 
             self.transform_path = Path(transform)
             transform = load_transform(self.transform_path)
@@ -71,7 +74,6 @@ class Indexer:
             if transform is None:
                 raise MlirkitError("language identification (langid_threshold) needs a transform with a classifier")
             transform.use_langid(langid_threshold)
-        self.alpha = alpha
         self.save_embeddings = save_embeddings
         self.overwrite = overwrite
         self.batch_size = batch_size

@@ -26,6 +26,7 @@ output's parent by default; NFS or similar on a multi-node cluster).
 """
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import shutil
@@ -35,12 +36,15 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.encoders.base import Encoder
 from mlirkit.io.records import Doc
+from mlirkit.transforms.alpha import Alpha, AlphaLike
+from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +55,7 @@ def shard_name(start: int, stop: int) -> str:
     return f"{SHARD_PREFIX}{start:012d}-{stop:012d}"
 
 
-def encoder_factory(name: str, encoder_class: str | None = None, **options: Any) -> Callable[[], Any]:
+def encoder_factory(name: str, encoder_class: str | None = None, **options: Any) -> Callable[[], Encoder]:
     """A picklable recipe that loads an encoder inside a Ray actor."""
     from mlirkit.encoders import load_encoder
 
@@ -71,16 +75,12 @@ def contiguous_runs(rows: np.ndarray) -> list[tuple[int, int]]:
 class EncodeActor:
     """Ray Data actor: loads the encoder (and transform) once, writes one flat shard per row range."""
 
-    def __init__(self, make_encoder: Callable[[], Any], shard_root: str, transform_path: str | None,
-                 alpha: float | Mapping[str, float], strict: bool, force: bool, save_embeddings: bool,
+    def __init__(self, make_encoder: Callable[[], Encoder], shard_root: str, transform: LanguageTransform | None,
+                 alpha: Alpha, strict: bool, force: bool, save_embeddings: bool,
                  chunk_size: int, encoder_batch_size: int | None, meta: dict[str, Any],
                  crash_once_marker: str | None = None, indexer_options: dict[str, Any] | None = None) -> None:
         self.encoder = make_encoder()
-        self.transform = None
-        if transform_path:
-            from mlirkit.transforms import load_transform
-
-            self.transform = load_transform(transform_path)
+        self.transform = transform  # loaded once by the driver, shipped to every actor
         self.shard_root = Path(shard_root)
         self.alpha = alpha
         self.strict = strict
@@ -124,6 +124,21 @@ class EncodeActor:
         if marker and not os.path.exists(marker):
             Path(marker).write_text(str(os.getpid()))
             os._exit(1)
+
+
+def _loaded(transform: LanguageTransform | str | os.PathLike | None) -> LanguageTransform | None:
+    """The transform, loaded if a path, with an absolute :attr:`~LanguageTransform.path` (workers copy the file)."""
+    if transform is None:
+        return None
+    if not isinstance(transform, LanguageTransform):
+        from mlirkit.transforms.io import load_transform
+
+        transform = load_transform(transform)
+    if transform.path is None:
+        raise MlirkitError("the transform must be saved to a file before it is used on Ray")
+    transform = copy.copy(transform)
+    transform.path = Path(transform.path).resolve()
+    return transform
 
 
 def _shard_complete(path: Path, docs: list[Doc]) -> bool:
@@ -188,9 +203,9 @@ class RayOptions:
     shard_root: str | None = None
 
 
-def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_encoder: Callable[[], Any],
+def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_encoder: Callable[[], Encoder],
                     encoder_name: str | None = None, encoder_options: dict[str, Any] | None = None,
-                    transform: str | os.PathLike | None = None, alpha: float | Mapping[str, float] = 1.0,
+                    transform: LanguageTransform | str | os.PathLike | None = None, alpha: AlphaLike = 1.0,
                     strict: bool = False, force: bool = False, save_embeddings: bool = False,
                     overwrite: bool = False, index_type: Any = None, chunk_size: int = 2048,
                     batch_size: int | None = None, options: RayOptions | None = None,
@@ -200,7 +215,8 @@ def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_e
     """Encode ``docs`` into ``index_dir`` on a Ray cluster (see module docstring); returns a summary.
 
     ``make_encoder`` is a picklable zero-argument callable run once in each actor (e.g.
-    :func:`encoder_factory`); ``transform`` is a path every worker can read; ``indexer_options`` are
+    :func:`encoder_factory`); ``transform`` is a transform or its file, loaded once here and sent to every
+    worker (its file must be readable by every worker, which copies it into its shard); ``indexer_options`` are
     passed on to each actor's :class:`~mlirkit.encode.indexer.Indexer`.
     """
     try:
@@ -220,11 +236,8 @@ def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_e
         raise MlirkitError(f"block size must be >= 1, got {options.block_size}")
     index_dir = Path(index_dir)
     refuse_existing(index_dir, overwrite)
-    transform_path = str(Path(transform).resolve()) if transform is not None else None
-    if transform_path is not None:
-        from mlirkit.transforms import load_transform
-
-        load_transform(transform_path)  # fail fast on a bad file, before starting workers
+    alpha = Alpha.coerce(alpha)
+    transform = _loaded(transform)  # fails fast on a bad file, before starting workers
     start_time = time.perf_counter()
     started_here = False
     if not ray.is_initialized():
@@ -265,7 +278,7 @@ def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_e
             compute=ray.data.ActorPoolStrategy(size=options.num_workers),
             num_gpus=options.num_gpus_per_worker or None, num_cpus=options.num_cpus_per_worker,
             fn_constructor_kwargs=dict(make_encoder=make_encoder, shard_root=str(shard_root),
-                                       transform_path=transform_path, alpha=alpha, strict=strict, force=force,
+                                       transform=transform, alpha=alpha, strict=strict, force=force,
                                        save_embeddings=save_embeddings, chunk_size=chunk_size,
                                        encoder_batch_size=batch_size, meta=meta,
                                        crash_once_marker=_crash_once_marker, indexer_options=indexer_options))

@@ -53,6 +53,16 @@ def encoder_class(name: str) -> type[Encoder]:
     return getattr(importlib.import_module(module), attr)
 
 
+def resolve_encoder_class(name: str, encoder_class_name: str | None = None) -> str:
+    """The encoder class :func:`load_encoder` builds for ``name``: the given one, else the preset's, else
+    ``"dcl"`` for a DCL model directory, else ``"hf"``."""
+    if encoder_class_name is not None:
+        return encoder_class_name
+    if name in PRESETS:
+        return PRESETS.get(name).encoder_class
+    return "dcl" if (Path(name) / DCL_MARKER).is_file() else "hf"
+
+
 def load_encoder(name: str, encoder_class_name: str | None = None, **options: Any) -> Encoder:
     """Build an encoder from a preset name, an HF id, or a local path (see module docstring).
 
@@ -64,12 +74,10 @@ def load_encoder(name: str, encoder_class_name: str | None = None, **options: An
     if encoder_class_name is None and name in PRESETS:
         preset = PRESETS.get(name)
         return encoder_class(preset.encoder_class)(preset.model, **{**preset.options, **options})
-    if encoder_class_name is None:
-        encoder_class_name = "dcl" if (Path(name) / DCL_MARKER).is_file() else "hf"
-    return encoder_class(encoder_class_name)(name, **options)
+    return encoder_class(resolve_encoder_class(name, encoder_class_name))(name, **options)
 
 
 __all__ = [
     "DEFAULT_ENCODER", "ENCODER_CLASSES", "Encoder", "PRESETS", "Preset",
-    "check_same_encoder", "encoder_class", "fingerprint_digest", "load_encoder",
+    "check_same_encoder", "encoder_class", "fingerprint_digest", "load_encoder", "resolve_encoder_class",
 ]

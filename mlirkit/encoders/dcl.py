@@ -20,6 +20,7 @@ import numpy as np
 
 from mlirkit.encoders.base import Encoder
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.threads import torch_threads
 
 
 class DCLEncoder(Encoder):
@@ -40,11 +41,10 @@ class DCLEncoder(Encoder):
             raise MlirkitError(f"batch_size must be positive, got {batch_size}")
         if max_length is not None and int(max_length) < 2:
             raise MlirkitError(f"max_length must be at least 2, got {max_length}")
-        if threads is not None:
-            torch.set_num_threads(int(threads))
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.path = path
+        self.threads = threads
         self.model = DisentangledEncoder.load(path, device=device).eval()
         cfg = self.model.config
         self.batch_size = int(batch_size)
@@ -100,8 +100,9 @@ class DCLEncoder(Encoder):
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        out = self.model.embed(texts, side=side, batch_size=batch_size or self.batch_size,
-                               max_length=self.max_length, normalize=self._normalize, show_progress=show_progress)
+        with torch_threads(self.threads):  # scoped: the process-wide count is the CLI's
+            out = self.model.embed(texts, side=side, batch_size=batch_size or self.batch_size,
+                                   max_length=self.max_length, normalize=self._normalize, show_progress=show_progress)
         return out.numpy().astype(np.float32, copy=False)
 
     def __repr__(self) -> str:

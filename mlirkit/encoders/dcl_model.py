@@ -23,7 +23,7 @@ import torch.nn as nn
 
 from mlirkit.base.errors import MlirkitError
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 MARKER = "mlirkit_dcl.json"  # == mlirkit.encoders.DCL_MARKER
 FORMAT = "mlirkit-dcl"

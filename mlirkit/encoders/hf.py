@@ -36,6 +36,7 @@ from mlirkit.encoders.base import Encoder
 from mlirkit.encoders.prefixes import FAMILIES, POOLINGS, ModelFamily, family_for
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.registry import Registry, did_you_mean
+from mlirkit.base.threads import torch_threads
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +118,6 @@ class HFEncoder(Encoder):
         if threads is not None:
             if int(threads) < 1:
                 raise MlirkitError(f"threads must be positive, got {threads}")
-            torch.set_num_threads(int(threads))
         _fix_malloc_threshold()
 
         self.name = model
@@ -290,7 +290,7 @@ class HFEncoder(Encoder):
 
             bar = tqdm(total=n, unit="text", desc="encoding", dynamic_ncols=True)
         try:
-            with torch.inference_mode():
+            with torch_threads(self.threads), torch.inference_mode():
                 start = 0
                 while start < n:
                     width = int(lengths[order[start]])  # the longest text of the batch comes first

@@ -20,7 +20,7 @@ from mlirkit.encoders.base import Encoder
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import is_known
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 MODELS = ("usem-multilingual-v3",)
 DIM = 512
@@ -121,7 +121,7 @@ class USEMEncoder(Encoder):
                 counts[lang] = counts.get(lang, 0) + 1
         for lang, count in sorted(counts.items()):
             self._warned.add(lang)
-            log.warning("usem: language %r is not one of the 16 languages multilingual USE v3 was trained on "
+            logger.warning("usem: language %r is not one of the 16 languages multilingual USE v3 was trained on "
                         "(%d texts in this call); encoding anyway", lang, count)
 
     def _encode(self, texts: Sequence[str], langs: Sequence[str | None] | None, batch_size: int,

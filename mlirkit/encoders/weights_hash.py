@@ -14,7 +14,7 @@ from pathlib import Path
 
 from mlirkit.base.cache import cache_dir
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 CACHE_NAME = ".mlirkit-sha256.json"
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
@@ -52,7 +52,7 @@ def directory_weights_sha256(directory: str | os.PathLike[str],
         if entry and entry.get("size") == key["size"] and entry.get("mtime_ns") == key["mtime_ns"]:
             digests[path.name] = entry["sha256"]
             continue
-        log.info("hashing %s (%.0f MB, cached afterwards)", path, st.st_size / 1e6)
+        logger.info("hashing %s (%.0f MB, cached afterwards)", path, st.st_size / 1e6)
         digests[path.name] = file_sha256(path)
         cache[path.name] = {**key, "sha256": digests[path.name]}
         changed = True
@@ -89,4 +89,4 @@ def _save_cache(directory: Path, path: Path, cache: dict) -> None:
             return
         except OSError:
             continue
-    log.debug("could not cache the weights hash of %s", directory)
+    logger.debug("could not cache the weights hash of %s", directory)

@@ -20,6 +20,7 @@ from typing import Sequence
 
 from mlirkit.base.cli import configure_logging
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.options import split_key_value
 from mlirkit.eval.numba_cache import ensure_numba_cache_dir
 from mlirkit.io.qrels import read_qrels
 
@@ -150,6 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 # ---------------------------------------------------------------------------------------------- plots
 
 def build_plot_parser() -> argparse.ArgumentParser:
+    from mlirkit.transforms.alpha import Alpha, add_alpha_arg
+
     p = argparse.ArgumentParser(prog="python -m mlirkit.eval plot", description="Figures: PNG and SVG.")
     sub = p.add_subparsers(dest="kind", required=True)
     a = sub.add_parser("alpha", help="metrics against SHIFT's alpha")
@@ -174,7 +177,7 @@ def build_plot_parser() -> argparse.ArgumentParser:
     j.add_argument("--index", required=True, help="index directory (embeddings.npy if present, else its vectors)")
     j.add_argument("--after-index", help="index of the same documents after a transform (its indexed vectors)")
     j.add_argument("--transform", help="transform file to apply to --index's embeddings (mlirkit.shift)")
-    j.add_argument("--alpha", type=float, default=1.0, help="alpha for --transform (default 1.0)")
+    add_alpha_arg(j, default=Alpha(), help="alpha for --transform (default 1.0; per language: 0.6,ja=1.0)")
     j.add_argument("--method", default="pca", choices=["pca", "tsne"])
     j.add_argument("--max-points", type=int, default=3000)
     j.add_argument("--seed", type=int, default=0)
@@ -215,19 +218,15 @@ def _plot_alpha(args) -> list[Path]:
     else:
         sweep = {}
         for spec in args.point:
-            alpha, sep, path = spec.partition("=")
+            alpha, path = split_key_value(spec, "--point", expected="ALPHA=REPORT.json[:RUN]")
             try:
                 value = float(alpha)
             except ValueError:
-                value = None
-            if not sep or value is None:
-                raise MlirkitError(f"--point {spec!r}: expected ALPHA=REPORT.json[:RUN]")
+                raise MlirkitError(f"--point {spec!r} is not ALPHA=REPORT.json[:RUN]") from None
             sweep[value] = _report_values(path, args.run)[0]
     baselines = {}
     for spec in args.baseline:
-        label, sep, rest = spec.partition("=")
-        if not sep:
-            raise MlirkitError(f"--baseline {spec!r}: expected LABEL=REPORT.json[:RUN]")
+        label, rest = split_key_value(spec, "--baseline", expected="LABEL=REPORT.json[:RUN]")
         baselines[label] = _report_values(rest, None)[0]
     return plot_alpha_curves(sweep, args.out, metrics=args.metrics, baselines=baselines, title=args.title)
 
@@ -246,34 +245,12 @@ def _plot_mix(args) -> list[Path]:
 
 
 def _plot_projection(args) -> list[Path]:
-    import numpy as np
-
     from mlirkit.eval.plots import plot_projection
-    from mlirkit.index import DenseIndex
+    from mlirkit.eval.projection import projection_inputs
 
-    index = DenseIndex(args.index)
-    before = np.asarray(index.embeddings() if index.has_embeddings else index.indexed_vectors(), dtype=np.float32)
-    langs = index.langs
-    after = None
-    titles = ("before", "after")
-    if args.after_index and args.transform:
-        raise MlirkitError("give --after-index or --transform, not both")
-    if args.after_index:
-        other = DenseIndex(args.after_index)
-        if other.docids != index.docids:
-            raise MlirkitError(f"{args.after_index} does not hold the same documents in the same order as {args.index}")
-        after = other.indexed_vectors()
-        titles = (Path(args.index).name, Path(args.after_index).name)
-    elif args.transform:
-        from mlirkit.transforms import load_transform
-
-        transform = load_transform(args.transform)
-        if index.encoder:
-            transform.check_encoder(index.encoder, dim=before.shape[1])
-        after = transform.apply(before, langs, "doc", alpha=args.alpha)
-        titles = ("before", f"after {Path(args.transform).name} (alpha {args.alpha:g})")
-    return plot_projection(before, after, langs, args.out, method=args.method, max_points=args.max_points,
-                           seed=args.seed, titles=titles)
+    p = projection_inputs(args.index, after_index=args.after_index, transform=args.transform, alpha=args.alpha)
+    return plot_projection(p.before, p.after, p.langs, args.out, method=args.method, max_points=args.max_points,
+                           seed=args.seed, titles=p.titles)
 
 
 def plot_main(argv: Sequence[str]) -> int:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from mlirkit.base.cli import configure_logging
+from mlirkit.base.cli import configure_logging, set_threads
 from mlirkit.index.types import add_index_type_args, index_spec_from_args
 
 
@@ -34,10 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mlirkit.index.merge import merge_indexes
 
         spec = index_spec_from_args(args)
-        if args.threads:
-            import faiss
-
-            faiss.omp_set_num_threads(args.threads)
+        set_threads(args.threads)
         summary = merge_indexes(args.shards, args.output, overwrite=args.overwrite, index_type=spec,
                                 order=args.order, show_progress=not args.quiet)
         print(json.dumps(summary, ensure_ascii=False))

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from mlirkit.base.options import parse_key_values
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.registry import Registry, did_you_mean
 
@@ -133,13 +135,7 @@ class IndexSpec:
     @classmethod
     def parse(cls, name: str | None, assignments: Sequence[str] | None = None) -> "IndexSpec":
         """From the CLI: ``--index-type hnsw --index-param M=16 ef_search=64``."""
-        params: dict[str, Any] = {}
-        for item in assignments or ():
-            key, sep, value = item.partition("=")
-            if not sep or not key:
-                raise MlirkitError(f"--index-param: {item!r} is not KEY=VALUE")
-            params[key.strip()] = value.strip()
-        return cls.create(name or DEFAULT_INDEX_TYPE, params)
+        return cls.create(name or DEFAULT_INDEX_TYPE, parse_key_values(assignments, "--index-param"))
 
     @classmethod
     def coerce(cls, value: "IndexSpec | str | Mapping[str, Any] | None") -> "IndexSpec":
@@ -277,7 +273,7 @@ def require_reconstructable(index) -> None:
     from mlirkit.index.layout import EMBEDDINGS_FILE
     from mlirkit.index.reader import DenseIndex
 
-    if not hasattr(index, "faiss_index"):
+    if isinstance(index, (str, os.PathLike)):
         index = DenseIndex(index)
     recorded = index.meta.get("index_type") if index.meta else None
     if recorded and recorded.get("name") in INDEX_TYPES:

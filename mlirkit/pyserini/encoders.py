@@ -24,7 +24,10 @@ import numpy as np
 from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN
+from mlirkit.encoders.base import Encoder
 from mlirkit.pyserini.jvm import boot_jvm
+from mlirkit.transforms.alpha import Alpha, AlphaLike
+from mlirkit.transforms.transform import LanguageTransform
 
 boot_jvm()
 
@@ -64,7 +67,8 @@ class MlirkitDocumentEncoder(DocumentEncoder):
     """
 
     def __init__(self, model_name: str, device: Any = None, *, encoder_class: str | None = None,
-                 options: Mapping[str, Any] | None = None, encoder: Any = None, **ignored: Any) -> None:
+                 options: Mapping[str, Any] | None = None, encoder: Encoder | None = None,
+                 **ignored: Any) -> None:
         opts = dict(options or {})
         if "device" not in opts and _device_option(device) is not None:
             opts["device"] = _device_option(device)
@@ -125,7 +129,8 @@ class MlirkitQueryEncoder(QueryEncoder):
     def __init__(self, encoder_dir: str | None = None, tokenizer_name: str | None = None, device: Any = None,
                  prefix: str | None = None, fp16: bool = False, *, encoder_class: str | None = None,
                  options: Mapping[str, Any] | None = None, query_lang: str | None = None,
-                 transform: Any = None, alpha: Any = 1.0, encoder: Any = None, **ignored: Any) -> None:
+                 transform: LanguageTransform | None = None, alpha: AlphaLike = 1.0, encoder: Encoder | None = None,
+                 **ignored: Any) -> None:
         super().__init__()
         if encoder is None and not encoder_dir:
             raise MlirkitError("an mlirkit query encoder needs --encoder (a preset name, HF id or path)")
@@ -146,7 +151,7 @@ class MlirkitQueryEncoder(QueryEncoder):
         self.encoder = encoder if encoder is not None else _build(encoder_dir, encoder_class, opts)
         self.query_lang = query_lang
         self.transform = transform if transform is not None and transform.touches("query") else None
-        self.alpha = alpha
+        self.alpha = Alpha.coerce(alpha)
         if self.transform is not None:
             self.transform.check_encoder(self.encoder.fingerprint)
             if not query_lang:

@@ -16,10 +16,13 @@ Class names (derived from :data:`mlirkit.encoders.ENCODER_CLASSES`):
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from mlirkit.encoders import ENCODER_CLASSES
+from mlirkit.transforms.alpha import Alpha
+from mlirkit.transforms.transform import LanguageTransform
 from mlirkit.base.registry import UnknownNameError, did_you_mean
 
 logger = logging.getLogger(__name__)
@@ -52,8 +55,8 @@ class EncoderSettings:
     """
 
     options: dict[str, Any] = field(default_factory=dict)
-    transform: Any = None
-    alpha: Any = 1.0
+    transform: LanguageTransform | None = None
+    alpha: Alpha = field(default_factory=Alpha)
     strict: bool = False
     force: bool = False
     query_lang: str | None = None
@@ -101,8 +104,8 @@ class QueryEncoderFactory:
 
         s = self.settings
         transform = s.transform
-        if transform is not None and not hasattr(transform, "apply"):
-            from mlirkit.transforms import load_transform
+        if isinstance(transform, (str, os.PathLike)):
+            from mlirkit.transforms.io import load_transform
 
             transform = load_transform(transform)
         encoder = MlirkitQueryEncoder(encoder_dir, encoder_class=self.encoder_class, options=s.options,

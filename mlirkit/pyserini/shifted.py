@@ -22,6 +22,8 @@ import numpy as np
 from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.base.errors import MlirkitError
 from mlirkit.pyserini.encoders import DocumentEncoder, MlirkitDocumentEncoder
+from mlirkit.transforms.alpha import Alpha, AlphaLike
+from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
 
@@ -37,20 +39,20 @@ class ShiftedDocumentEncoder(DocumentEncoder):
     ``strict=True`` refuses documents whose language has no vector.
     """
 
-    def __init__(self, base: MlirkitDocumentEncoder, transform: Any, alpha: float | Mapping[str, float] = 1.0, *,
+    def __init__(self, base: MlirkitDocumentEncoder, transform: LanguageTransform | str | os.PathLike,
+                 alpha: AlphaLike = 1.0, *,
                  strict: bool = False, force: bool = False) -> None:
         if not isinstance(base, MlirkitDocumentEncoder):
             raise TypeError(f"ShiftedDocumentEncoder wraps an MlirkitDocumentEncoder, got {type(base).__name__}")
-        if not hasattr(transform, "apply"):
-            from mlirkit.transforms import load_transform
+        alpha = Alpha.coerce(alpha)  # a bad alpha fails before anything loads
+        if not isinstance(transform, LanguageTransform):
+            from mlirkit.transforms.io import load_transform
 
             transform = load_transform(Path(transform))
         transform.check_encoder(base.fingerprint, force=force)
         if not transform.touches("doc"):
             raise MlirkitError(f"the transform {getattr(transform, 'path', '')} does not change documents "
                                "(nothing to apply at index time)")
-        # the transform's own check; applied once here so a bad alpha fails before encoding
-        transform.describe(alpha)
         self.base = base
         self._transform = transform
         self.alpha = alpha
@@ -103,7 +105,7 @@ class ShiftedDocumentEncoder(DocumentEncoder):
         return transform_and_normalize(raw, langs, "doc", self._transform, self.alpha, strict=self.strict)
 
 
-def shifted_document_encoder(model_name: str, transform: str | os.PathLike | Any, alpha: Any = 1.0, *,
+def shifted_document_encoder(model_name: str, transform: LanguageTransform | str | os.PathLike, alpha: AlphaLike = 1.0, *,
                              encoder_class: str | None = None, options: Mapping[str, Any] | None = None,
                              device: Any = None, strict: bool = False, force: bool = False) -> ShiftedDocumentEncoder:
     """Build ``ShiftedDocumentEncoder(MlirkitDocumentEncoder(model_name, ...), transform, alpha)``."""

@@ -20,6 +20,7 @@ from typing import Any, Iterator, Sequence
 
 from mlirkit.encoders.options import OPTION_NAMES
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.options import split_key_value
 
 logger = logging.getLogger(__name__)
 
@@ -35,10 +36,8 @@ def parse_encoder_options(items: Sequence[str] | None) -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     for item in items or []:
-        key, sep, value = item.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep or not key:
-            raise MlirkitError(f"--encoder-option {item!r}: expected KEY=VALUE")
+        key, value = split_key_value(item, "--encoder-option")
+        key = key.replace("-", "_")
         if key not in OPTION_NAMES:
             raise MlirkitError(f"--encoder-option: unknown option {key!r}{did_you_mean(key, list(OPTION_NAMES))}; "
                                f"known: {', '.join(OPTION_NAMES)}")
@@ -54,6 +53,19 @@ def parse_encoder_options(items: Sequence[str] | None) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+def wrapper_parser(prog: str, usage: str, description: str, pyserini_module: str,
+                   encoder_options: str) -> tuple[argparse.ArgumentParser, argparse._ArgumentGroup]:
+    """The parser of a wrapper's own options (``--wrapper-help``, ``--encoder-option``) and the group to add
+    further ones to; ``encoder_options`` lists the option keys the wrapper's encoders take (help text)."""
+    p = argparse.ArgumentParser(prog=prog, add_help=False, allow_abbrev=False, usage=usage, description=description,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    g = p.add_argument_group(f"wrapper options (everything else is passed to {pyserini_module}; -h shows its help)")
+    g.add_argument("--wrapper-help", action="store_true", help="show this help and exit")
+    g.add_argument("--encoder-option", action="append", default=[], metavar="KEY=VALUE",
+                   help=f"mlirkit encoder option ({encoder_options}); repeatable")
+    return p, g
 
 
 def split_wrapper_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None,

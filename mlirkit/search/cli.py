@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 from typing import Sequence
 
-from mlirkit.base.cli import configure_logging
+from mlirkit.base.cli import configure_logging, set_threads
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.base.fs import refuse_existing
 
@@ -46,10 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     encoder = encoder_from_args(args) if args.encoder else None
     from mlirkit.search.sharded import open_index
 
-    index = open_index(args.index, mmap=args.mmap, threads=args.threads, ef_search=args.ef_search,
-                       nprobe=args.nprobe)
-    searcher = Searcher(index, encoder, force=args.force, threads=args.threads,
-                        encoder_overrides=encoder_options(args))
+    set_threads(args.threads)
+    index = open_index(args.index, mmap=args.mmap, ef_search=args.ef_search, nprobe=args.nprobe)
+    searcher = Searcher(index, encoder, force=args.force, encoder_overrides=encoder_options(args))
     results = searcher.search(queries, k=args.hits, batch_size=args.batch_size or 64, show_progress=not args.quiet)
     write_run(hits_to_run(results), args.output, tag=args.run_tag, overwrite=args.overwrite)
     print(json.dumps({"run": str(args.output), "queries": len(results), "hits": args.hits}))

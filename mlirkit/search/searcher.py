@@ -7,11 +7,13 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
+from mlirkit.base.threads import faiss_threads
 from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.encoders.base import Encoder, check_same_encoder
 from mlirkit.base.errors import MlirkitError
 from mlirkit.index.layout import TRANSFORM_FILE
 from mlirkit.io.records import Query
+from mlirkit.transforms.alpha import Alpha
 
 logger = logging.getLogger(__name__)
 
@@ -49,13 +51,11 @@ class Searcher:
                  encoder_overrides: dict[str, Any] | None = None) -> None:
         from mlirkit.index import DenseIndex
 
-        # an open index (DenseIndex, mlirkit.search.sharded.ShardedIndex) or a directory
-        self.index = index_dir if hasattr(index_dir, "faiss_index") else DenseIndex(index_dir)
+        # a directory, or an open index (DenseIndex, mlirkit.search.sharded.ShardedIndex)
+        self.index = DenseIndex(index_dir) if isinstance(index_dir, (str, os.PathLike)) else index_dir
         self.encoder = encoder if encoder is not None else encoder_for_index(self.index, **(encoder_overrides or {}))
-        if threads:
-            import faiss
-
-            faiss.omp_set_num_threads(threads)
+        # FAISS threads while searching (scoped; the process-wide count is the CLI's --threads)
+        self.threads = threads if threads is not None else self.index.threads
         if self.encoder.dim != self.index.dim:
             raise MlirkitError(f"encoder dimension {self.encoder.dim} != index dimension {self.index.dim} ({self.index.path})")
         if self.index.encoder is not None:
@@ -66,7 +66,7 @@ class Searcher:
                     raise MlirkitError(f"{e} (use --force to search anyway)") from None
                 logger.warning("%s; searching anyway (--force)", e)
         self.query_transform = None
-        self.alpha: Any = 1.0
+        self.alpha = Alpha()
         meta_transform = self.index.transform
         if meta_transform:
             from mlirkit.transforms import load_transform
@@ -74,7 +74,7 @@ class Searcher:
             transform = load_transform(self.index.path / TRANSFORM_FILE)
             if transform.touches("query"):
                 self.query_transform = transform
-                self.alpha = meta_transform.get("alpha", 1.0)
+                self.alpha = Alpha.coerce(meta_transform.get("alpha", 1.0))
 
     def encode_queries(self, queries: Sequence[Query], batch_size: int | None = None) -> np.ndarray:
         langs = [q.lang for q in queries]
@@ -82,7 +82,8 @@ class Searcher:
         return transform_and_normalize(vectors, langs, "query", self.query_transform, self.alpha)
 
     def search_vectors(self, vectors: np.ndarray, k: int) -> list[list[Hit]]:
-        return search_index(self.index.faiss_index, self.index.docids, vectors, k)
+        with faiss_threads(self.threads):
+            return search_index(self.index.faiss_index, self.index.docids, vectors, k)
 
     def search(self, queries: Sequence[Query], k: int = 1000, batch_size: int = 64,
                show_progress: bool = False) -> dict[str, list[Hit]]:

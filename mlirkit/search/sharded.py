@@ -7,9 +7,9 @@ after those of shards ``0..s-1``, so a hit's row maps to the concatenated ``doci
 result merge keeps the ``k`` best of the per-shard ``k`` best, so for exact shards the result equals
 a search of one index holding all the vectors.
 
-Thread budget: FAISS parallelises each search over queries with OpenMP; ``threads`` caps it
-(``faiss.omp_set_num_threads``). Shards are searched one after another by default
-(``parallel_shards=False``): the OpenMP threads of the worker threads ``IndexShards`` would start do
+Thread budget: FAISS parallelises each search over queries with OpenMP; ``threads`` caps it while the
+index is searched (:func:`mlirkit.base.threads.faiss_threads`, restored afterwards). Shards are searched
+one after another by default (``parallel_shards=False``): the OpenMP threads of the worker threads ``IndexShards`` would start do
 not inherit the cap, so shard-parallel search uses up to ``shards x cores`` threads. Queries go in
 batches of ``batch_size`` so the ``batch x k`` result buffers stay small.
 """
@@ -24,6 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.threads import faiss_threads
 
 logger = logging.getLogger(__name__)
 
@@ -86,8 +87,6 @@ class ShardedIndex:
 
         from mlirkit.index.types import set_search_params
 
-        if self.threads:
-            faiss.omp_set_num_threads(self.threads)
         subs = []
         for shard in self.shards:
             sub = shard.faiss_index
@@ -106,7 +105,11 @@ class ShardedIndex:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[1] != self.dim:
             raise MlirkitError(f"query vectors of shape {vectors.shape} for an index of dimension {self.dim}")
-        index = self.faiss_index
+        with faiss_threads(self.threads):
+            return self._search(self.faiss_index, vectors, k, batch_size)
+
+    @staticmethod
+    def _search(index: Any, vectors: np.ndarray, k: int, batch_size: int) -> tuple[np.ndarray, np.ndarray]:
         k = min(k, index.ntotal)
         scores = np.empty((len(vectors), k), dtype=np.float32)
         rows = np.empty((len(vectors), k), dtype=np.int64)
@@ -119,6 +122,10 @@ class ShardedIndex:
 def open_index(paths: Sequence[str | os.PathLike] | str | os.PathLike, *, mmap: bool = False,
                threads: int | None = None, **search_params: Any):
     """One directory -> :class:`DenseIndex` (search parameters applied); several -> :class:`ShardedIndex`.
+
+    ``threads`` caps FAISS's threads while the index is searched (:meth:`ShardedIndex.search`,
+    :class:`~mlirkit.search.searcher.Searcher`), restored afterwards; a CLI's ``--threads`` sets it
+    process-wide instead (:func:`mlirkit.base.threads.set_threads`).
 
     A directory holding no ``index`` file but ``shard-*`` index subdirectories is opened as those
     shards (a sharded layout: ``OUT/shard-000``, ``OUT/shard-001``, ...)."""
@@ -135,11 +142,7 @@ def open_index(paths: Sequence[str | os.PathLike] | str | os.PathLike, *, mmap: 
         from mlirkit.index.reader import DenseIndex
         from mlirkit.index.types import set_search_params
 
-        index = DenseIndex(paths[0], mmap=mmap)
-        if threads:
-            import faiss
-
-            faiss.omp_set_num_threads(threads)
+        index = DenseIndex(paths[0], mmap=mmap, threads=threads)
         if any(v is not None for v in search_params.values()):
             set_search_params(index.faiss_index, None, **search_params)
         return index

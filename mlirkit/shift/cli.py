@@ -16,6 +16,8 @@ logger = logging.getLogger(__name__)
 
 def build_parser() -> argparse.ArgumentParser:
     from mlirkit.encoders.options import add_encoder_args
+    from mlirkit.transforms.alpha import Alpha, add_alpha_arg
+    from mlirkit.transforms.options import add_transform_args
     from mlirkit.transforms.transform import TRANSFORMS
 
     p = argparse.ArgumentParser(prog="python -m mlirkit.shift", description=__doc__)
@@ -56,15 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("apply", help="apply a transform to an existing index, writing a new index")
     a.add_argument("--index", required=True, help="input index directory (never modified)")
-    a.add_argument("--transform", required=True, help="transform file")
-    a.add_argument("--alpha", nargs="+", default=["1.0"], metavar="A|LANG=A",
-                   help="0.6, or with per-language overrides: 0.6 ja=1.0 (or 0.6,ja=1.0; '*=' sets the default)")
+    add_transform_args(a, required=True)
     a.add_argument("--output", required=True, help="output index directory")
     a.add_argument("--doc-langs", default=None, help="docid<TAB>lang file (needed for a Pyserini index)")
-    a.add_argument("--langid", type=float, default=None, metavar="THRESHOLD",
-                   help="predict the language of unlabelled documents; keep them unchanged below THRESHOLD")
-    a.add_argument("--strict", action="store_true", help="a document language without parameters is an error")
-    a.add_argument("--force", action="store_true", help="apply a transform fitted with another encoder (warns)")
     a.add_argument("--overwrite", action="store_true")
 
     i = sub.add_parser("inspect", help="print a transform file's metadata and vector norms as JSON")
@@ -92,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--max-pairs", type=int, default=200, help="held-out ids to use")
     e.add_argument("--heldout", type=float, default=None, help="held-out fraction (default: the one stored at fit time)")
     e.add_argument("--threshold", type=float, default=0.9, help="confidence threshold")
-    e.add_argument("--alpha", nargs="+", default=["1.0"], metavar="A|LANG=A")
+    add_alpha_arg(e, default=Alpha())
     add_encoder_args(e)
     return p
 
@@ -209,46 +205,27 @@ def cmd_select_alpha(args: argparse.Namespace) -> int:
 
 def _import_pt(args: argparse.Namespace) -> int:
     from mlirkit.encoders.options import encoder_from_args
-    from mlirkit.transforms.io import read_shift_pt, save_transform
-    from mlirkit.transforms.shift import ShiftTransform
+    from mlirkit.transforms.import_pt import import_shift_pt
+    from mlirkit.transforms.io import save_transform
 
     if args.method != "shift":
         raise MlirkitError(f"{args.pairs} holds SHIFT vectors; use --method shift to import it")
-    model_name, source, vectors = read_shift_pt(args.pairs)
-    if args.source_lang and args.source_lang != source:
-        raise MlirkitError(f"{args.pairs} has source language {source!r}, not {args.source_lang!r} "
-                           f"(derive other sources with 'python -m mlirkit.shift derive')")
-    if args.langs:
-        vectors = {l: v for l, v in vectors.items() if l in args.langs}
-    encoder = encoder_from_args(args)
-    dim = next(iter(vectors.values())).shape[0]
-    if dim != encoder.dim:
-        raise MlirkitError(f"{args.pairs} has {dim}-d vectors but encoder {args.encoder} gives {encoder.dim}-d embeddings")
-    fp = encoder.fingerprint
-    model = str(fp.get("model") or fp.get("model_name") or args.encoder)
-    if model_name and model_name.split("/")[-1] not in model:
-        logger.warning("%s was made with %r; recording it for encoder %r", args.pairs, model_name, model)
-    meta = {"pairs": None, "source": str(args.pairs), "imported_from": {"file": Path(args.pairs).name,
-            "model_name": model_name, "format": "SHIFT authors' torch .pt"},
-            "prefix": fp.get("doc_prefix"), "normalized": False, "encoder_name": args.encoder}
-    t = ShiftTransform(vectors, encoder=fp, source_lang=source, meta=meta)
+    t = import_shift_pt(args.pairs, lambda: encoder_from_args(args), encoder_name=args.encoder,
+                        source_lang=args.source_lang, langs=args.langs)
     save_transform(t, args.output, overwrite=args.overwrite)
-    _print({"output": str(args.output), "sha256": t.sha256, "method": "shift", "imported": model_name,
-            "source_lang": source, "languages": t.languages, "dim": t.dim})
+    _print({"output": str(args.output), "sha256": t.sha256, "method": "shift",
+            "imported": t.meta["imported_from"]["model_name"], "source_lang": t.source_lang,
+            "languages": t.languages, "dim": t.dim})
     return 0
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
-    from mlirkit.transforms.io import load_transform
     from mlirkit.shift.posthoc import apply_to_index
-    from mlirkit.transforms.transform import parse_alpha
+    from mlirkit.transforms.options import transform_from_args
 
-    alpha = parse_alpha(args.alpha)
-    t = load_transform(args.transform)
-    if args.langid is not None:
-        t.use_langid(args.langid)
-    stats = apply_to_index(args.index, t, args.output, alpha=alpha, doc_langs=args.doc_langs,
-                           overwrite=args.overwrite, strict=args.strict, force=args.force, show_progress=True)
+    opts = transform_from_args(args)
+    stats = apply_to_index(args.index, opts.transform, args.output, alpha=opts.alpha, doc_langs=args.doc_langs,
+                           overwrite=args.overwrite, strict=opts.strict, force=opts.force, show_progress=True)
     _print(stats)
     return 0
 
@@ -284,13 +261,11 @@ def cmd_evaluate_langid(args: argparse.Namespace) -> int:
     from mlirkit.transforms.io import load_transform
     from mlirkit.transforms.langid_eval import evaluate_langid
     from mlirkit.transforms.parallel import open_parallel
-    from mlirkit.transforms.transform import parse_alpha
 
-    alpha = parse_alpha(args.alpha)
     t = load_transform(args.transform)
     encoder = encoder_from_args(args)
     t.check_encoder(encoder.fingerprint, dim=encoder.dim)
     groups = open_parallel(args.pairs, text_field=args.text_field)
     _print(evaluate_langid(encoder, t, groups, max_groups=args.max_pairs, heldout=args.heldout,
-                           threshold=args.threshold, alpha=alpha, batch_size=args.batch_size or 64))
+                           threshold=args.threshold, alpha=args.alpha, batch_size=args.batch_size or 64))
     return 0

@@ -17,20 +17,22 @@ Each document vector is ``normalize(z - alpha * V_lang)`` (source-language and u
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from typing import Any
 
 from mlirkit.encode.indexer import Indexer
 from mlirkit.base.errors import MlirkitError
-from mlirkit.transforms.transform import resolve_alpha
+from mlirkit.encoders.base import Encoder
+from mlirkit.transforms.alpha import AlphaLike
+from mlirkit.transforms.transform import LanguageTransform
 
 
 class ShiftedFaissIndexer(Indexer):
-    def __init__(self, encoder: Any, index_dir: str | os.PathLike, *, transform: Any,
-                 alpha: float | Mapping[str, float] = 1.0, langid_threshold: float | None = None,
+    def __init__(self, encoder: Encoder, index_dir: str | os.PathLike, *,
+                 transform: LanguageTransform | str | os.PathLike, alpha: AlphaLike = 1.0,
+                 langid_threshold: float | None = None,
                  **kwargs: Any) -> None:
         if transform is None:
             raise MlirkitError("ShiftedFaissIndexer needs a SHIFT transform file")
-        resolve_alpha(alpha)
         super().__init__(encoder, index_dir, transform=transform, alpha=alpha, langid_threshold=langid_threshold,
                          **kwargs)
         if self.transform.method != "shift":

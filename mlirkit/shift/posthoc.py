@@ -31,6 +31,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN
 from mlirkit.index.layout import LANGS_FILE
 from mlirkit.io.doc_langs import read_doc_langs
+from mlirkit.transforms.alpha import Alpha, AlphaLike
 from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
@@ -40,7 +41,7 @@ WRITER_KEYS = {"format", "format_version", "mlirkit_version", "created", "encode
 
 
 def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform | str | os.PathLike,
-                   output: str | os.PathLike, *, alpha: float | Mapping[str, float] = 1.0,
+                   output: str | os.PathLike, *, alpha: AlphaLike = 1.0,
                    doc_langs: str | os.PathLike | Mapping[str, str] | None = None, overwrite: bool = False,
                    strict: bool = False, force: bool = False, chunk_rows: int = 65536,
                    show_progress: bool = False) -> dict[str, Any]:
@@ -50,9 +51,8 @@ def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform |
     from mlirkit.index import DenseIndex, IndexWriter
     from mlirkit.index.layout import TRANSFORM_FILE
     from mlirkit.transforms.io import load_transform
-    from mlirkit.transforms.transform import resolve_alpha
 
-    resolve_alpha(alpha)
+    alpha = Alpha.coerce(alpha)
     t = transform if isinstance(transform, LanguageTransform) else load_transform(transform)
     if t.path is None or not Path(t.path).is_file():
         raise MlirkitError("the transform must be saved to a file before it is applied to an index")

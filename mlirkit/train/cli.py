@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in output_dir")
     p.add_argument("--overwrite", action="store_true", help="replace a previous run in output_dir")
     p.add_argument("--print-config", action="store_true", help="print the resolved config as JSON and exit")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", dest="quiet", action="store_true", help=argparse.SUPPRESS)  # deprecated alias
     p.add_argument("-v", "--verbose", action="store_true")
     hints = typing.get_type_hints(TrainConfig)
     for f in dataclasses.fields(TrainConfig):
@@ -67,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mlirkit.train.trainer import Trainer
 
     trainer = Trainer(cfg)
-    final = trainer.train(resume=args.resume, overwrite=args.overwrite, show_progress=not args.no_progress)
+    final = trainer.train(resume=args.resume, overwrite=args.overwrite, show_progress=not args.quiet)
     if trainer.rank == 0:
         print(final)
     return 0

@@ -38,7 +38,7 @@ from mlirkit.train.data import Batch, BatchComposer, read_monolingual, read_para
 from mlirkit.train.losses import DCLObjective, DCLOutputs, LossWeights
 from mlirkit.encoders.dcl_model import DisentangledEncoder
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 CHECKPOINT_RE = re.compile(r"^checkpoint-(\d+)$")
 FINAL_DIR = "model"
@@ -424,7 +424,7 @@ class Trainer:
                 log_f.close()
         if self.rank == 0:
             self.model.save(final, overwrite=True, extra_files={CONFIG_FILE: c.to_json()})
-            log.info("saved the trained model to %s", final)
+            logger.info("saved the trained model to %s", final)
         dd.barrier()
         return final
 
@@ -467,7 +467,7 @@ class Trainer:
         """Restore the newest checkpoint (weights, optimiser, scheduler, step, RNG, alignments)."""
         ckpts = self.checkpoints()
         if not ckpts:
-            log.warning("no checkpoint in %s; starting from scratch", self.out_dir)
+            logger.warning("no checkpoint in %s; starting from scratch", self.out_dir)
             return
         path = ckpts[-1]
         saved = DisentangledEncoder.load(path / FINAL_DIR)
@@ -489,4 +489,4 @@ class Trainer:
         al_file = path / f"alignments-rank{self.rank}.json"
         if al_file.is_file():
             self.alignments = AlignmentCache.load(al_file)
-        log.info("resumed from %s at step %d", path, self.step)
+        logger.info("resumed from %s at step %d", path, self.step)

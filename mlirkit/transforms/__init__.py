@@ -10,6 +10,7 @@ selection live here; applying a transform to an index and the ``python -m mlirki
 """
 from __future__ import annotations
 
+from mlirkit.transforms.alpha import Alpha
 from mlirkit.transforms.centering import CenteringTransform
 from mlirkit.transforms.corpus_fit import OverallShiftTransform, fit_corpus_shift
 from mlirkit.transforms.fit import (fit_centering_from_embeddings, fit_from_groups, fit_lir_from_embeddings,
@@ -21,7 +22,7 @@ from mlirkit.transforms.shift import ShiftTransform, derive_source
 from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform, parse_alpha, resolve_alpha
 
 __all__ = [
-    "TRANSFORMS", "CenteringTransform", "LIRTransform", "LanguageTransform", "OverallShiftTransform", "ShiftTransform",
+    "TRANSFORMS", "Alpha", "CenteringTransform", "LIRTransform", "LanguageTransform", "OverallShiftTransform", "ShiftTransform",
     "derive_source", "fit_centering_from_embeddings", "fit_from_groups", "fit_corpus_shift",
     "fit_lir_from_embeddings", "fit_shift_from_embeddings", "hybrid_shift", "load_transform", "parse_alpha",
     "read_shift_pt", "resolve_alpha", "save_transform",

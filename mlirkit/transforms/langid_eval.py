@@ -11,12 +11,13 @@ Scores are exact inner products in numpy (the corpora here are small).
 from __future__ import annotations
 
 import logging
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN, UNKNOWN_NAMES
+from mlirkit.transforms.alpha import Alpha, AlphaLike
 from mlirkit.transforms.fit import is_heldout
 from mlirkit.transforms.parallel import ParallelGroup
 from mlirkit.transforms.transform import LanguageTransform
@@ -55,7 +56,8 @@ def rank_metrics(scores: np.ndarray, doc_groups: Sequence[str], doc_langs: Seque
 
 def evaluate_langid(encoder, t: LanguageTransform, groups: Iterable[ParallelGroup], *, source_lang: str | None = None,
                     max_groups: int = 200, heldout: float | None = None, threshold: float = 0.9,
-                    alpha: float | Mapping[str, float] = 1.0, batch_size: int = 64, k: int = 10) -> dict[str, Any]:
+                    alpha: AlphaLike = 1.0, batch_size: int = 64, k: int = 10) -> dict[str, Any]:
+    alpha = Alpha.coerce(alpha)
     if t.langid is None:
         raise MlirkitError(f"transform {t.path} has no language classifier (fit with --langid)")
     source_lang = source_lang or t.source_lang
@@ -85,7 +87,7 @@ def evaluate_langid(encoder, t: LanguageTransform, groups: Iterable[ParallelGrou
     pred_langs = [p if c >= threshold else UNKNOWN for p, c in zip(predicted, conf)]
     qgroups = [g.id for g in chosen]
     out: dict[str, Any] = {"groups": len(chosen), "documents": len(docs), "heldout_fraction": frac,
-                           "threshold": threshold, "alpha": alpha, "langid": accuracy, "retrieval": {}}
+                           "threshold": threshold, "alpha": alpha.to_json(), "langid": accuracy, "retrieval": {}}
     settings = {"no transform": None, "true labels": doc_langs, "predicted labels": pred_langs,
                 "predicted labels, no threshold": list(predicted)}
     for name, langs in settings.items():

@@ -10,9 +10,10 @@ transformed with the predicted language if its confidence reaches the threshold)
 without parameters in the transform is left unchanged, counted in :attr:`LanguageTransform.counts` and
 logged once (``strict=True`` makes it an error).
 
-``alpha`` scales the correction of every method (1.0 = the published formula). It is a float for all
-languages or a dict of per-language values where the key ``"*"`` gives the value of every other language
-(default 1.0 when ``"*"`` is absent), e.g. ``{"*": 0.6, "ja": 1.0}``. Every value must lie in [0, 2].
+``alpha`` scales the correction of every method (1.0 = the published formula): an
+:class:`~mlirkit.transforms.alpha.Alpha`, or what :meth:`Alpha.coerce` takes (a float for all languages, or a
+dict of per-language values where the key ``"*"`` gives the value of every other language, default 1.0 when
+``"*"`` is absent, e.g. ``{"*": 0.6, "ja": 1.0}``). Every value must lie in [0, 2].
 
 Subclasses implement ``_tables``/``_apply_codes`` on blocks of rows with per-row language codes; the
 base class does the chunking (``chunk_rows`` rows at a time; gathers in sub-blocks, so no temporary
@@ -31,63 +32,29 @@ import numpy as np
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import is_unknown  # noqa: F401  (re-exported: the one rule, mlirkit.base.langs)
 from mlirkit.base.registry import Registry
+from mlirkit.transforms.alpha import ALPHA_MAX, ALPHA_MIN, DEFAULT_KEY, Alpha, AlphaLike  # noqa: F401 (re-exported)
 
 logger = logging.getLogger(__name__)
 
 SIDES = ("doc", "query")
-ALPHA_MIN, ALPHA_MAX = 0.0, 2.0
-DEFAULT_KEY = "*"
 
 #: method name -> transform class
 TRANSFORMS: Registry[type["LanguageTransform"]] = Registry("transform method")
 
 
-def resolve_alpha(alpha: float | Mapping[str, float]) -> tuple[float, dict[str, float]]:
-    """``(default, per-language overrides)`` from a float or a dict with optional ``"*"`` key; checks [0, 2]."""
-    if isinstance(alpha, Mapping):
-        values = {str(k): v for k, v in alpha.items()}
-        default = values.pop(DEFAULT_KEY, 1.0)
-    else:
-        values, default = {}, alpha
-    for key, value in [(DEFAULT_KEY, default), *values.items()]:
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise MlirkitError(f"alpha for {key!r} is not a number: {value!r}") from None
-        if not (ALPHA_MIN <= value <= ALPHA_MAX):  # also refuses NaN
-            raise MlirkitError(f"alpha {value} for {'all languages' if key == DEFAULT_KEY else key!r} "
-                               f"is outside [{ALPHA_MIN:g}, {ALPHA_MAX:g}]")
-    return float(default), {k: float(v) for k, v in values.items()}
+def resolve_alpha(alpha: AlphaLike) -> tuple[float, dict[str, float]]:
+    """``(default, per-language overrides)`` of an alpha (see :class:`~mlirkit.transforms.alpha.Alpha`)."""
+    a = Alpha.coerce(alpha)
+    return a.default, dict(a.overrides)
 
 
 def parse_alpha(text: str | Sequence[str]) -> float | dict[str, float]:
-    """CLI syntax: ``0.6`` or ``0.6 ja=1.0`` or ``0.6,ja=1.0,de=0.8`` or ``*=0.6,ja=1.0`` (a bare number sets ``"*"``).
-
-    A sequence (``nargs="+"``) is read as its items joined by commas.
-    """
-    if not isinstance(text, str):
-        text = ",".join(text)
-    parts = [p.strip() for p in str(text).split(",") if p.strip()]
-    if not parts:
-        raise MlirkitError("empty --alpha")
-    out: dict[str, Any] = {}
-    for part in parts:
-        key, sep, value = part.partition("=")
-        if not sep:
-            key, value = DEFAULT_KEY, part
-        key = key.strip()
-        if key in out:
-            raise MlirkitError(f"--alpha {text!r}: {key!r} given twice")
-        out[key] = value.strip()
-    resolve_alpha(out)  # validates
-    if list(out) == [DEFAULT_KEY]:
-        return float(out[DEFAULT_KEY])
-    return {k: float(v) for k, v in out.items()}
+    """The CLI syntax (:meth:`Alpha.from_text`) as a float or a ``{"*": a, lang: b}`` dict."""
+    return Alpha.from_text(text).to_json()
 
 
-def alpha_to_json(alpha: float | Mapping[str, float]) -> float | dict[str, float]:
-    default, overrides = resolve_alpha(alpha)
-    return {DEFAULT_KEY: default, **dict(sorted(overrides.items()))} if overrides else default
+def alpha_to_json(alpha: AlphaLike) -> float | dict[str, float]:
+    return Alpha.coerce(alpha).to_json()
 
 
 def check_finite(name: str, array: np.ndarray, where: object = "") -> None:
@@ -174,7 +141,7 @@ class LanguageTransform:
         self.langid_threshold = threshold
 
     def apply(self, embs: np.ndarray, langs: Sequence[str | None], side: str,
-              alpha: float | Mapping[str, float] = 1.0, strict: bool = False, *,
+              alpha: AlphaLike = 1.0, strict: bool = False, *,
               out: np.ndarray | None = None) -> np.ndarray:
         """Transformed copy of ``embs`` (float32, not normalised); see the module docstring.
 
@@ -182,7 +149,7 @@ class LanguageTransform:
         work in place).
         """
         _check_side(side)
-        default, overrides = resolve_alpha(alpha)
+        alpha = Alpha.coerce(alpha)
         embs = np.asarray(embs)
         if embs.ndim != 2:
             raise MlirkitError(f"embeddings must be a 2-d array, got shape {embs.shape}")
@@ -200,7 +167,7 @@ class LanguageTransform:
         if not self.touches(side) or len(langs) == 0:
             return out
         codes = self._resolve_langs(out, langs, strict)
-        alphas = np.array([0.0] + [overrides.get(lang, default) for lang in self.languages])  # (L+1,) code 0: untouched
+        alphas = np.array([0.0] + [alpha.for_lang(lang) for lang in self.languages])  # (L+1,) code 0: untouched
         tables = self._tables(alphas)
         for a in range(0, len(codes), self.chunk_rows):
             b = min(a + self.chunk_rows, len(codes))
@@ -211,14 +178,14 @@ class LanguageTransform:
             self._apply_codes(out[a:b], chunk, tables, lo if lo == hi else None)
         return out
 
-    def describe(self, alpha: float | Mapping[str, float] = 1.0) -> dict[str, Any]:
+    def describe(self, alpha: AlphaLike = 1.0) -> dict[str, Any]:
         """What an index's meta.json records about the transform applied."""
         from mlirkit.encoders.base import fingerprint_digest
 
         return {
             "method": self.method,
             "source_lang": self.source_lang,
-            "alpha": alpha_to_json(alpha),
+            "alpha": Alpha.coerce(alpha).to_json(),
             "languages": self.languages,
             "sides": list(self.sides),
             "dim": self.dim,

@@ -21,6 +21,7 @@ from typing import Sequence
 
 from mlirkit.base.cli import configure_logging
 from mlirkit.base.errors import MlirkitError
+from mlirkit.transforms.options import add_transform_args, transform_from_args
 
 logger = logging.getLogger(__name__)
 
@@ -28,23 +29,15 @@ PYSERINI_MODULE = "pyserini.encode"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mlirkit.pyserini.encode", add_help=False, allow_abbrev=False,
-                                usage="%(prog)s [wrapper options] input ... output ... encoder ...",
-                                description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    g = p.add_argument_group("wrapper options (everything else is passed to pyserini.encode; -h shows its help)")
-    g.add_argument("--wrapper-help", action="store_true", help="show this help and exit")
-    g.add_argument("--encoder-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="mlirkit encoder option (max_length, doc_prefix, query_prefix, pooling, normalize, "
-                        "batch_size, device, dtype, threads); repeatable")
-    g.add_argument("--transform", default=None, metavar="FILE",
-                   help="language transform file (python -m mlirkit.shift fit) applied by document language")
-    g.add_argument("--alpha", default=None, metavar="A",
-                   help="transform strength: 0.6 or 0.6,ja=1.0 (per language); default 1.0")
-    g.add_argument("--strict", action="store_true", help="fail on a document language without a transform vector")
-    g.add_argument("--force", action="store_true", help="apply a transform fitted with another encoder (warned)")
+    from mlirkit.pyserini.wrapper import wrapper_parser
+
+    p, g = wrapper_parser("python -m mlirkit.pyserini.encode", "%(prog)s [wrapper options] input ... output ... "
+                          "encoder ...", __doc__, PYSERINI_MODULE, "max_length, doc_prefix, query_prefix, pooling, "
+                          "normalize, batch_size, device, dtype, threads")
     g.add_argument("--default-lang", default=None, help="language of documents without a 'lang' field")
     g.add_argument("--save-embeddings", action="store_true",
                    help="also keep the untransformed vectors in embeddings.npy (mlirkit classes, --to-faiss)")
+    add_transform_args(p, langid=False, alpha_words=False)
     return p
 
 
@@ -65,19 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if (args.transform or args.save_embeddings) and chosen not in names:
         raise MlirkitError(f"--transform and --save-embeddings need an mlirkit encoder class "
                            f"(encoder --encoder-class {' | '.join(names)})")
-    alpha: object = 1.0
-    if args.alpha is not None:
-        if not args.transform:
-            raise MlirkitError("--alpha needs --transform")
-        from mlirkit.transforms.transform import parse_alpha
-
-        alpha = parse_alpha(args.alpha)
-    transform = None
-    if args.transform:
-        from mlirkit.transforms import load_transform
-
-        transform = load_transform(args.transform)  # fails fast, before the JVM and the model load
-    settings = EncoderSettings(options=options, transform=transform, alpha=alpha, strict=args.strict, force=args.force)
+    transform = transform_from_args(args)  # loads the file: fails fast, before the JVM and the model load
+    settings = EncoderSettings(options=options, transform=transform.transform, alpha=transform.alpha,
+                               strict=transform.strict, force=transform.force)
     return run(rest, settings, default_lang=args.default_lang, save_embeddings=args.save_embeddings)
 
 

@@ -23,14 +23,11 @@ PYSERINI_MODULE = "pyserini.search.faiss"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mlirkit.pyserini.search", add_help=False, allow_abbrev=False,
-                                usage="%(prog)s [wrapper options] <pyserini.search.faiss arguments>",
-                                description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    g = p.add_argument_group("wrapper options (everything else is passed to pyserini.search.faiss; -h shows its help)")
-    g.add_argument("--wrapper-help", action="store_true", help="show this help and exit")
-    g.add_argument("--encoder-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="mlirkit encoder option (max_length, query_prefix, pooling, normalize, batch_size, "
-                        "device, dtype, threads); repeatable")
+    from mlirkit.pyserini.wrapper import wrapper_parser
+
+    p, g = wrapper_parser("python -m mlirkit.pyserini.search", "%(prog)s [wrapper options] <pyserini.search.faiss "
+                          "arguments>", __doc__, PYSERINI_MODULE, "max_length, query_prefix, pooling, normalize, "
+                          "batch_size, device, dtype, threads")
     g.add_argument("--query-lang", default=None, help="language of the topics (for query-side transforms)")
     g.add_argument("--force", action="store_true", help="search with an encoder that differs from the index's (warned)")
     return p

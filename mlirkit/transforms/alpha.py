@@ -1,0 +1,108 @@
+"""``Alpha``: the strength of a language transform, one value for every language plus per-language overrides.
+
+Parsed once (the CLI's ``--alpha``, or an API user's float or dict, at the API boundary), validated once
+(every value in [0, 2]) and carried as such to :meth:`LanguageTransform.apply` and ``meta.json``::
+
+    Alpha.from_text("0.6")               # 0.6 for every language
+    Alpha.from_text("0.6,ja=1.0")        # 0.6, but 1.0 for Japanese ("0.6 ja=1.0" as separate words too)
+    Alpha.from_text("*=0.6,ja=1.0")      # the same, the default spelled out
+    Alpha.coerce({"*": 0.6, "ja": 1.0})  # from Python; without "*" the default is 1.0
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence, Union
+
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.options import split_key_value
+
+ALPHA_MIN, ALPHA_MAX = 0.0, 2.0
+DEFAULT_KEY = "*"
+
+#: what an API accepts as an alpha
+AlphaLike = Union["Alpha", float, int, str, Mapping[str, float]]
+
+
+@dataclass(frozen=True)
+class Alpha:
+    """``default`` for every language, ``overrides[lang]`` where given; every value in [0, 2]."""
+
+    default: float = 1.0
+    overrides: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "default", _checked(DEFAULT_KEY, self.default))
+        object.__setattr__(self, "overrides", {str(k): _checked(str(k), v)
+                                               for k, v in sorted(dict(self.overrides).items())})
+
+    def __hash__(self) -> int:
+        return hash((self.default, tuple(self.overrides.items())))
+
+    @classmethod
+    def coerce(cls, value: AlphaLike) -> "Alpha":
+        """An :class:`Alpha` from an Alpha, a number, the CLI text, or a dict with an optional ``"*"`` key."""
+        if isinstance(value, Alpha):
+            return value
+        if isinstance(value, str):
+            return cls.from_text(value)
+        if isinstance(value, Mapping):
+            values = {str(k): v for k, v in value.items()}
+            default = values.pop(DEFAULT_KEY, 1.0)
+            return cls(default, values)
+        return cls(value)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_text(cls, text: str | Sequence[str], option: str = "--alpha") -> "Alpha":
+        """The CLI syntax: ``0.6``, ``0.6,ja=1.0``, ``*=0.6,ja=1.0``; a sequence is read as its items joined by commas."""
+        if not isinstance(text, str):
+            text = ",".join(text)
+        parts = [p.strip() for p in text.split(",") if p.strip()]
+        if not parts:
+            raise MlirkitError(f"empty {option}")
+        values: dict[str, str] = {}
+        for part in parts:
+            key, value = split_key_value(part, option, expected="A or LANG=A") if "=" in part else (DEFAULT_KEY, part)
+            if key in values:
+                raise MlirkitError(f"{option} {text!r}: {key!r} given twice")
+            values[key] = value
+        return cls.coerce(values)
+
+    def for_lang(self, lang: str) -> float:
+        return self.overrides.get(lang, self.default)
+
+    def to_json(self) -> float | dict[str, float]:
+        """What ``meta.json`` records: the number, or ``{"*": default, lang: value, ...}`` (languages sorted)."""
+        return {DEFAULT_KEY: self.default, **self.overrides} if self.overrides else self.default
+
+    def __str__(self) -> str:
+        return ",".join([f"{self.default:g}", *(f"{k}={v:g}" for k, v in self.overrides.items())])
+
+
+def _checked(key: str, value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise MlirkitError(f"alpha for {key!r} is not a number: {value!r}") from None
+    if not (ALPHA_MIN <= number <= ALPHA_MAX):  # also refuses NaN
+        raise MlirkitError(f"alpha {number} for {'all languages' if key == DEFAULT_KEY else repr(key)} "
+                           f"is outside [{ALPHA_MIN:g}, {ALPHA_MAX:g}]")
+    return number
+
+
+class _AlphaAction(argparse.Action):
+    """Joins the words of ``--alpha 0.6 ja=1.0`` and parses them once into an :class:`Alpha` (a bad value
+    raises :class:`MlirkitError`, reported by :func:`mlirkit.base.cli.run_cli` like every input error)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(namespace, self.dest, Alpha.from_text(values, option_string or "--alpha"))
+
+
+def add_alpha_arg(parser: argparse.ArgumentParser | argparse._ArgumentGroup, *, words: bool = True,
+                  default: Alpha | None = None, help: str | None = None) -> None:
+    """``--alpha`` as an :class:`Alpha` (``default`` when absent). ``words=False`` takes one word only
+    (``0.6,ja=1.0``), for a wrapper whose remaining arguments are positional."""
+    parser.add_argument("--alpha", nargs="+" if words else None, action=_AlphaAction, default=default,
+                        metavar="A|LANG=A",
+                        help=help or "transform strength in [0, 2]: 0.6, or with per-language overrides 0.6,ja=1.0"
+                                     + (" (or 0.6 ja=1.0)" if words else "") + "; '*=' sets the default")

@@ -1,0 +1,68 @@
+"""Transform options shared by every CLI that applies a language transform (encode, shift apply, the Pyserini
+encode wrapper): ``--transform FILE --alpha A [--langid THRESHOLD] [--strict] [--force]``.
+
+:func:`add_transform_args` declares them, :func:`transform_from_args` reads them once: the file is loaded
+(once, before any model loads, so a bad file fails fast), ``--alpha`` is already an
+:class:`~mlirkit.transforms.alpha.Alpha`, and the language-identification threshold is checked and switched
+on. The encoder is checked where it is known (:meth:`TransformOptions.check_encoder`).
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Any
+
+from mlirkit.base.errors import MlirkitError
+from mlirkit.transforms.alpha import Alpha, add_alpha_arg
+from mlirkit.transforms.transform import LanguageTransform
+
+
+@dataclass(frozen=True)
+class TransformOptions:
+    """The parsed transform options: ``transform`` is None when no ``--transform`` was given."""
+
+    transform: LanguageTransform | None = None
+    alpha: Alpha = Alpha()
+    strict: bool = False
+    force: bool = False
+    langid_threshold: float | None = None
+
+    def check_encoder(self, fingerprint: dict[str, Any], dim: int | None = None) -> None:
+        """Refuse a transform fitted with another encoder (warned with ``--force``)."""
+        if self.transform is not None:
+            self.transform.check_encoder(fingerprint, force=self.force, dim=dim)
+
+
+def add_transform_args(parser: argparse.ArgumentParser, *, required: bool = False, langid: bool = True,
+                       alpha_words: bool = True) -> None:
+    """``--transform``, ``--alpha``, ``--langid`` (unless ``langid=False``), ``--strict``, ``--force``.
+
+    ``alpha_words=False``: ``--alpha`` takes one word (``0.6,ja=1.0``), for a wrapper whose other arguments
+    are positional.
+    """
+    g = parser.add_argument_group("language transform")
+    g.add_argument("--transform", required=required, default=None, metavar="FILE",
+                   help="language transform file (python -m mlirkit.shift fit), applied by document language")
+    add_alpha_arg(g, words=alpha_words)
+    if langid:
+        g.add_argument("--langid", type=float, default=None, metavar="THRESHOLD",
+                       help="predict the language of documents without one with the transform's classifier; "
+                            "below this confidence they stay unchanged (documents without a language are then allowed)")
+    g.add_argument("--strict", action="store_true", help="fail when a document language has no transform parameters")
+    g.add_argument("--force", action="store_true", help="apply a transform fitted with another encoder (warned)")
+
+
+def transform_from_args(args: argparse.Namespace) -> TransformOptions:
+    """The options of :func:`add_transform_args`, the transform file loaded once (see the module docstring)."""
+    threshold = getattr(args, "langid", None)
+    if not args.transform:
+        flags = ["--alpha", "--langid"] if "langid" in vars(args) else ["--alpha"]
+        if args.alpha is not None or threshold is not None:
+            raise MlirkitError(f"{' and '.join(flags)} need{'s' if len(flags) == 1 else ''} --transform")
+        return TransformOptions(strict=args.strict, force=args.force)
+    from mlirkit.transforms.io import load_transform
+
+    transform = load_transform(args.transform)
+    transform.use_langid(threshold)
+    return TransformOptions(transform, args.alpha if args.alpha is not None else Alpha(), strict=args.strict,
+                            force=args.force, langid_threshold=threshold)
