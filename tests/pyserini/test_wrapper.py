@@ -52,7 +52,7 @@ def test_explicit_class_map_is_invisible_to_pyserini_substring_guessing():
     with pytest.raises(KeyError):
         m["nope"]
     # Pyserini's guess: the first key that is a substring of the lower-cased model name
-    model = "/home/me/mlirkit-models/my-encoder"
+    model = "models/mlirkit-encoders/my-dpr-encoder"
     guessed = next((k for k in m if k in model.lower()), None)
     assert guessed is None  # never an mlirkit class by accident
 
