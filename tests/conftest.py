@@ -1,4 +1,7 @@
-"""Test-wide settings: offline, caches in temporary dirs (except the persistent numba/model caches)."""
+"""Test-wide settings and fixtures: offline, caches in temporary dirs (except the persistent numba/model caches).
+
+Fixtures live here; plain helpers in ``tests/helpers.py`` (its docstring gives the rule).
+"""
 from __future__ import annotations
 
 import os
@@ -13,7 +16,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache" / "mlirkit-tests" / "numba"))
 os.environ.setdefault("MLIRKIT_CACHE", str(Path.home() / ".cache" / "mlirkit-tests" / "cache"))
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from tests.helpers import SHARED_DATA
 
 
 @pytest.fixture(autouse=True)
@@ -39,6 +42,10 @@ def tiny_encoder(tiny_model_dir):
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
+    """The shared data set; missing, a test needing it fails in CI (``CI`` set) and is skipped elsewhere."""
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"{SHARED_DATA} not present")
+        message = f"the shared data set {SHARED_DATA} is not present"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message} (CI is set, so this is an error, not a skip)")
+        pytest.skip(message)
     return SHARED_DATA

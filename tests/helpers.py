@@ -1,9 +1,24 @@
-"""Shared tiny data for the DCL tests (imported by tests/test_dcl_*.py)."""
+"""Plain helpers for the test suite (``from tests.helpers import ...``); fixtures live in ``tests/conftest.py``.
+
+Where test helpers live (one home per kind):
+
+- ``mlirkit/testing/``: helpers that library users and ``benchmarks/`` use too (``FakeEncoder``, tiny
+  random-init models);
+- ``tests/conftest.py``: pytest fixtures (offline settings, ``tiny_model_dir``, ``tiny_encoder``,
+  ``shared_data``);
+- this module: plain functions and constants used by several test modules (repository paths, the tiny DCL
+  training data).
+"""
 from __future__ import annotations
 
 import json
 import random
 from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+"""The repository root (the checkout)."""
+SHARED_DATA = REPO.parent / "shared" / "data"
+"""The shared data set (``$SHARED_DATA`` in the docs): ``../shared/data`` beside the checkout."""
 
 WORDS = {"apple": "Apfel", "house": "Haus", "river": "Fluss", "green": "grün", "computer": "Rechner",
          "music": "Musik", "window": "Fenster", "garden": "Garten", "paper": "Papier", "light": "Licht",
@@ -43,3 +58,4 @@ def no_dropout(model) -> None:
     for key in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
         if hasattr(cfg, key):
             setattr(cfg, key, 0.0)
+
