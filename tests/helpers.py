@@ -15,6 +15,8 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parents[1]
 """The repository root (the checkout)."""
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -59,3 +61,26 @@ def no_dropout(model) -> None:
         if hasattr(cfg, key):
             setattr(cfg, key, 0.0)
 
+
+def clusters(n=200, d=12, seed=0):
+    """``n`` points per language (en, de, fr) around a random centre each: (x, langs, centres)."""
+    r = np.random.default_rng(seed)
+    centers = {l: 3 * r.normal(size=d) for l in ["en", "de", "fr"]}
+    x = np.concatenate([c + r.normal(size=(n, d)) for c in centers.values()]).astype(np.float32)
+    y = [l for l in centers for _ in range(n)]
+    return x, y, centers
+
+
+class ClusterEncoder:
+    """A toy encoder whose documents lie around their language's centre of :func:`clusters` (language id tests)."""
+
+    dim = 12
+    normalized = False
+    fingerprint = {"model": "cluster"}
+
+    def __init__(self):
+        _, _, self.centers = clusters()
+
+    def encode_docs(self, texts, langs=None, *, batch_size=None, show_progress=False):
+        r = np.random.default_rng(len(texts))
+        return np.stack([self.centers[l] + r.normal(size=12) for l in langs]).astype(np.float32)
