@@ -47,7 +47,7 @@ LANGS = ["en", "de", "fr", "es", "it", "nl", "pt", "ru", "ja", "zh", "cs", "pl",
 LANG_WEIGHTS = np.array([14, 10, 9, 8, 7, 6, 6, 5, 5, 5, 4, 4, 3, 3], dtype=np.float64)
 BLOCK = 65536
 #: index parameters of the growth series: fixed so that only n changes (HNSW lighter than the
-#: defaults, IVF-PQ with a fixed quantiser so the 2-core box finishes; see docs/scaling.md)
+#: defaults, IVF-PQ with a fixed quantiser so the 2-core box finishes; see docs/performance.md)
 SCALE_SPECS = {"flat": [], "hnsw": ["M=16", "ef_construction=64", "ef_search=64"],
                "ivf-pq": ["nlist=1024", "m=96", "nprobe=16", "train_size=40000"]}
 REAL_SPECS = {"flat": [], "hnsw": ["M=16", "ef_construction=64", "ef_search=64"], "ivf-pq": ["nprobe=16"]}
