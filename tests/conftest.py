@@ -16,7 +16,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache" / "mlirkit-tests" / "numba"))
 os.environ.setdefault("MLIRKIT_CACHE", str(Path.home() / ".cache" / "mlirkit-tests" / "cache"))
 
-from tests.helpers import SHARED_DATA
+from tests.helpers import SHARED_DATA, require_shared_data
 
 
 @pytest.fixture(autouse=True)
@@ -43,9 +43,4 @@ def tiny_encoder(tiny_model_dir):
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The shared data set; missing, a test needing it fails in CI (``CI`` set) and is skipped elsewhere."""
-    if not SHARED_DATA.is_dir():
-        message = f"the shared data set {SHARED_DATA} is not present"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message} (CI is set, so this is an error, not a skip)")
-        pytest.skip(message)
-    return SHARED_DATA
+    return require_shared_data(SHARED_DATA)

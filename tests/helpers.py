@@ -22,6 +22,20 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 """The shared data set (``$SHARED_DATA`` in the docs): ``../shared/data`` beside the checkout."""
 
+
+def require_shared_data(path: Path) -> Path:
+    """``path`` if it is a directory; otherwise fail the test when ``CI`` is set, else skip it."""
+    import os
+
+    import pytest
+
+    if not path.is_dir():
+        message = f"the shared data set {path} is not present"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message} (CI is set, so this is an error, not a skip)")
+        pytest.skip(message)
+    return path
+
 WORDS = {"apple": "Apfel", "house": "Haus", "river": "Fluss", "green": "grün", "computer": "Rechner",
          "music": "Musik", "window": "Fenster", "garden": "Garten", "paper": "Papier", "light": "Licht",
          "stone": "Stein", "water": "Wasser"}
