@@ -1,6 +1,6 @@
 """Test-wide settings and fixtures: offline, caches in temporary dirs (except the persistent numba/model caches).
 
-Fixtures live here; plain helpers in ``tests/helpers.py`` (its docstring gives the rule).
+Fixtures live here; plain helpers in ``tests/helpers.py`` (where each kind of helper lives: ``tests/README.md``).
 """
 from __future__ import annotations
 
@@ -44,3 +44,14 @@ def tiny_encoder(tiny_model_dir):
 def shared_data() -> Path:
     """The shared data set; missing, a test needing it fails in CI (``CI`` set) and is skipped elsewhere."""
     return require_shared_data(SHARED_DATA)
+
+
+@pytest.fixture
+def one_faiss_thread():
+    """FAISS with one OpenMP thread: OpenMP threads spin-wait, so on a busy 2-core CI box one is much faster."""
+    import faiss
+
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    yield
+    faiss.omp_set_num_threads(before)

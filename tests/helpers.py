@@ -1,14 +1,5 @@
-"""Plain helpers for the test suite (``from tests.helpers import ...``); fixtures live in ``tests/conftest.py``.
-
-Where test helpers live (one home per kind):
-
-- ``mlirkit/testing/``: helpers that library users and ``benchmarks/`` use too (``FakeEncoder``, tiny
-  random-init models);
-- ``tests/conftest.py``: pytest fixtures (offline settings, ``tiny_model_dir``, ``tiny_encoder``,
-  ``shared_data``);
-- this module: plain functions and constants used by several test modules (repository paths, the tiny DCL
-  training data).
-"""
+"""Plain helpers shared by several test modules (``from tests.helpers import ...``); fixtures live in
+``tests/conftest.py``, helpers that users share in ``mlirkit/testing`` (the rule: ``tests/README.md``)."""
 from __future__ import annotations
 
 import json
