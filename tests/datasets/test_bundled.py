@@ -7,7 +7,6 @@ import json
 import subprocess
 import sys
 from collections import defaultdict
-from pathlib import Path
 
 import ir_datasets
 import pytest

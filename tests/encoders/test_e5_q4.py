@@ -5,7 +5,6 @@ import gzip
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
