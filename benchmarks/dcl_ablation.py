@@ -26,7 +26,7 @@ from typing import Any, Sequence
 from mlirkit.base.cli import configure_logging, run_cli
 from mlirkit.base.errors import MlirkitError
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 VARIANTS = ("untrained", "base", "no_disentangler", "no_hsa", "no_ldcl", "full")
 METRICS = ("ndcg@20", "mrr@10", "tlr@20", "samelang@20")
@@ -145,9 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     bench = load_benchmark("mlirkit/ddtp", ["en"], languages=args.languages, quick_groups=args.eval_groups)
     data = {"triples": str(work / "triples.jsonl"), "mono": str(work / "mono.jsonl")}
     if not Path(data["triples"]).is_file():
-        log.info("triples: %d", build_triples(Path(data["triples"]), args.shared_ddtp, bench_ids))
+        logger.info("triples: %d", build_triples(Path(data["triples"]), args.shared_ddtp, bench_ids))
     if not Path(data["mono"]).is_file():
-        log.info("monolingual sentences: %d", build_monolingual(Path(data["mono"]), args.mono_langs))
+        logger.info("monolingual sentences: %d", build_monolingual(Path(data["mono"]), args.mono_langs))
     results_path = work / "results.json"
     results = json.loads(results_path.read_text()) if results_path.is_file() else {}
     for variant in args.variants:
@@ -165,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         metrics = evaluate_encoder(encoder, bench, batch_size=32)
         results[variant] = {**metrics, "train_seconds": round(train_s), "eval_seconds": round(time.time() - t0 - train_s),
                             "steps": 0 if variant == "untrained" else args.steps}
-        log.info("%s: %s", variant, results[variant])
+        logger.info("%s: %s", variant, results[variant])
         results_path.write_text(json.dumps(results, indent=2) + "\n")
     print("| variant | nDCG@20 | MRR@10 | TLR@20 | same-language share@20 |")
     print("|---|---|---|---|---|")

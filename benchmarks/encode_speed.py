@@ -102,7 +102,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workdir", default=None, help="keep corpora, outputs and logs here (default: a temp dir)")
     args = p.parse_args(argv)
 
-    sys.path.insert(0, str(ROOT))
     if args.variants:
         return compare_variants(args)
     from mlirkit.encoders.e5_q4 import converted_model_dir

@@ -18,9 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mlirkit.eval.numba_cache import ensure_numba_cache_dir  # noqa: E402
+from mlirkit.eval.numba_cache import ensure_numba_cache_dir
 
 LANGS = ["en", "de", "fr", "es", "it", "ja", "ru", "zh"]
 

@@ -25,12 +25,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mlirkit.index import DenseIndex, IndexWriter  # noqa: E402
-from mlirkit.index.types import IndexSpec  # noqa: E402
-from mlirkit.base.langs import UNKNOWN  # noqa: E402
-from mlirkit.base.vectors import l2_normalize  # noqa: E402
+from mlirkit.index import DenseIndex, IndexWriter
+from mlirkit.index.types import IndexSpec
+from mlirkit.base.langs import UNKNOWN
+from mlirkit.base.vectors import l2_normalize
 
 DEFAULT_SPECS = ["flat", "hnsw", "ivf-pq"]
 

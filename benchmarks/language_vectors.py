@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     from mlirkit.benchmark.cache import EmbeddingCache
     from mlirkit.benchmark.config import DEFAULT_FIT_SOURCES, METRICS, BenchmarkConfig
     from mlirkit.benchmark.data import load_benchmark, load_parallel
-    from mlirkit.benchmark.pipeline import _fit, cache_variant
+    from mlirkit.benchmark.pipeline import cache_variant, fit_transforms as _fit
     from mlirkit.encoders import load_encoder
     from mlirkit.eval import evaluate
     from mlirkit.eval.numba_cache import ensure_numba_cache_dir

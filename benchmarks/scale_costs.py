@@ -1,7 +1,7 @@
 """Cost growth with corpus size: time and peak memory per phase, each phase in a fresh subprocess.
 
     PYTHONPATH=. .venv/bin/python benchmarks/scale_costs.py run --sizes 100000 300000 1000000 \
-        --real outputs/eval-real/idx-usem --work /tmp/scale-costs --out benchmarks/results/scale_costs.json
+        --real outputs/eval-real/idx-usem --work work/scale-costs --out benchmarks/results/scale_costs.json
     PYTHONPATH=. .venv/bin/python benchmarks/scale_costs.py plot benchmarks/results/scale_costs.json \
         --out docs/figures/scaling/scale_costs.png
 
@@ -42,13 +42,12 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 LANGS = ["en", "de", "fr", "es", "it", "nl", "pt", "ru", "ja", "zh", "cs", "pl", "fi", "sv"]
 LANG_WEIGHTS = np.array([14, 10, 9, 8, 7, 6, 6, 5, 5, 5, 4, 4, 3, 3], dtype=np.float64)
 BLOCK = 65536
 #: index parameters of the growth series: fixed so that only n changes (HNSW lighter than the
-#: defaults, IVF-PQ with a fixed quantiser so the 2-core box finishes; see docs/scaling.md)
+#: defaults, IVF-PQ with a fixed quantiser so the 2-core box finishes; see docs/performance.md)
 SCALE_SPECS = {"flat": [], "hnsw": ["M=16", "ef_construction=64", "ef_search=64"],
                "ivf-pq": ["nlist=1024", "m=96", "nprobe=16", "train_size=40000"]}
 REAL_SPECS = {"flat": [], "hnsw": ["M=16", "ef_construction=64", "ef_search=64"], "ivf-pq": ["nprobe=16"]}
@@ -277,7 +276,8 @@ def driver(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sizes", type=int, nargs="*", default=[100_000, 300_000, 1_000_000])
     p.add_argument("--real", help="index directory with embeddings.npy (the real collection)")
-    p.add_argument("--work", type=Path, default=Path("/tmp/scale-costs"))
+    p.add_argument("--work", type=Path, default=Path("work/scale-costs"),
+                   help="scratch directory for the generated data and indexes (default: %(default)s)")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--hnsw-max", type=int, default=300_000, help="largest synthetic size that gets an HNSW index")
     p.add_argument("--types", nargs="+", default=["flat", "hnsw", "ivf-pq"])

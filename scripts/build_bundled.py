@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Build the bundled offline collections in ``resources/`` from the shared real-translation data.
 
-    python scripts/build_bundled.py --data /work/shared/data --out resources
+    python scripts/build_bundled.py --data $SHARED_DATA --out resources
 
 Reproducible: the selection depends only on the input files (ordering and sampling by SHA-1 of ids),
 and the gzip files are written with mtime 0, so the same input gives byte-identical output.
@@ -216,7 +216,8 @@ def build_aligned(path: Path, required: tuple[str, ...], min_en: int, n: int) ->
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=Path("/work/shared/data"))
+    ap.add_argument("--data", type=Path, required=True,
+                    help="the shared data set ($SHARED_DATA, usually ../shared/data beside the checkout)")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "resources")
     args = ap.parse_args(argv)
     inputs = {"ddtp": args.data / "ddtp/descriptions.jsonl.gz",

@@ -1,4 +1,7 @@
-"""Test-wide settings: offline, caches in temporary dirs (except the persistent numba/model caches)."""
+"""Test-wide settings and fixtures: offline, caches in temporary dirs (except the persistent numba/model caches).
+
+Fixtures live here; plain helpers in ``tests/helpers.py`` (where each kind of helper lives: ``tests/README.md``).
+"""
 from __future__ import annotations
 
 import os
@@ -13,7 +16,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache" / "mlirkit-tests" / "numba"))
 os.environ.setdefault("MLIRKIT_CACHE", str(Path.home() / ".cache" / "mlirkit-tests" / "cache"))
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from tests.helpers import SHARED_DATA, require_shared_data
 
 
 @pytest.fixture(autouse=True)
@@ -39,6 +42,16 @@ def tiny_encoder(tiny_model_dir):
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"{SHARED_DATA} not present")
-    return SHARED_DATA
+    """The shared data set; missing, a test needing it fails in CI (``CI`` set) and is skipped elsewhere."""
+    return require_shared_data(SHARED_DATA)
+
+
+@pytest.fixture
+def one_faiss_thread():
+    """FAISS with one OpenMP thread: OpenMP threads spin-wait, so on a busy 2-core CI box one is much faster."""
+    import faiss
+
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    yield
+    faiss.omp_set_num_threads(before)

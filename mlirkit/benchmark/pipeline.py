@@ -182,7 +182,9 @@ def _load_encoder(name: str, config: BenchmarkConfig) -> Any:
     return load_encoder(name, **config.options_for(name))
 
 
-def _fit(parallel: ParallelSet, embs: np.ndarray, fingerprint: dict[str, Any], config: BenchmarkConfig) -> dict[str, Any]:
+def fit_transforms(parallel: ParallelSet, embs: np.ndarray, fingerprint: dict[str, Any],
+                   config: BenchmarkConfig) -> dict[str, Any]:
+    """The three transforms (``shift``, ``centering``, ``lir``) fitted on one parallel set's embeddings."""
     from mlirkit.transforms import fit_centering_from_embeddings, fit_lir_from_embeddings, fit_shift_from_embeddings
 
     meta = {"parallel": {"condition": parallel.name, "sources": list(parallel.sources),
@@ -226,7 +228,7 @@ def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: Ben
         with timer(f"encode parallel {source}"):
             embs = cache.embed(encoder, name, f"parallel-{source}{variant}", "doc", ps.texts, ps.langs)
         with timer(f"fit {source}"), _compute_threads(config):
-            transforms[source] = _fit(ps, embs, fingerprint, config)
+            transforms[source] = fit_transforms(ps, embs, fingerprint, config)
         files = {}
         for method, t in transforms[source].items():
             path = out / "transforms" / safe / f"{source}-{method}.safetensors"

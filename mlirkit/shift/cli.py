@@ -259,7 +259,7 @@ def cmd_derive(args: argparse.Namespace) -> int:
 def cmd_evaluate_langid(args: argparse.Namespace) -> int:
     from mlirkit.encoders.options import encoder_from_args
     from mlirkit.transforms.io import load_transform
-    from mlirkit.transforms.langid_eval import evaluate_langid
+    from mlirkit.shift.langid_eval import evaluate_langid
     from mlirkit.transforms.parallel import open_parallel
 
     t = load_transform(args.transform)

@@ -16,7 +16,8 @@ from mlirkit.datasets.cli import main
 from mlirkit.datasets.sources import MissingDataError, SourceFile
 from mlirkit.base.errors import MlirkitError
 
-from test_datasets_upstream import write_xquad
+from tests.datasets.test_upstream import write_xquad
+from tests.helpers import REPO
 
 
 def home() -> Path:
@@ -156,7 +157,7 @@ def test_module_entry_point_exit_codes(tmp_path):
     import subprocess
     import sys
 
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     ok = subprocess.run([sys.executable, "-m", "mlirkit.datasets", "list", "--family", "ddtp", "--json"],
                         capture_output=True, text=True, env=env)
     assert ok.returncode == 0 and len(ok.stdout.splitlines()) == 15 * 3

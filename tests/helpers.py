@@ -1,9 +1,31 @@
-"""Shared tiny data for the DCL tests (imported by tests/test_dcl_*.py)."""
+"""Plain helpers shared by several test modules (``from tests.helpers import ...``); fixtures live in
+``tests/conftest.py``, helpers that users share in ``mlirkit/testing`` (the rule: ``tests/README.md``)."""
 from __future__ import annotations
 
 import json
 import random
 from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+"""The repository root (the checkout)."""
+SHARED_DATA = REPO.parent / "shared" / "data"
+"""The shared data set (``$SHARED_DATA`` in the docs): ``../shared/data`` beside the checkout."""
+
+
+def require_shared_data(path: Path) -> Path:
+    """``path`` if it is a directory; otherwise fail the test when ``CI`` is set, else skip it."""
+    import os
+
+    import pytest
+
+    if not path.is_dir():
+        message = f"the shared data set {path} is not present"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message} (CI is set, so this is an error, not a skip)")
+        pytest.skip(message)
+    return path
 
 WORDS = {"apple": "Apfel", "house": "Haus", "river": "Fluss", "green": "grün", "computer": "Rechner",
          "music": "Musik", "window": "Fenster", "garden": "Garten", "paper": "Papier", "light": "Licht",
@@ -43,3 +65,27 @@ def no_dropout(model) -> None:
     for key in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
         if hasattr(cfg, key):
             setattr(cfg, key, 0.0)
+
+
+def clusters(n=200, d=12, seed=0):
+    """``n`` points per language (en, de, fr) around a random centre each: (x, langs, centres)."""
+    r = np.random.default_rng(seed)
+    centers = {l: 3 * r.normal(size=d) for l in ["en", "de", "fr"]}
+    x = np.concatenate([c + r.normal(size=(n, d)) for c in centers.values()]).astype(np.float32)
+    y = [l for l in centers for _ in range(n)]
+    return x, y, centers
+
+
+class ClusterEncoder:
+    """A toy encoder whose documents lie around their language's centre of :func:`clusters` (language id tests)."""
+
+    dim = 12
+    normalized = False
+    fingerprint = {"model": "cluster"}
+
+    def __init__(self):
+        _, _, self.centers = clusters()
+
+    def encode_docs(self, texts, langs=None, *, batch_size=None, show_progress=False):
+        r = np.random.default_rng(len(texts))
+        return np.stack([self.centers[l] + r.normal(size=12) for l in langs]).astype(np.float32)

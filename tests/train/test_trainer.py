@@ -10,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from dcl_helpers import no_dropout, write_tiny_data  # noqa: E402
+from tests.helpers import no_dropout, write_tiny_data  # noqa: E402
 from mlirkit.base.errors import MlirkitError  # noqa: E402
 from mlirkit.train.config import ABLATIONS, TrainConfig  # noqa: E402
 from mlirkit.train.data import (  # noqa: E402

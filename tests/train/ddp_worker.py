@@ -1,4 +1,4 @@
-"""Worker of tests/test_dcl_ddp.py: ``torchrun --nproc_per_node 2 dcl_ddp_worker.py MODEL_DIR OUT_DIR``.
+"""Worker of tests/train/test_distributed.py: ``torchrun --nproc_per_node 2 ddp_worker.py MODEL_DIR OUT_DIR``.
 
 Each process trains 2 steps on its share of a fixed global batch; rank 0 writes the parameters.
 Also importable: :func:`run` with world size 1 on the concatenated batches is the reference.
@@ -8,8 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script: make ``tests.helpers`` importable
 
 from mlirkit.train.data import Batch, MonoSentence, ParallelPair, RetrievalExample  # noqa: E402
 
@@ -37,7 +36,7 @@ def shard(step: int, rank: int, world: int) -> Batch:
 def run(model_dir: str, out_dir: str, world: int):
     import torch
 
-    from dcl_helpers import no_dropout
+    from tests.helpers import no_dropout
     from mlirkit.train.config import TrainConfig
     from mlirkit.encoders.dcl_model import DisentangledEncoder
     from mlirkit.train.trainer import Trainer

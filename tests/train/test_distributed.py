@@ -11,6 +11,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from tests.helpers import REPO  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -18,16 +20,16 @@ HERE = Path(__file__).resolve().parent
 def test_ddp_two_processes_equal_single_process(tiny_model_dir, tmp_path):
     from safetensors.torch import load_file
 
-    from dcl_ddp_worker import run
+    from tests.train.ddp_worker import run
 
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": f"{HERE.parent}{os.pathsep}{HERE}"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
     for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
         env.pop(k, None)
     out = tmp_path / "ddp"
     out.mkdir()
     proc = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-         str(HERE / "dcl_ddp_worker.py"), str(tiny_model_dir), str(out)],
+         str(HERE / "ddp_worker.py"), str(tiny_model_dir), str(out)],
         env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     ddp_params = load_file(str(out / "params.safetensors"))

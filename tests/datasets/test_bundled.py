@@ -7,16 +7,15 @@ import json
 import subprocess
 import sys
 from collections import defaultdict
-from pathlib import Path
 
 import ir_datasets
 import pytest
 
 import mlirkit.datasets
 from mlirkit.datasets import bundled
+from tests.helpers import REPO
 
 CORE = ("en", "de", "fr", "it", "ja", "ru", "uk", "pl")
-REPO = Path(__file__).resolve().parents[1]
 
 
 def records(rel: str) -> list[dict]:

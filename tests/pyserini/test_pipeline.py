@@ -18,10 +18,10 @@ import pytest
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.pyserini.testing import LANGS, PARALLEL, write_toy_collection
+from tests.helpers import REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.jvm]
 
-REPO = Path(__file__).resolve().parents[1]
 MAX_LENGTH = 64
 K = 10
 

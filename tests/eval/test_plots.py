@@ -1,4 +1,7 @@
+"""The plots: files written, and what they show (the SVG keeps its text, so labels and values are read back)."""
 from __future__ import annotations
+
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
@@ -11,11 +14,30 @@ def _is_png(path):
     return path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def _svg_texts(path) -> list[str]:
+    """Every text drawn in an SVG figure, in drawing order (fonts are kept as text, not paths)."""
+    return ["".join(e.itertext()) for e in ET.parse(path).getroot().iter() if e.tag.endswith("}text")]
+
+
+def _png_size(path) -> tuple[int, int]:
+    """(width, height) in pixels."""
+    import matplotlib.image
+
+    height, width = matplotlib.image.imread(path).shape[:2]
+    return width, height
+
+
 def test_alpha_curves(tmp_path):
     sweep = {a / 10: {"ndcg@20": 0.5 + a / 100, "tlr@20": 0.1 + a / 50} for a in range(0, 11, 2)}
     paths = plot_alpha_curves(sweep, tmp_path / "sub" / "alpha", baselines={"base": {"ndcg@20": 0.5, "tlr@20": 0.1}})
     assert [p.name for p in paths] == ["alpha.png", "alpha.svg"]
     assert _is_png(paths[0]) and paths[1].read_text().lstrip().startswith("<?xml")
+    texts = _svg_texts(paths[1])
+    # one panel per metric, each with its axis label, title, the best value annotated, and the legend
+    assert texts.count("ndcg@20") == 2 and texts.count("tlr@20") == 2 and texts.count("alpha") == 2
+    assert "0.600" in texts and "0.300" in texts  # best points: alpha 1.0 (0.5 + 0.1, 0.1 + 0.2)
+    assert {"SHIFT", "base"} <= set(texts)
+    assert _png_size(paths[0]) == (1008, 408)  # 2 panels x 4.2 in x 120 dpi, 3.4 in high
     svg = paths[1].read_text()
     plot_alpha_curves(sweep, tmp_path / "again", baselines={"base": {"ndcg@20": 0.5, "tlr@20": 0.1}})
     assert (tmp_path / "again.svg").read_text() == svg  # deterministic SVG
@@ -30,6 +52,12 @@ def test_language_mix(tmp_path):
     paths = plot_language_mix(runs, {"d1": "en", "d2": "de", "d3": "fr"}, "en", 10, tmp_path / "mix",
                               qrels={"q": {"d1": 1, "d3": 1}})
     assert _is_png(paths[0])
+    texts = _svg_texts(paths[1])
+    # bars a (en 50%, de 50%), b (fr 100%), relevant documents (en 50%, fr 50%); the query language first
+    assert [t for t in texts if t in ("a", "b", "relevant documents")] == ["a", "b", "relevant documents"]
+    assert [t for t in texts if t.endswith("%")] == ["50%", "50%", "50%", "100%", "50%"]
+    assert texts[-3:] == ["en (query)", "de", "fr"]
+    assert "Language of the top 10 retrieved documents" in texts and "share of the top 10" in texts
     with pytest.raises(MlirkitError, match="no runs"):
         plot_language_mix({}, {}, "en", 10, tmp_path / "x")
 
@@ -50,7 +78,15 @@ def test_projection_and_silhouette(tmp_path):
         with threadpool_limits(1):  # OpenMP threads spin on a busy 2-core machine
             paths = plot_projection(before, after, langs, tmp_path / method, method=method, max_points=80)
         assert _is_png(paths[0])
-    assert _is_png(plot_projection(before, None, langs, tmp_path / "one")[0])
+        assert _png_size(paths[0]) == (1200, 552)  # two panels, 5.0 in each x 120 dpi, 4.6 in high
+    # all points plotted: each panel's title gives the silhouette of exactly those embeddings
+    texts = _svg_texts(plot_projection(before, after, langs, tmp_path / "all")[1])
+    titles = [t for t in texts if "(PCA)" in t or "silhouette" in t]  # two title lines per panel
+    assert titles == ["before (PCA)", f"language silhouette {language_silhouette(before, langs):.3f}",
+                      "after (PCA)", f"language silhouette {language_silhouette(after, langs):.3f}"]
+    assert {"en", "de"} <= set(texts)  # the legend
+    one = plot_projection(before, None, langs, tmp_path / "one")
+    assert _is_png(one[0]) and _png_size(one[0]) == (600, 552)
     with pytest.raises(MlirkitError, match="differ in shape"):
         plot_projection(before, after[:5], langs, tmp_path / "x")
     with pytest.raises(MlirkitError, match="do not match"):

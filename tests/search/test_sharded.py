@@ -21,14 +21,7 @@ WORDS = "ferry harbour island winter wind morning boat pier ticket storm lightho
 LANGS = ["en", "de", "fr"]
 
 
-@pytest.fixture(autouse=True)
-def _one_faiss_thread():
-    import faiss
-
-    before = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(1)
-    yield
-    faiss.omp_set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_faiss_thread")
 
 
 def make_docs(n: int, seed: int = 0, prefix: str = "d") -> list[Doc]:

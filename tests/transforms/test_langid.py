@@ -10,16 +10,9 @@ from mlirkit.transforms.fit import fit_from_groups, is_heldout
 from mlirkit.transforms.langid import LangIdClassifier, fit_langid
 from mlirkit.transforms.parallel import ParallelGroup
 from mlirkit.transforms.shift import ShiftTransform
+from tests.helpers import ClusterEncoder, clusters
 
 ENC = {"model": "toy"}
-
-
-def clusters(n=200, d=12, seed=0):
-    r = np.random.default_rng(seed)
-    centers = {l: 3 * r.normal(size=d) for l in ["en", "de", "fr"]}
-    x = np.concatenate([c + r.normal(size=(n, d)) for c in centers.values()]).astype(np.float32)
-    y = [l for l in centers for _ in range(n)]
-    return x, y, centers
 
 
 def test_langid_classifier_probabilities_match_formula():
@@ -76,19 +69,6 @@ def test_apply_with_langid_threshold_and_file_roundtrip(tmp_path):
         plain.use_langid(0.5)
 
 
-class ClusterEncoder:
-    dim = 12
-    normalized = False
-    fingerprint = {"model": "cluster"}
-
-    def __init__(self):
-        _, _, self.centers = clusters()
-
-    def encode_docs(self, texts, langs=None, *, batch_size=None, show_progress=False):
-        r = np.random.default_rng(len(texts))
-        return np.stack([self.centers[l] + r.normal(size=12) for l in langs]).astype(np.float32)
-
-
 def test_fit_with_langid_and_heldout():
     groups = [ParallelGroup(str(i), {"en": f"e{i}", "de": f"d{i}", "fr": f"f{i}"}) for i in range(300)]
     t, report = fit_from_groups(ClusterEncoder(), groups, method="shift", source_lang="en", langid=True,
@@ -106,36 +86,6 @@ def test_fit_with_langid_and_heldout():
     assert t2.meta["pairs"] == t.meta["pairs"] and t2.langid is None
     with pytest.raises(MlirkitError, match="outside"):
         fit_from_groups(enc, groups, method="shift", source_lang="en", heldout=1.0)
-
-
-def test_rank_metrics_hand_computed():
-    from mlirkit.transforms.langid_eval import rank_metrics
-    # one query (en, group g1); docs: d_en(g1), d_de(g1), d_fr(g1), x_en(g2); top-2 = d_en, x_en
-    scores = np.array([[0.9, 0.1, 0.2, 0.8]])
-    m = rank_metrics(scores, ["g1", "g1", "g1", "g2"], ["en", "de", "fr", "en"], ["g1"], "en", k=2)
-    assert m["tlr@2"] == 0.0 and m["recall@2"] == pytest.approx(1 / 3, abs=1e-4)
-    assert m["ndcg@2"] == pytest.approx(1.0 / (1 + 1 / np.log2(3)), abs=1e-4)
-    # DESIGN.md worked example: top-2 = {d_en, d_de} -> TLR@2 = 1/2
-    m = rank_metrics(np.array([[0.9, 0.8, 0.1, 0.0]]), ["g1", "g1", "g1", "g2"], ["en", "de", "fr", "en"], ["g1"], "en", k=2)
-    assert m["tlr@2"] == 0.5 and m["ndcg@2"] == pytest.approx(1.0) and m["share_query_lang@2"] == 0.5
-
-
-def test_evaluate_langid_on_heldout_groups():
-    from mlirkit.transforms.langid_eval import evaluate_langid
-
-    class Enc(ClusterEncoder):
-        def encode_queries(self, texts, langs=None, *, batch_size=None, show_progress=False):
-            return self.encode_docs(texts, langs)
-
-    groups = [ParallelGroup(str(i), {"en": f"e{i}", "de": f"d{i}", "fr": f"f{i}"}) for i in range(300)]
-    t, _ = fit_from_groups(Enc(), groups, method="shift", source_lang="en", langid=True, heldout=0.2, batch_size=30)
-    res = evaluate_langid(Enc(), t, groups, max_groups=20)
-    assert res["groups"] == 20 and res["documents"] == 60 and res["langid"]["accuracy"] > 0.9
-    assert set(res["retrieval"]) == {"no transform", "true labels", "predicted labels", "predicted labels, no threshold"}
-    assert res["retrieval"]["true labels"] == res["retrieval"]["predicted labels, no threshold"]  # perfect classifier
-    with pytest.raises(MlirkitError, match="held-out"):
-        t.langid.info.pop("heldout")
-        evaluate_langid(Enc(), t, groups)
 
 
 def test_folded_standardisation_matches_sklearn():

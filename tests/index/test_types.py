@@ -14,15 +14,7 @@ from mlirkit.base.vectors import l2_normalize
 DIM = 32
 
 
-@pytest.fixture(autouse=True)
-def _one_faiss_thread():
-    """OpenMP threads spin-wait: on a busy 2-core CI box one thread is much faster than two."""
-    import faiss
-
-    before = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(1)
-    yield
-    faiss.omp_set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_faiss_thread")
 
 
 def clustered(n: int, seed: int = 0, dim: int = DIM, centers: int = 50) -> np.ndarray:
