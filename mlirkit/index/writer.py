@@ -61,15 +61,20 @@ class IndexWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.tmp-", dir=self.path.parent))
         self._stack = ExitStack()
-        self._docid = self._stack.enter_context(open(self.tmp / DOCID_FILE, "w", encoding="utf-8"))
-        self._langs = self._stack.enter_context(open(self.tmp / LANGS_FILE, "w", encoding="utf-8"))
-        self._raw = self._stack.enter_context(open(self.tmp / "embeddings.f32", "wb")) if self.save_embeddings else None
-        self._spool = None
-        if self.index_spec.type.trained:
-            self._spool = self._stack.enter_context(open(self.tmp / "vectors.f32", "wb"))
-            self.index = None
-        else:
-            self.index = self.index_spec.new_index(self.dim)
+        try:  # an interrupt during set-up (e.g. SIGTERM while faiss is imported) leaves no temporary behind
+            self._docid = self._stack.enter_context(open(self.tmp / DOCID_FILE, "w", encoding="utf-8"))
+            self._langs = self._stack.enter_context(open(self.tmp / LANGS_FILE, "w", encoding="utf-8"))
+            self._raw = self._stack.enter_context(open(self.tmp / "embeddings.f32", "wb")) if self.save_embeddings else None
+            self._spool = None
+            if self.index_spec.type.trained:
+                self._spool = self._stack.enter_context(open(self.tmp / "vectors.f32", "wb"))
+                self.index = None
+            else:
+                self.index = self.index_spec.new_index(self.dim)
+        except BaseException:
+            self._stack.close()
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
         return self
 
     def add(self, ids: Sequence[str], langs: Sequence[str], vectors: np.ndarray,
@@ -93,9 +98,9 @@ class IndexWriter:
         self.count += len(ids)
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        import faiss
-
         try:
+            import faiss
+
             self._stack.close()
             if exc_type is not None:
                 return
