@@ -15,6 +15,7 @@ from mlirkit.shift.fit import (fit_centering_from_embeddings, fit_from_groups, f
 from mlirkit.shift.io import load_transform, read_shift_pt, save_transform
 from mlirkit.shift.lir import LIRTransform
 from mlirkit.shift.hybrid import hybrid_shift
+from mlirkit.shift.mining import fit_mined_shift
 from mlirkit.shift.shift import ShiftTransform, derive_source
 from mlirkit.shift.transform import TRANSFORMS, LanguageTransform, parse_alpha, resolve_alpha
 
@@ -31,6 +32,6 @@ __all__ = [
     "TRANSFORMS", "CenteringTransform", "LIRTransform", "LanguageTransform", "OverallShiftTransform", "ShiftTransform",
     "ShiftedFaissIndexer", "derive_source", "fit_centering_from_embeddings", "fit_from_groups",
     "fit_corpus_shift", "fit_corpus_shift_from_index", "fit_lir_from_embeddings", "fit_shift_from_embeddings",
-    "hybrid_shift", "load_transform", "parse_alpha",
+    "fit_mined_shift", "hybrid_shift", "load_transform", "parse_alpha",
     "read_shift_pt", "resolve_alpha", "save_transform",
 ]
