@@ -235,3 +235,26 @@ def test_cli_fit_mine_pairs_and_select_alpha_guarded(tmp_path, capsys):
     assert run_cli(main, ["fit", "--mine-pairs", "--pairs", "x", "--source-lang", "en", "--output",
                           str(tmp_path / "y.safetensors")]) == 2
     assert "need --from-index" in capsys.readouterr().err
+
+
+def test_guarded_alpha_steps_others_down_when_a_language_at_zero_is_crowded_out():
+    rng = np.random.default_rng(0)
+    d, n = 16, 60
+    u = _unit(rng.normal(size=(1, d)))[0]
+    en = rng.normal(size=(n, d))
+    fr = rng.normal(size=(n, d)) + 0.3 * u  # close to en already; its vector is zero (nothing to correct)
+    de = en + 0.05 * rng.normal(size=(n, d)) + 5 * u  # translations of en behind a large offset
+    embs = np.concatenate([en, fr, de]).astype(np.float32)
+    langs = ["en"] * n + ["fr"] * n + ["de"] * n
+    t = ShiftTransform({"fr": np.zeros(d), "de": 5 * u}, encoder=ENC, source_lang="en")
+    grid = [0.0, 0.5, 1.0]
+    sel = select_guarded_alphas(embs, langs, t, grid=grid, k=3)
+    assert sel.candidates == {"de": 1.0, "fr": 0.0}
+    # de at 1.0 puts a near-duplicate into every en document's top 3 and pushes fr out of them
+    crowded = _retrievability(embs, langs, t, {"*": 0.0, "de": 1.0}, 3)
+    r0 = _retrievability(embs, langs, t, 0.0, 3)
+    assert crowded["fr"] < r0["fr"]
+    assert sel.per_language["fr"] == 0.0 and sel.per_language["de"] < 1.0
+    assert any(r["lang"] == "de" and r["because"] == ["fr"] for r in sel.repairs)
+    r = _retrievability(embs, langs, t, sel.alpha_spec(), 3)
+    assert r["fr"] >= r0["fr"] and r["de"] >= r0["de"]

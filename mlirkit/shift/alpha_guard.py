@@ -18,9 +18,10 @@ Selection (``grid`` must contain 0):
    (ties: the smaller alpha). Alpha 0 is always admissible, so each language's alpha can differ.
 2. on the whole corpus with every language at its candidate: any language with
    ``R_l(a) < R_l(0)`` (``0`` = every language at alpha 0) steps down to its next smaller admissible
-   alpha; repeat until no language is below. This terminates (alphas only decrease; at all zeros
-   equality holds), so the result **never lowers a language's retrievability** relative to alpha 0
-   by this criterion, jointly.
+   alpha (when every such language is at 0 already, the others crowd it out, and every language
+   above 0 steps down instead); repeat until no language is below. This terminates (each round lowers
+   an alpha; at all zeros equality holds), so the result **never lowers a language's
+   retrievability** relative to alpha 0 by this criterion, jointly.
 3. a chosen alpha at the largest grid value is flagged ``at_edge: "upper"`` (the minimum may lie
    beyond the grid: widen it), one at 0 ``at_edge: "lower"`` (no correction chosen), with a warning.
 
@@ -169,10 +170,12 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
         below = [l for l in moved if now[languages.index(l)] < base[languages.index(l)] - 1e-12]
         if not below:
             break
-        for l in below:
+        # the languages below step down; one already at 0 is crowded out by the others, which then step down
+        movable = [l for l in below if chosen[l] > 0.0] or [l for l in moved if chosen[l] > 0.0]
+        for l in movable:
             lower = [a for a in admissible[l] if a < chosen[l]]
             new = max(lower) if lower else 0.0
-            repairs.append({"lang": l, "from": chosen[l], "to": new,
+            repairs.append({"lang": l, "from": chosen[l], "to": new, "because": below,
                             "retrievability": round(float(now[languages.index(l)]), 6),
                             "at_alpha_0": round(float(base[languages.index(l)]), 6)})
             chosen[l] = new
