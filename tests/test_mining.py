@@ -155,6 +155,13 @@ def test_guarded_alpha_recovers_planted_offsets_of_different_sizes():
         assert sel.retrievability[lang]["alpha_0"] == pytest.approx(r0[lang])
         assert sel.retrievability[lang]["chosen"] == pytest.approx(r[lang]) and r[lang] >= r0[lang]
     json.dumps(sel.as_dict())
+    # the guard's own k: the retrievability it reports is that of the top 1
+    one = select_guarded_alphas(embs, langs, t, grid=grid, k=10, retrievability_k=1)
+    r1 = _retrievability(embs, langs, t, one.alpha_spec(), 1)
+    r10 = _retrievability(embs, langs, t, 0.0, 1)
+    for lang in scale:
+        assert one.retrievability[lang] == {"alpha_0": pytest.approx(r10[lang]), "chosen": pytest.approx(r1[lang])}
+        assert r1[lang] >= r10[lang]
     # a grid that stops short of ja's alpha says so
     short = select_guarded_alphas(embs, langs, t, grid=[round(0.1 * i, 1) for i in range(13)], k=10)
     assert short.per_language["ja"] == 1.2 and short.at_edge == {"de": None, "fr": None, "ja": "upper"}
@@ -213,10 +220,11 @@ def test_cli_fit_mine_pairs_and_select_alpha_guarded(tmp_path, capsys):
     assert t.meta["mining"]["languages"]["de"]["rounds"][0]["margin"]["min"] >= 0.99
 
     assert main(["select-alpha", "--index", str(idx), "--transform", str(out), "--k", "10", "--guarded",
-                 "--grid", "0.5", "1.0", "1.5"]) == 0
+                 "--retrievability-k", "3", "--grid", "0.5", "1.0", "1.5"]) == 0
     sel = json.loads(capsys.readouterr().out)
     g = sel["guarded"]
     assert set(g["per_language"]) == {"de", "fr"} and g["grid"] == [0.0, 0.5, 1.0, 1.5]
+    assert g["k"] == 10 and g["retrievability_k"] == 3
     assert all(r["chosen"] >= r["alpha_0"] for r in g["retrievability"].values())
 
     # the index records the mining provenance of the transform applied

@@ -97,9 +97,13 @@ def _retrievability(top: np.ndarray, codes: np.ndarray, n_codes: int, counts: np
 
 def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transform: LanguageTransform, *,
                           grid: Sequence[float] = DEFAULT_GRID, k: int = DEFAULT_K,
-                          max_probes: int = DEFAULT_MAX_PROBES, seed: int = 0,
+                          max_probes: int = DEFAULT_MAX_PROBES, seed: int = 0, retrievability_k: int | None = None,
                           chunk_rows: int = 1024) -> GuardedAlphas:
-    """Per-language alphas for ``transform`` on documents ``embs`` (n, d, untransformed) (module docstring)."""
+    """Per-language alphas for ``transform`` on documents ``embs`` (n, d, untransformed) (module docstring).
+
+    ``k`` is the neighbourhood of the gap criterion, ``retrievability_k`` (default ``k``) that of the
+    retrievability guard.
+    """
     grid = sorted({float(a) for a in grid})
     if not grid or any(not (ALPHA_MIN <= a <= ALPHA_MAX) for a in grid):
         raise MlirkitError(f"alpha grid must be non-empty and inside [{ALPHA_MIN:g}, {ALPHA_MAX:g}]")
@@ -122,6 +126,9 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
                            f"found {counts.get(src, 0)}")
     if not 1 <= k < n:
         raise MlirkitError(f"k={k} must be in [1, {n - 1}]")
+    rk = k if retrievability_k is None else int(retrievability_k)
+    if not 1 <= rk < n:
+        raise MlirkitError(f"retrievability_k={rk} must be in [1, {n - 1}]")
     languages = sorted(counts)
     codes = np.array([languages.index(l) for l in lang_list], dtype=np.intp)
     code_counts = np.bincount(codes, minlength=len(languages))
@@ -151,6 +158,9 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
             sub_k = min(k, len(rows) - 1)
             top = _top_k(probes, docs[rows], position, sub_k, chunk_rows)
             src_share = float(two[top].mean())
+            sub_rk = min(rk, len(rows) - 1)
+            if sub_rk != sub_k:
+                top = _top_k(probes, docs[rows], position, sub_rk, chunk_rows)
             gap[l][alpha] = src_share - (counts[src] - 1) / (counts[src] + counts[l] - 1)
             is_l = 1 - two  # 1 for l's rows
             retr2[l][alpha] = float(_retrievability(top, is_l, 2, np.bincount(is_l, minlength=2))[1])
@@ -159,7 +169,7 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
 
     # 2. joint check on the whole corpus
     def joint_retrievability(alpha: dict[str, float]) -> np.ndarray:
-        return _retrievability(_top_k(probes, shifted(alpha), src_rows, k, chunk_rows), codes, len(languages),
+        return _retrievability(_top_k(probes, shifted(alpha), src_rows, rk, chunk_rows), codes, len(languages),
                                code_counts)
 
     base = joint_retrievability({"*": 0.0})
@@ -189,9 +199,9 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
             logger.warning("%s: the guarded alpha is 0 (no correction keeps its retrievability and lowers the gap)", l)
     retrievability = {l: {"alpha_0": float(base[languages.index(l)]), "chosen": float(now[languages.index(l)])}
                       for l in moved}
-    info = {"criterion": "guarded", "k": k, "probes": int(len(src_rows)), "documents": n, "grid": grid,
+    info = {"criterion": "guarded", "k": k, "retrievability_k": rk, "probes": int(len(src_rows)), "documents": n, "grid": grid,
             "method": transform.method, "source_lang": src,
-            "retrievability_definition": f"share of a language's documents in the top {k} of at least one "
+            "retrievability_definition": f"share of a language's documents in the top {rk} of at least one "
                                          f"{src} document (itself excluded)"}
     logger.info("guarded per-language alphas: %s (repairs: %d)", chosen, len(repairs))
     return GuardedAlphas(chosen, candidates, gap, retr2, retrievability, edges, repairs, info)

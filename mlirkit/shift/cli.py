@@ -102,6 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--guarded", action="store_true",
                    help="also choose per-language alphas that never lower a language's retrievability (share of its "
                         "documents in some source-language document's top k) below alpha 0 (output key 'guarded')")
+    s.add_argument("--retrievability-k", type=int, default=None,
+                   help="with --guarded: the k of the retrievability guard (default: --k)")
     e = sub.add_parser("evaluate-langid", help="held-out language-identification accuracy and its retrieval effect")
     e.add_argument("--transform", required=True, help="transform fitted with --langid --heldout")
     e.add_argument("--pairs", required=True, metavar="SRC", help="the parallel data the transform was fitted on")
@@ -266,7 +268,8 @@ def cmd_select_alpha(args: argparse.Namespace) -> int:
         embs, langs, _ = index_document_embeddings(args.index)
         grid = DEFAULT_GRID if args.grid is None else args.grid
         out["guarded"] = select_guarded_alphas(embs, langs, t, grid=sorted({0.0, *grid}), k=args.k,
-                                               max_probes=args.max_probes, seed=args.seed).as_dict()
+                                               max_probes=args.max_probes, seed=args.seed,
+                                               retrievability_k=args.retrievability_k).as_dict()
     _print(out)
     return 0
 
