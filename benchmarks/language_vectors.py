@@ -14,7 +14,7 @@ packages; :mod:`mlirkit.datasets.ddtp_nonparallel`): its documents are a subset 
 so their embeddings are taken from the pooled corpus's cache entry (``--corpus-from mlirkit/ddtp``).
 
 ``shift-mined``: vectors from pseudo-parallel pairs mined in the corpus (:mod:`mlirkit.shift.mining`,
-``--mine-k``, ``--mine-threshold``). Every shift system is also run at the guarded per-language
+``--mine-k``, ``--mine-threshold``; ``shift-mined-c``: the same with ``center=True``). Every shift system is also run at the guarded per-language
 label-free alpha (:mod:`mlirkit.shift.alpha_guard`, rows "guarded"); the report gives per run the
 largest recall@20 loss of any document language against the base. ``--systems`` keeps only the named
 shift systems (faster).
@@ -166,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     transforms["shift-mined"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, initial=corpus,
                                                 k=args.mine_k, threshold=args.mine_threshold, origin=data.name)
+    transforms["shift-mined-c"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, initial=corpus,
+                                                  k=args.mine_k, threshold=args.mine_threshold, center=True,
+                                                  origin=data.name)
     logger.info("mined-pair vectors (%.1fs): %s", time.perf_counter() - t0,
                 {l: p.get("pairs", p.get("mined_pairs")) for l, p in transforms["shift-mined"].meta["provenance"].items()})
     if args.systems:

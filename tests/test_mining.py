@@ -55,11 +55,12 @@ def test_mining_finds_the_translations_of_a_parallel_corpus_and_their_vector():
     offset = 2 * _unit(rng.normal(size=(1, d)))[0]
     en = topics + 0.05 * rng.normal(size=(n, d))
     de = topics[::-1] + offset + 0.05 * rng.normal(size=(n, d))  # de row i translates en row n-1-i
-    v, record = mined_language_vector(de, en, np.zeros(d), k=4, threshold=1.0)
-    assert record["fallback"] is False and record["converged"] is True
-    assert record["pairs"] == n
-    # with every translation found, the mined vector is SHIFT's pair-fitted vector
-    np.testing.assert_allclose(v, (de - en[::-1]).mean(axis=0), atol=1e-10)
+    for center in (False, True):
+        v, record = mined_language_vector(de, en, np.zeros(d), k=4, threshold=1.0, center=center)
+        assert record["fallback"] is False and record["converged"] is True
+        assert record["pairs"] == n
+        # with every translation found, the mined vector is SHIFT's pair-fitted vector
+        np.testing.assert_allclose(v, (de - en[::-1]).mean(axis=0), atol=1e-10)
     json.dumps(record)
 
 
@@ -92,6 +93,8 @@ def test_mined_vectors_are_closer_to_the_language_offset_than_corpus_means_under
         rounds = mined.meta["mining"]["languages"][lang]["rounds"]
         assert len(rounds) >= 2 and rounds[-1]["pairs"] >= 10 and rounds[-1]["margin"]["min"] >= 1.0
     assert mined.meta["mining"]["k"] == 4 and mined.meta["mining"]["threshold"] == 1.0
+    # centring changes the cosines, never the differences: on a parallel corpus it finds the same vector
+    assert mined.meta["mining"]["center"] is False
 
 
 def test_mining_is_independent_of_chunking_and_falls_back_with_too_few_pairs(caplog):
@@ -209,14 +212,14 @@ def test_cli_fit_mine_pairs_and_select_alpha_guarded(tmp_path, capsys):
         w.add([f"d{i}" for i in range(len(embs))], langs, embs)
     out = tmp_path / "mined.safetensors"
     assert main(["fit", "--from-index", str(idx), "--source-lang", "en", "--mine-pairs", "--mine-k", "3",
-                 "--mine-threshold", "0.99", "--output", str(out)]) == 0
+                 "--mine-threshold", "0.99", "--mine-center", "--mine-min-pairs", "5", "--output", str(out)]) == 0
     printed = json.loads(capsys.readouterr().out)
     t = load_transform(out)
-    want = fit_mined_shift(embs, langs, "en", encoder=ENC, k=3, threshold=0.99)
+    want = fit_mined_shift(embs, langs, "en", encoder=ENC, k=3, threshold=0.99, center=True, min_pairs=5)
     for lang in ("de", "fr"):
         np.testing.assert_allclose(t.params[lang], want.params[lang], atol=1e-6)
         assert printed["mining"]["languages"][lang]["pairs"] == t.meta["provenance"][lang]["pairs"] > 0
-    assert t.meta["mining"]["k"] == 3 and t.meta["mining"]["origin"] == str(idx)
+    assert t.meta["mining"]["k"] == 3 and t.meta["mining"]["origin"] == str(idx) and t.meta["mining"]["center"]
     assert t.meta["mining"]["languages"]["de"]["rounds"][0]["margin"]["min"] >= 0.99
 
     assert main(["select-alpha", "--index", str(idx), "--transform", str(out), "--k", "10", "--guarded",

@@ -64,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fewer kept pairs: keep the corpus vector for that language (default %d)" % _mining("DEFAULT_MIN_PAIRS"))
     m.add_argument("--mine-rounds", type=int, default=None,
                    help="at most this many shift/re-mine/re-fit rounds (default %d)" % _mining("DEFAULT_MAX_ROUNDS"))
+    m.add_argument("--mine-center", action="store_true",
+                   help="remove the source-language mean from both sides before the cosine (spreads the compressed "
+                        "cosines of anisotropic encoders such as e5)")
     m.add_argument("--mine-tol", type=float, default=None,
                    help="stop when ||V' - V|| <= TOL ||V|| (default %g)" % _mining("DEFAULT_TOL"))
     add_encoder_args(f)
@@ -202,7 +205,8 @@ def _fit_from_index(args: argparse.Namespace) -> int:
         raise MlirkitError("--hybrid-with combines vectors relative to the source language; drop --relative-to-overall")
     mine_opts = {o: v for o, v in (("--mine-k", args.mine_k), ("--mine-threshold", args.mine_threshold),
                                    ("--mine-min-pairs", args.mine_min_pairs), ("--mine-rounds", args.mine_rounds),
-                                   ("--mine-tol", args.mine_tol)) if v is not None}
+                                   ("--mine-tol", args.mine_tol),
+                                   ("--mine-center", args.mine_center or None)) if v is not None}
     if mine_opts and not args.mine_pairs:
         raise MlirkitError(f"{', '.join(mine_opts)} need --mine-pairs")
     if args.mine_pairs:
@@ -236,7 +240,7 @@ def _fit_mined(args: argparse.Namespace) -> int:
 
     embs, langs, encoder = index_document_embeddings(args.from_index)
     opt = {"k": args.mine_k, "threshold": args.mine_threshold, "min_pairs": args.mine_min_pairs,
-           "max_rounds": args.mine_rounds, "tol": args.mine_tol}
+           "max_rounds": args.mine_rounds, "tol": args.mine_tol, "center": True if args.mine_center else None}
     t = mining.fit_mined_shift(embs, langs, args.source_lang, encoder=encoder, origin=str(args.from_index),
                                min_docs=DEFAULT_MIN_DOCS if args.min_docs is None else args.min_docs,
                                only_langs=args.langs, meta={"normalized": bool(encoder.get("normalize", False))},
