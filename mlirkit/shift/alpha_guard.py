@@ -199,7 +199,8 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
             logger.warning("%s: the guarded alpha is 0 (no correction keeps its retrievability and lowers the gap)", l)
     retrievability = {l: {"alpha_0": float(base[languages.index(l)]), "chosen": float(now[languages.index(l)])}
                       for l in moved}
-    info = {"criterion": "guarded", "k": k, "retrievability_k": rk, "probes": int(len(src_rows)), "documents": n, "grid": grid,
+    info = {"criterion": "guarded", "k": k, "retrievability_k": rk, "probes": int(len(src_rows)), "documents": n,
+            "grid": grid,
             "method": transform.method, "source_lang": src,
             "retrievability_definition": f"share of a language's documents in the top {rk} of at least one "
                                          f"{src} document (itself excluded)"}

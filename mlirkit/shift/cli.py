@@ -57,11 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--mine-pairs", action="store_true",
                    help="V_l = mean of (x - y) over mutual ratio-margin nearest neighbours x in l, y in the source "
                         "language, re-mined after shifting until V_l stabilises (starts from the corpus vectors)")
-    m.add_argument("--mine-k", type=int, default=None, help="neighbours in the ratio margin (default %d)" % _mining("DEFAULT_K"))
+    m.add_argument("--mine-k", type=int, default=None,
+                   help="neighbours in the ratio margin (default %d)" % _mining("DEFAULT_K"))
     m.add_argument("--mine-threshold", type=float, default=None,
                    help="keep mutual pairs with margin >= T (default %g)" % _mining("DEFAULT_THRESHOLD"))
     m.add_argument("--mine-min-pairs", type=int, default=None,
-                   help="fewer kept pairs: keep the corpus vector for that language (default %d)" % _mining("DEFAULT_MIN_PAIRS"))
+                   help="fewer kept pairs: keep the corpus vector for that language (default %d)"
+                        % _mining("DEFAULT_MIN_PAIRS"))
     m.add_argument("--mine-rounds", type=int, default=None,
                    help="at most this many shift/re-mine/re-fit rounds (default %d)" % _mining("DEFAULT_MAX_ROUNDS"))
     m.add_argument("--mine-center", action="store_true",

@@ -188,7 +188,8 @@ def mined_language_vector(tgt_raw: np.ndarray, src_raw: np.ndarray, initial: np.
 def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: str, *, encoder: dict[str, Any],
                     initial: ShiftTransform | None = None, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD,
                     min_pairs: int = DEFAULT_MIN_PAIRS, max_rounds: int = DEFAULT_MAX_ROUNDS, tol: float = DEFAULT_TOL,
-                    center: bool = False, min_docs: int | None = None, only_langs: Sequence[str] | None = None, origin: str | None = None,
+                    center: bool = False, min_docs: int | None = None, only_langs: Sequence[str] | None = None,
+                    origin: str | None = None,
                     chunk_rows: int = DEFAULT_CHUNK_ROWS, meta: dict[str, Any] | None = None) -> ShiftTransform:
     """SHIFT vectors from pairs mined in the documents ``embs`` (n, d, untransformed) with languages ``langs``.
 
@@ -253,7 +254,8 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
         "source": origin,
         "encoded_as": "documents",
         "mining": {"formula": formula, "k": int(k), "threshold": float(threshold), "min_pairs": int(min_pairs),
-                   "max_rounds": int(max_rounds), "tol": float(tol), "center": bool(center), "source_docs": int(len(src_rows)),
+                   "max_rounds": int(max_rounds), "tol": float(tol), "center": bool(center),
+                   "source_docs": int(len(src_rows)),
                    "initial": initial.meta.get("corpus_fit", {}).get("formula") or initial.method,
                    "origin": origin, "languages": per_lang},
         "provenance": provenance,
