@@ -12,6 +12,12 @@ Markdown and written with the raw numbers to ``--output`` (JSON).
 ``--benchmark mlirkit/ddtp-nonparallel`` runs the non-parallel variant (each language describes other
 packages; :mod:`mlirkit.datasets.ddtp_nonparallel`): its documents are a subset of the pooled corpus,
 so their embeddings are taken from the pooled corpus's cache entry (``--corpus-from mlirkit/ddtp``).
+
+``shift-mined``: vectors from pseudo-parallel pairs mined in the corpus (:mod:`mlirkit.transforms.mining`,
+``--mine-k``, ``--mine-threshold``; ``shift-mined-c``: the same with ``center=True``). Every shift system is also run at the guarded per-language
+label-free alpha (:mod:`mlirkit.transforms.alpha_guard`, rows "guarded"); the report gives per run the
+largest recall@20 loss of any document language against the base. ``--systems`` keeps only the named
+shift systems (faster).
 """
 from __future__ import annotations
 
@@ -53,6 +59,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--k", type=int, default=20, help="neighbours of the label-free criterion")
     p.add_argument("--permutations", type=int, default=1000)
     p.add_argument("--output", type=Path, required=True)
+    p.add_argument("--mine-k", type=int, default=4, help="neighbours of the mining ratio margin")
+    p.add_argument("--mine-threshold", type=float, default=1.0, help="ratio-margin threshold of mined pairs")
+    p.add_argument("--systems", nargs="+", default=None,
+                   help="keep only these shift systems (e.g. shift-pairs-ood shift-pairs-ddtp shift-corpus shift-mined)")
+    p.add_argument("--no-fixed", action="store_true", help="leave out centering and LIR")
+    p.add_argument("--encode-only", action="store_true",
+                   help="fill the embedding cache (corpus, queries, parallel sets) and stop")
     return p.parse_args(argv)
 
 
@@ -72,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     from mlirkit.transforms.alpha_select import select_alpha
     from mlirkit.transforms.corpus_fit import fit_corpus_shift
     from mlirkit.transforms.hybrid import hybrid_shift
+    from mlirkit.transforms.alpha_guard import select_guarded_alphas
+    from mlirkit.transforms.mining import fit_mined_shift
 
     ensure_numba_cache_dir()
     options: dict[str, Any] = {"max_length": args.max_length, "batch_size": args.batch_size}
@@ -120,9 +135,14 @@ def main(argv: list[str] | None = None) -> int:
         ps = load_parallel(source, sets, source_lang="en", target_langs=data.languages,
                            pairs_per_lang=config.pairs_per_lang)
         embs = cache.embed(encoder, args.encoder, f"parallel-{source}{variant}", "doc", ps.texts, ps.langs)
+        if args.encode_only:
+            continue
         fitted = _fit(ps, embs, fp, config)
         pair_fit[source] = fitted
         transforms[f"shift-pairs-{source}"] = fitted["shift"]
+    if args.encode_only:
+        logger.info("embedding cache filled (%s): %s", root, cache.stats)
+        return 0
     corpus = fit_corpus_shift(doc_embs, doc_langs, "en", encoder=fp, min_docs=args.min_docs, origin=data.name)
     transforms["shift-corpus"] = corpus
     transforms["shift-corpus-overall"] = fit_corpus_shift(doc_embs, doc_langs, "en", encoder=fp, min_docs=args.min_docs,
@@ -143,16 +163,34 @@ def main(argv: list[str] | None = None) -> int:
                                                          if l in covered}})
     transforms["shift-pairs-ood-partial"] = partial
     transforms["hybrid-ood-partial"] = hybrid_shift(partial, corpus, require_langs=data.languages)
+    t0 = time.perf_counter()
+    transforms["shift-mined"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, initial=corpus,
+                                                k=args.mine_k, threshold=args.mine_threshold, origin=data.name)
+    transforms["shift-mined-c"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, initial=corpus,
+                                                  k=args.mine_k, threshold=args.mine_threshold, center=True,
+                                                  origin=data.name)
+    logger.info("mined-pair vectors (%.1fs): %s", time.perf_counter() - t0,
+                {l: p.get("pairs", p.get("mined_pairs")) for l, p in transforms["shift-mined"].meta["provenance"].items()})
+    if args.systems:
+        unknown = sorted(set(args.systems) - set(transforms))
+        if unknown:
+            raise SystemExit(f"unknown --systems {unknown}; known: {sorted(transforms)}")
+        transforms = {n: t for n, t in transforms.items() if n in args.systems}
     fixed = {f"centering-{s}": pair_fit[s]["centering"] for s in pair_fit}
     fixed.update({f"lir-{s}": pair_fit[s]["lir"] for s in pair_fit})
+    if args.no_fixed:
+        fixed = {}
 
     # label-free alphas
     label_free: dict[str, Any] = {}
+    guarded: dict[str, Any] = {}
     for name, t in transforms.items():
         t0 = time.perf_counter()
         sel = select_alpha(doc_embs, doc_langs, t, grid=(0.0, *GRID), k=args.k)
         label_free[name] = sel
-        logger.info("%s: label-free alpha %g (%.1fs)", name, sel.alpha, time.perf_counter() - t0)
+        guarded[name] = select_guarded_alphas(doc_embs, doc_langs, t, grid=(0.0, *GRID), k=args.k)
+        logger.info("%s: label-free alpha %g, guarded %s (%.1fs)", name, sel.alpha, guarded[name].per_language,
+                    time.perf_counter() - t0)
 
     runs: dict[str, dict[str, dict[str, float]]] = {}
 
@@ -166,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         sel = label_free[name]
         run(f"{name}@lf", t, sel.alpha)
         run(f"{name}@lf-lang", t, sel.alpha_spec())
+        run(f"{name}@guard", t, guarded[name].alpha_spec())
     for name, t in fixed.items():
         run(name, t, 1.0)
 
@@ -181,17 +220,20 @@ def main(argv: list[str] | None = None) -> int:
         chosen_dev[name] = best
     main = ["base"]
     for name in transforms:
-        main += [f"{name}@{chosen_dev[name]:g}", f"{name}@lf", f"{name}@lf-lang"]
+        main += [f"{name}@{chosen_dev[name]:g}", f"{name}@lf", f"{name}@lf-lang", f"{name}@guard"]
     main += list(fixed)
     test_sp = data.splits["test"]
     test = evaluate(test_sp.qrels, {r: split_runs["test"][r] for r in main}, metrics, doc_langs=doc_lang_map,
                     query_langs=test_sp.query_langs, significance="fisher", baseline="base", correction="holm",
                     n_permutations=args.permutations, seed=42, breakdown_k=20)
     elapsed = time.perf_counter() - start
-    report = render(args, data, test, main, chosen_dev, label_free, transforms, command, elapsed)
+    drops = recall_drops(test, main)
+    report = render(args, data, test, main, chosen_dev, label_free, transforms, command, elapsed, guarded, drops)
     print(report)
     out = {"command": command, "benchmark": data.summary(), "encoder": args.encoder, "encoder_digest": encoder.digest,
            "chosen_dev_alpha": chosen_dev, "label_free": {n: s.as_dict() for n, s in label_free.items()},
+           "guarded": {n: s.as_dict() for n, s in guarded.items()}, "recall_drop_vs_base": drops,
+           "mining": transforms["shift-mined"].meta.get("mining") if "shift-mined" in transforms else None,
            "provenance": {n: t.meta.get("provenance") for n, t in transforms.items()},
            "test": test.to_dict(), "dev": {r: {m: dev.value(r, m) for m in metrics} for r in dev.runs},
            "seconds": round(elapsed, 1), "markdown": report}
@@ -243,7 +285,26 @@ def _fmt(v: Any, digits: int = 3) -> str:
     return "-" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.{digits}f}"
 
 
-def render(args, data, test, main, chosen_dev, label_free, transforms, command, elapsed) -> str:
+def recall_drops(test: Any, runs: list[str]) -> dict[str, dict[str, Any]]:
+    """Per run: the largest recall@20 loss of a document language against the base, and which language."""
+    df = next((v for k, v in test.per_language.items() if k.startswith("recall@") and "document language" in k), None)
+    if df is None or "base" not in df.index:
+        return {}
+    langs = [c for c in df.columns]
+    out = {}
+    for r in runs:
+        if r == "base" or r not in df.index:
+            continue
+        loss = {str(l): float(df.loc["base", l]) - float(df.loc[r, l]) for l in langs
+                if _isnum(df.loc[r, l]) and _isnum(df.loc["base", l])}
+        worst = max(loss, key=loss.get)
+        out[r] = {"max_drop": round(loss[worst], 4), "lang": worst,
+                  "langs_below_0.01": sorted(l for l, v in loss.items() if v > 0.01 + 1e-9)}
+    return out
+
+
+def render(args, data, test, main, chosen_dev, label_free, transforms, command, elapsed, guarded=None,
+           drops=None) -> str:
     from mlirkit.eval.report import significance_marks
 
     marks = significance_marks(test)
@@ -253,8 +314,8 @@ def render(args, data, test, main, chosen_dev, label_free, transforms, command, 
              f"{s['documents']} documents, {s['queries']['dev']} dev / {s['queries']['test']} test English queries; "
              f"test split; \u2020 = differs from base (p < 0.05, paired Fisher randomization, "
              f"{args.permutations} permutations, Holm over the systems per metric).", "",
-             "| system | alpha | " + " | ".join(metrics) + " | samelang@20 expected |",
-             "|---" * (len(metrics) + 3) + "|"]
+             "| system | alpha | " + " | ".join(metrics) + " | samelang@20 expected | worst language vs base (R@20) |",
+             "|---" * (len(metrics) + 4) + "|"]
     for r in main:
         name, _, how = r.partition("@")
         if not how:
@@ -264,12 +325,30 @@ def render(args, data, test, main, chosen_dev, label_free, transforms, command, 
         elif how == "lf-lang":
             per = label_free[name].per_language
             alpha = f"per language, label-free ({min(per.values()):g}-{max(per.values()):g})" if per else "-"
+        elif how == "guard":
+            g = guarded[name]
+            per = g.per_language
+            edges = sorted(l for l, e in g.at_edge.items() if e)
+            alpha = (f"per language, guarded ({min(per.values()):g}-{max(per.values()):g})"
+                     + (f", at grid edge: {' '.join(edges)}" if edges else "")) if per else "-"
         else:
             alpha = f"{how} (dev)"
         cells = [_fmt(test.value(r, m)) + ("\u2020" if (r, m) in marks else "") for m in metrics]
-        lines.append(f"| {name} | {alpha} | " + " | ".join(cells) + f" | {_fmt(test.value(r, 'samelang@20 (expected)'))} |")
+        d = (drops or {}).get(r)
+        worst = f"{-d['max_drop']:+.3f} {d['lang']}" if d else ""
+        lines.append(f"| {name} | {alpha} | " + " | ".join(cells)
+                     + f" | {_fmt(test.value(r, 'samelang@20 (expected)'))} | {worst} |")
     lines += ["", "Per-language label-free alphas: " + "; ".join(
         f"{n}: " + ", ".join(f"{l}={a:g}" for l, a in sel.per_language.items()) for n, sel in label_free.items()), ""]
+    if guarded:
+        lines += ["Guarded per-language alphas: " + "; ".join(
+            f"{n}: " + ", ".join(f"{l}={a:g}" for l, a in g.per_language.items()) for n, g in guarded.items()), ""]
+    if "shift-mined" in transforms:
+        mining = transforms["shift-mined"].meta["mining"]
+        lines += [f"Mined pairs (k={mining['k']}, margin >= {mining['threshold']:g}): " + ", ".join(
+            f"{l}={r['pairs']} ({len(r['rounds'])} rounds{', fallback' if r['fallback'] else ''}, "
+            f"median margin {(r['margin'] or {}).get('median', float('nan')):.3f})"
+            for l, r in mining["languages"].items()), ""]
     for name, df in test.per_language.items():
         cols = [str(c) for c in df.columns]
         lines += [f"Per language: {name} (test split)", "", "| run | " + " | ".join(cols) + " |",

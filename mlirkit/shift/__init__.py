@@ -21,6 +21,7 @@ from mlirkit.transforms import (TRANSFORMS, CenteringTransform, LanguageTransfor
                                 fit_corpus_shift, fit_from_groups, fit_lir_from_embeddings,
                                 fit_shift_from_embeddings, hybrid_shift, load_transform, parse_alpha,
                                 read_shift_pt, resolve_alpha, save_transform)
+from mlirkit.transforms.mining import fit_mined_shift
 
 _LAZY = {
     "ShiftedFaissIndexer": "mlirkit.shift.indexer",
@@ -43,6 +44,6 @@ __all__ = [
     "TRANSFORMS", "CenteringTransform", "LIRTransform", "LanguageTransform", "OverallShiftTransform", "ShiftTransform",
     "ShiftedFaissIndexer", "apply_to_index", "derive_source", "fit_centering_from_embeddings", "fit_from_groups",
     "fit_corpus_shift", "fit_corpus_shift_from_index", "fit_lir_from_embeddings", "fit_shift_from_embeddings",
-    "hybrid_shift", "load_transform", "parse_alpha", "read_shift_pt", "resolve_alpha", "save_transform",
+    "fit_mined_shift", "hybrid_shift", "load_transform", "parse_alpha", "read_shift_pt", "resolve_alpha", "save_transform",
     "select_alpha_for_index",
 ]

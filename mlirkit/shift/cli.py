@@ -54,6 +54,25 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a pair-fitted shift transform: its vectors where it has them, corpus vectors for the rest")
     c.add_argument("--blend", type=float, default=None, metavar="W",
                    help="with --hybrid-with: V = (1-W) V_pairs + W V_corpus where both exist")
+    m = f.add_argument_group("vectors from pseudo-parallel pairs mined in the index (with --from-index; "
+                             "see docs/shift.md)")
+    m.add_argument("--mine-pairs", action="store_true",
+                   help="V_l = mean of (x - y) over mutual ratio-margin nearest neighbours x in l, y in the source "
+                        "language, re-mined after shifting until V_l stabilises (starts from the corpus vectors)")
+    m.add_argument("--mine-k", type=int, default=None,
+                   help="neighbours in the ratio margin (default %d)" % _mining("DEFAULT_K"))
+    m.add_argument("--mine-threshold", type=float, default=None,
+                   help="keep mutual pairs with margin >= T (default %g)" % _mining("DEFAULT_THRESHOLD"))
+    m.add_argument("--mine-min-pairs", type=int, default=None,
+                   help="fewer kept pairs: keep the corpus vector for that language (default %d)"
+                        % _mining("DEFAULT_MIN_PAIRS"))
+    m.add_argument("--mine-rounds", type=int, default=None,
+                   help="at most this many shift/re-mine/re-fit rounds (default %d)" % _mining("DEFAULT_MAX_ROUNDS"))
+    m.add_argument("--mine-center", action="store_true",
+                   help="remove the source-language mean from both sides before the cosine (spreads the compressed "
+                        "cosines of anisotropic encoders such as e5)")
+    m.add_argument("--mine-tol", type=float, default=None,
+                   help="stop when ||V' - V|| <= TOL ||V|| (default %g)" % _mining("DEFAULT_TOL"))
     add_encoder_args(f)
 
     a = sub.add_parser("apply", help="apply a transform to an existing index, writing a new index")
@@ -81,6 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--grid", nargs="+", type=float, default=None, help="alphas to try (default 0.0 ... 2.0 by 0.1)")
     s.add_argument("--max-probes", type=int, default=2000, help="source-language documents used as probes")
     s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--guarded", action="store_true",
+                   help="also choose per-language alphas that never lower a language's retrievability (share of its "
+                        "documents in some source-language document's top k) below alpha 0 (output key 'guarded')")
+    s.add_argument("--retrievability-k", type=int, default=None,
+                   help="with --guarded: the k of the retrievability guard (default: --k)")
     e = sub.add_parser("evaluate-langid", help="held-out language-identification accuracy and its retrieval effect")
     e.add_argument("--transform", required=True, help="transform fitted with --langid --heldout")
     e.add_argument("--pairs", required=True, metavar="SRC", help="the parallel data the transform was fitted on")
@@ -98,6 +122,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.verbose)
     return {"fit": cmd_fit, "apply": cmd_apply, "inspect": cmd_inspect, "derive": cmd_derive,
             "select-alpha": cmd_select_alpha, "evaluate-langid": cmd_evaluate_langid}[args.command](args)
+
+
+def _mining(name: str) -> Any:
+    from mlirkit.transforms import mining
+
+    return getattr(mining, name)
 
 
 def _default_min_docs() -> int:
@@ -119,7 +149,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if args.max_pairs is not None and args.max_pairs < 1:
         raise MlirkitError("--max-pairs must be at least 1")
     corpus_only = [o for o, v in (("--relative-to-overall", args.relative_to_overall), ("--min-docs", args.min_docs),
-                                  ("--hybrid-with", args.hybrid_with), ("--blend", args.blend)) if v not in (None, False)]
+                                  ("--hybrid-with", args.hybrid_with), ("--blend", args.blend),
+                                  ("--mine-pairs", args.mine_pairs)) if v not in (None, False)]
     if args.from_index is not None:
         return _fit_from_index(args)
     if corpus_only:
@@ -171,6 +202,17 @@ def _fit_from_index(args: argparse.Namespace) -> int:
         raise MlirkitError("--blend needs --hybrid-with PAIRS_TRANSFORM")
     if args.hybrid_with is not None and overall:
         raise MlirkitError("--hybrid-with combines vectors relative to the source language; drop --relative-to-overall")
+    mine_opts = {o: v for o, v in (("--mine-k", args.mine_k), ("--mine-threshold", args.mine_threshold),
+                                   ("--mine-min-pairs", args.mine_min_pairs), ("--mine-rounds", args.mine_rounds),
+                                   ("--mine-tol", args.mine_tol),
+                                   ("--mine-center", args.mine_center or None)) if v is not None}
+    if mine_opts and not args.mine_pairs:
+        raise MlirkitError(f"{', '.join(mine_opts)} need --mine-pairs")
+    if args.mine_pairs:
+        if overall or args.hybrid_with is not None:
+            raise MlirkitError("--mine-pairs fits vectors relative to the source language on their own; "
+                               "drop --relative-to-overall / --hybrid-with")
+        return _fit_mined(args)
     pairs_t = load_transform(args.hybrid_with) if args.hybrid_with is not None else None
     t = fit_corpus_shift_from_index(args.from_index, args.source_lang, relative_to="overall" if overall else "source",
                                     min_docs=DEFAULT_MIN_DOCS if args.min_docs is None else args.min_docs,
@@ -190,6 +232,30 @@ def _fit_from_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fit_mined(args: argparse.Namespace) -> int:
+    from mlirkit.transforms import mining
+    from mlirkit.shift.from_index import index_document_embeddings
+    from mlirkit.transforms.corpus_fit import DEFAULT_MIN_DOCS
+    from mlirkit.transforms.io import save_transform
+
+    embs, langs, encoder = index_document_embeddings(args.from_index)
+    opt = {"k": args.mine_k, "threshold": args.mine_threshold, "min_pairs": args.mine_min_pairs,
+           "max_rounds": args.mine_rounds, "tol": args.mine_tol, "center": True if args.mine_center else None}
+    t = mining.fit_mined_shift(embs, langs, args.source_lang, encoder=encoder, origin=str(args.from_index),
+                               min_docs=DEFAULT_MIN_DOCS if args.min_docs is None else args.min_docs,
+                               only_langs=args.langs, meta={"normalized": bool(encoder.get("normalize", False))},
+                               **{k: v for k, v in opt.items() if v is not None})
+    save_transform(t, args.output, overwrite=args.overwrite)
+    info = t.meta["mining"]
+    _print({"output": str(args.output), "sha256": t.sha256, "method": t.method, "source_lang": t.source_lang,
+            "languages": t.languages, "provenance": t.meta["provenance"],
+            "mining": {**{k: v for k, v in info.items() if k != "languages"},
+                       "languages": {l: {"pairs": r["pairs"], "rounds": len(r["rounds"]), "converged": r["converged"],
+                                         "fallback": r["fallback"], "margin": r["margin"]}
+                                     for l, r in info["languages"].items()}}})
+    return 0
+
+
 def cmd_select_alpha(args: argparse.Namespace) -> int:
     from mlirkit.shift.from_index import select_alpha_for_index
     from mlirkit.transforms.alpha_select import DEFAULT_GRID
@@ -199,7 +265,17 @@ def cmd_select_alpha(args: argparse.Namespace) -> int:
     sel = select_alpha_for_index(args.index, t, criterion=args.criterion, k=args.k,
                                  grid=DEFAULT_GRID if args.grid is None else args.grid,
                                  max_probes=args.max_probes, seed=args.seed)
-    _print({"index": str(args.index), "transform": str(args.transform), **sel.as_dict()})
+    out = {"index": str(args.index), "transform": str(args.transform), **sel.as_dict()}
+    if args.guarded:
+        from mlirkit.transforms.alpha_guard import select_guarded_alphas
+        from mlirkit.shift.from_index import index_document_embeddings
+
+        embs, langs, _ = index_document_embeddings(args.index)
+        grid = DEFAULT_GRID if args.grid is None else args.grid
+        out["guarded"] = select_guarded_alphas(embs, langs, t, grid=sorted({0.0, *grid}), k=args.k,
+                                               max_probes=args.max_probes, seed=args.seed,
+                                               retrievability_k=args.retrievability_k).as_dict()
+    _print(out)
     return 0
 
 
