@@ -28,7 +28,7 @@ ENCODER_CLASS_OPTION = "--encoder-class"
 HELP_FLAGS = frozenset({"-h", "--help"})
 PYSERINI_HELP_HEADING = "Pyserini's own options (passed through):"
 _INT_OPTIONS = {"batch_size", "max_length", "threads"}
-_BOOL_OPTIONS = {"normalize"}
+_BOOL_OPTIONS = {"normalize", "trust_remote_code"}
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 
 
