@@ -91,8 +91,27 @@ def load_encoder(name: str, encoder_class_name: str | None = None, **options: An
     options = {k: v for k, v in options.items() if v is not None}
     if encoder_class_name is None and name in PRESETS:
         preset = PRESETS.get(name)
-        return encoder_class(preset.encoder_class)(preset.model, **{**preset.options, **options})
-    return encoder_class(resolve_encoder_class(name, encoder_class_name))(name, **options)
+        cls = encoder_class(preset.encoder_class)
+        return cls(preset.model, **_known_options(cls, {**preset.options, **options}))
+    cls = encoder_class(resolve_encoder_class(name, encoder_class_name))
+    return cls(name, **_known_options(cls, options))
+
+
+def _known_options(cls: type[Encoder], options: dict[str, Any]) -> dict[str, Any]:
+    """``options``, refused with a one-line error when the class's constructor does not take one."""
+    import inspect
+
+    from mlirkit.base.errors import MlirkitError
+
+    params = inspect.signature(cls.__init__).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return options
+    unknown = sorted(set(options) - set(params))
+    if unknown:
+        taken = sorted(list(params)[2:])  # after self and the model name
+        raise MlirkitError(f"the {cls.class_name} encoder takes no option {', '.join(unknown)} "
+                           f"(it takes: {', '.join(taken)})")
+    return options
 
 
 __all__ = [

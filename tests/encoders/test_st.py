@@ -133,3 +133,21 @@ def test_directory_without_family_is_refused_with_how_to_name_it(tiny_model_dir,
     (d / "config.json").write_text(json.dumps({**config, "_name_or_path": "BAAI/bge-m3"}))
     bge = load_encoder(str(d), "hf", max_length=64)
     assert (bge.family.name, bge.pooling) == ("bge-m3", "cls")
+
+
+def test_an_option_the_class_does_not_take_is_one_line(st_dir):
+    with pytest.raises(MlirkitError, match="the st encoder takes no option family"):
+        load_encoder(str(st_dir), family="bge-m3")
+
+
+def test_detection_without_the_library(st_dir, tiny_model_dir, tmp_path, monkeypatch):
+    """Without sentence-transformers: hf for a pipeline it computes exactly, st (naming the extra) for Dense."""
+    import importlib.util
+
+    plain = _save_st(tiny_model_dir, tmp_path / "plain", dense=False)
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "sentence_transformers" else real_find_spec(name, *a))
+    assert resolve_encoder_class(str(plain)) == "hf"
+    assert resolve_encoder_class(str(st_dir)) == "st"
+    assert resolve_encoder_class(str(tiny_model_dir)) == "hf"  # no modules.json
