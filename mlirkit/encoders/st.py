@@ -23,12 +23,12 @@ import numpy as np
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.threads import torch_threads
 from mlirkit.encoders.base import Encoder
+from mlirkit.encoders.hf import DTYPES
 from mlirkit.encoders.st_config import STConfig, is_st_directory, read_st_config
 
 logger = logging.getLogger(__name__)
 
 EXTRA = "st"
-DTYPES = ("float32", "bfloat16", "float16")
 
 
 def require_sentence_transformers():

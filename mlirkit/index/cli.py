@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging()
+    configure_logging(quiet=getattr(args, "quiet", False))
     if args.command == "merge":
         from mlirkit.index.merge import merge_indexes
 
