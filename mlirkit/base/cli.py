@@ -1,7 +1,9 @@
-"""Shared CLI plumbing: logging set-up (only here, never in library code), ``--threads``
+"""Shared CLI plumbing: logging set-up (only here, never in library code), the argument parser
+every CLI builds (:class:`ArgumentParser`: defaults in ``--help``), ``--threads``
 (:func:`~mlirkit.base.threads.set_threads`), the error boundary."""
 from __future__ import annotations
 
+import argparse
 import logging
 import sys
 import threading
@@ -23,12 +25,61 @@ class _TqdmHandler(logging.StreamHandler):
             self.handleError(record)
 
 
-def configure_logging(verbose: bool = False) -> None:
+def configure_logging(verbose: bool = False, quiet: bool = False) -> None:
+    """Log mlirkit's own messages to stderr: INFO, DEBUG with ``verbose``, only warnings and errors
+    with ``quiet``. Only the ``mlirkit`` logger is configured, never the root logger, so other
+    libraries' INFO chatter (faiss's loader, ...) stays silent; their warnings still show (Python's
+    last-resort handler). ``quiet`` also turns off transformers' and huggingface_hub's progress bars
+    ("Loading weights") and transformers' advisory messages."""
     handler = _TqdmHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    package = logging.getLogger("mlirkit")
+    for old in [h for h in package.handlers if isinstance(h, _TqdmHandler)]:
+        package.removeHandler(old)
+    package.addHandler(handler)
+    package.propagate = False
+    package.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
+    if quiet:
+        _quiet_third_party()
+
+
+def _quiet_third_party() -> None:
+    """Progress bars and advisory logging of the Hugging Face libraries off (before or after their import)."""
+    import os
+
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    if "huggingface_hub" in sys.modules:
+        sys.modules["huggingface_hub"].utils.disable_progress_bars()
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions as written, and each option's default appended to its help as ``(default: X)``
+    unless the help already says its default or there is none (None, False, suppressed)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        help_text = action.help or ""
+        default = action.default
+        if ("default" in help_text.lower() or default is None or default is False
+                or default is argparse.SUPPRESS or action.option_strings == []
+                or isinstance(action, (argparse._HelpAction, argparse._VersionAction))):
+            return help_text
+        shown = " ".join(map(str, default)) if isinstance(default, (list, tuple)) else default
+        return f"{help_text} (default: {shown})".strip() if help_text else f"(default: {shown})"
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """The parser of every mlirkit CLI: :class:`HelpFormatter` (defaults shown), also in subcommands."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
 
 def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:

@@ -28,6 +28,7 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.encoders.base import Encoder
+from mlirkit.base.progress import plural
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +128,7 @@ class EmbeddingCache:
         parts = path.with_suffix(".parts")
         parts.mkdir(parents=True, exist_ok=True)
         encode = encoder.encode_docs if side == "doc" else encoder.encode_queries
-        desc = f"encode {encoder_name} {label} ({side}s)"
+        desc = f"encode {encoder_name} {label} ({plural(side)})"
         with tqdm(total=n, desc=desc, unit=side, disable=not self.show_progress, dynamic_ncols=True) as bar:
             for i, start in enumerate(range(0, n, self.chunk_size)):
                 idx = order[start:start + self.chunk_size]

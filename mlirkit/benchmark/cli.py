@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 from mlirkit.benchmark.config import (DEFAULT_BENCHMARK, DEFAULT_ENCODER_OPTIONS, DEFAULT_ENCODERS, METRICS,
                                       BenchmarkConfig)
-from mlirkit.base.cli import configure_logging
+from mlirkit.base.cli import ArgumentParser, configure_logging
 from mlirkit.base.errors import MlirkitError
 
 logger = logging.getLogger(__name__)
@@ -25,8 +25,7 @@ def _alpha(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mlirkit.benchmark", description=__doc__,
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = ArgumentParser(prog="python -m mlirkit.benchmark", description=__doc__)
     p.add_argument("--encoders", nargs="+", default=list(DEFAULT_ENCODERS),
                    help="encoder presets, Hugging Face ids or local model paths")
     p.add_argument("--query-langs", nargs="+", default=["en"], help="query languages (one benchmark id each)")
@@ -86,7 +85,7 @@ def encoder_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging()
+    configure_logging(quiet=args.quiet)
     config = BenchmarkConfig(
         encoders=tuple(args.encoders), query_langs=tuple(args.query_langs),
         languages=None if args.languages is None else tuple(args.languages),

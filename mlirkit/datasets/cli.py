@@ -5,13 +5,13 @@ import argparse
 import json
 from typing import Sequence
 
-from mlirkit.base.cli import configure_logging
+from mlirkit.base.cli import ArgumentParser, configure_logging
 
 
 def build_parser() -> argparse.ArgumentParser:
     from mlirkit.datasets.export import ExportFormat
 
-    p = argparse.ArgumentParser(prog="python -m mlirkit.datasets", description=__doc__)
+    p = ArgumentParser(prog="python -m mlirkit.datasets", description=__doc__)
     p.add_argument("-v", "--verbose", action="store_true")
     sub = p.add_subparsers(dest="command", required=True)
     ls = sub.add_parser("list", help="ids, languages, sizes, whether their files are here (offline)")

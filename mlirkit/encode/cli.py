@@ -8,7 +8,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from mlirkit.base.cli import configure_logging, set_threads
+from mlirkit.base.cli import ArgumentParser, configure_logging, set_threads
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN
@@ -28,10 +28,11 @@ logger = logging.getLogger(__name__)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mlirkit.encode", description=__doc__)
+    p = ArgumentParser(prog="python -m mlirkit.encode", description=__doc__)
     p.add_argument("--corpus", required=True,
                    help="BEIR corpus.jsonl, Pyserini JSONL, TSV (id, text[, lang]), optionally .gz, or an ir_datasets id")
-    p.add_argument("--index", required=True, help="output index directory")
+    p.add_argument("--index", "--output", dest="index", required=True,
+                   help="output index directory (--index: the name mlirkit.search reads it by)")
     add_encoder_args(p)
     p.add_argument("--default-lang", default=None, help="language of documents that have none")
     p.add_argument("--text-field", nargs="+", default=None, help="JSONL fields joined as the document text")
@@ -59,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging()
+    configure_logging(quiet=args.quiet)
     if not 0 <= args.shard_id < args.num_shards:
         raise MlirkitError(f"--shard-id {args.shard_id} must be in [0, --num-shards {args.num_shards})")
     refuse_existing(Path(args.index), args.overwrite)

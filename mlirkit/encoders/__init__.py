@@ -10,12 +10,17 @@ Two registries, both lazy (nothing heavy is imported until an encoder is built):
 
 :func:`load_encoder` resolves a name: an explicit ``encoder_class`` wins; otherwise a preset name;
 otherwise a directory saved by mlirkit's DCL trainer (recognised by its ``mlirkit_dcl.json``);
-otherwise the ``hf`` class, which accepts any HF id or local path and reports close preset names
-when the model cannot be found.
+otherwise, for a sentence-transformers model (a directory with ``modules.json``, or an HF id whose
+cached snapshot has one), the ``st`` class, which runs the model's own pipeline with the
+``sentence-transformers`` library; when that library is missing and the pipeline is one the ``hf``
+class computes exactly (Transformer, Pooling mean/cls/lasttoken, Normalize: no Dense), ``hf``, which
+reads the pooling, normalisation and prompts from the same files; otherwise the ``hf`` class, which
+accepts any HF id or local path and reports close preset names when the model cannot be found.
 """
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +32,7 @@ ENCODER_CLASSES: Registry[str] = Registry("encoder class")
 ENCODER_CLASSES.register("hf", "mlirkit.encoders.hf:HFEncoder")
 ENCODER_CLASSES.register("usem", "mlirkit.encoders.usem:USEMEncoder")
 ENCODER_CLASSES.register("dcl", "mlirkit.encoders.dcl:DCLEncoder")
+ENCODER_CLASSES.register("st", "mlirkit.encoders.st:STEncoder")
 
 
 @dataclass(frozen=True)
@@ -55,12 +61,24 @@ def encoder_class(name: str) -> type[Encoder]:
 
 def resolve_encoder_class(name: str, encoder_class_name: str | None = None) -> str:
     """The encoder class :func:`load_encoder` builds for ``name``: the given one, else the preset's, else
-    ``"dcl"`` for a DCL model directory, else ``"hf"``."""
+    ``"dcl"`` for a DCL model directory, else ``"st"`` for a sentence-transformers model (see the
+    module docstring), else ``"hf"``."""
     if encoder_class_name is not None:
         return encoder_class_name
     if name in PRESETS:
         return PRESETS.get(name).encoder_class
-    return "dcl" if (Path(name) / DCL_MARKER).is_file() else "hf"
+    if (Path(name) / DCL_MARKER).is_file():
+        return "dcl"
+    from mlirkit.encoders.st_config import sentence_transformers_directory
+
+    st_dir = sentence_transformers_directory(name)
+    if st_dir is None:
+        return "hf"
+    if importlib.util.find_spec("sentence_transformers") is not None:
+        return "st"
+    from mlirkit.encoders.st_config import read_st_config
+
+    return "hf" if read_st_config(st_dir).hf_compatible() is None else "st"  # st: names the missing extra
 
 
 def load_encoder(name: str, encoder_class_name: str | None = None, **options: Any) -> Encoder:
@@ -73,8 +91,27 @@ def load_encoder(name: str, encoder_class_name: str | None = None, **options: An
     options = {k: v for k, v in options.items() if v is not None}
     if encoder_class_name is None and name in PRESETS:
         preset = PRESETS.get(name)
-        return encoder_class(preset.encoder_class)(preset.model, **{**preset.options, **options})
-    return encoder_class(resolve_encoder_class(name, encoder_class_name))(name, **options)
+        cls = encoder_class(preset.encoder_class)
+        return cls(preset.model, **_known_options(cls, {**preset.options, **options}))
+    cls = encoder_class(resolve_encoder_class(name, encoder_class_name))
+    return cls(name, **_known_options(cls, options))
+
+
+def _known_options(cls: type[Encoder], options: dict[str, Any]) -> dict[str, Any]:
+    """``options``, refused with a one-line error when the class's constructor does not take one."""
+    import inspect
+
+    from mlirkit.base.errors import MlirkitError
+
+    params = inspect.signature(cls.__init__).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return options
+    unknown = sorted(set(options) - set(params))
+    if unknown:
+        taken = sorted(list(params)[2:])  # after self and the model name
+        raise MlirkitError(f"the {cls.class_name} encoder takes no option {', '.join(unknown)} "
+                           f"(it takes: {', '.join(taken)})")
+    return options
 
 
 __all__ = [

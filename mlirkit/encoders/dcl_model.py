@@ -22,6 +22,7 @@ import torch
 import torch.nn as nn
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.progress import plural
 
 logger = logging.getLogger(__name__)
 
@@ -220,7 +221,8 @@ class DisentangledEncoder(nn.Module):
         was_training = self.training
         self.eval()
         try:
-            for start in tqdm(range(0, len(order), batch_size), disable=not show_progress, desc=f"encode {side}s"):
+            for start in tqdm(range(0, len(order), batch_size), disable=not show_progress,
+                              desc=f"encode {plural(side)}", unit="batch"):
                 idx = order[start:start + batch_size]
                 enc = self.tokenize([texts[i] for i in idx], prefix, max_length)
                 h, _ = self.encode_hidden(enc["input_ids"].to(device), enc["attention_mask"].to(device))

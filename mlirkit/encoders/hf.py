@@ -33,6 +33,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from mlirkit.encoders.base import Encoder
+from mlirkit.encoders.family_detect import resolve_family
 from mlirkit.encoders.prefixes import FAMILIES, POOLINGS, ModelFamily, family_for
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.registry import Registry, did_you_mean
@@ -100,6 +101,7 @@ class HFEncoder(Encoder):
         revision: str | None = None,
         trust_remote_code: bool = False,
         quantize: str | None = None,
+        family: str | None = None,
     ) -> None:
         import torch
 
@@ -130,21 +132,19 @@ class HFEncoder(Encoder):
         if quantize and self.device.type != "cpu":
             raise MlirkitError("quantize='int8' (dynamic quantisation) runs on the CPU only; use device='cpu'")
 
-        path, model_id, source, family, local = self._resolve(model)
+        path, model_id, source, found, local = self._resolve(model)
         self.model_id = model_id
         self.source = source
-        self.family = family
         self.model, self.tokenizer = self._load(path, model, revision, trust_remote_code, local)
         self._revision = revision
+        self.family = family = resolve_family(found, family, path if local else None, explicit=(
+            pooling, normalize, query_prefix, doc_prefix), model=model)  # mlirkit.encoders.family_detect
 
         self.pooling = pooling or (family.pooling if family else "mean")
         self.normalize = bool(family.normalize if (normalize is None and family) else (normalize or False))
         self.query_prefix = query_prefix if query_prefix is not None else (family.query_prefix if family else "")
         self.doc_prefix = doc_prefix if doc_prefix is not None else (family.doc_prefix if family else "")
-        if family is None and pooling is None:
-            log.info("%s is not in the model-family table: mean pooling, no prompts, no normalisation "
-                     "(pass pooling/normalize/query_prefix/doc_prefix to change)", model)
-        elif family is not None and family.note:
+        if family is not None and family.note:
             log.info("%s (%s family): %s", model, family.name, family.note)
         self.max_length = self._usable_length(int(max_length))
 
@@ -170,7 +170,8 @@ class HFEncoder(Encoder):
                 meta = json.loads((path / SIDECAR).read_text())
             except ValueError as e:
                 raise MlirkitError(f"{path / SIDECAR}: invalid JSON ({e})") from None
-        family = FAMILIES.get(meta["family"]) if meta.get("family") else family_for(meta.get("model"))
+        family = meta["family"] if meta.get("family") == "none" else (  # "none": no family, on purpose
+            FAMILIES.get(meta["family"]) if meta.get("family") else family_for(meta.get("model")))
         return str(path), meta.get("model") or str(path), meta.get("source"), family, True
 
     def _unknown(self, model: str, reason: str) -> MlirkitError:

@@ -9,7 +9,7 @@ from mlirkit.encoders.hf import DTYPES, QUANTIZE
 from mlirkit.encoders.prefixes import POOLINGS
 
 OPTION_NAMES = ("batch_size", "max_length", "pooling", "normalize", "query_prefix", "doc_prefix",
-                "device", "dtype", "quantize", "threads")
+                "device", "dtype", "quantize", "threads", "family", "trust_remote_code")
 
 
 def add_encoder_args(parser: argparse.ArgumentParser, *, required: bool = False, default: str | None = DEFAULT_ENCODER) -> None:
@@ -30,6 +30,13 @@ def add_encoder_args(parser: argparse.ArgumentParser, *, required: bool = False,
     g.add_argument("--quantize", choices=QUANTIZE, default=None,
                    help="dynamic quantisation of the linear layers (hf, CPU; changes vectors, see docs/encoders.md)")
     g.add_argument("--threads", type=int, default=None, help="CPU threads for encoding and FAISS")
+    g.add_argument("--family", default=None,
+                   help="model family of an hf model that does not say (mlirkit.encoders.prefixes: "
+                        "multilingual-e5, bge-m3, qwen3-embedding, ...; 'none': mean pooling, no prompts, "
+                        "no normalisation)")
+    g.add_argument("--trust-remote-code", action="store_true", default=None,
+                   help="let transformers / sentence-transformers run the model's own code "
+                        "(gte-Qwen2, llama-nemotron-embed)")
 
 
 def encoder_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 The table follows the models' own cards (the setups the SHIFT authors evaluated): multilingual-e5
 ("query: " / "passage: ", mean pooling), bge-m3 (CLS, no prompt), Qwen3-Embedding and gte-Qwen2
-(last-token pooling, an instruction on the query side only), llama-nemotron-embed ("query: " /
+(last-token pooling, an instruction on the query side only, ending in ``"Query: "`` as in the SHIFT
+authors' ``src/shift/models.py``), llama-nemotron-embed ("query: " /
 "passage: ", mean pooling) and EmbeddingGemma ("task: search result | query: " / "title: none | text: ",
 mean pooling). All are L2-normalised by their reference pipelines.
 
@@ -65,7 +66,10 @@ _register(ModelFamily(
 ))
 _register(ModelFamily(
     "qwen3-embedding", ("qwen/qwen3-embedding-0.6b", "qwen/qwen3-embedding-4b", "qwen/qwen3-embedding-8b"),
-    pooling="last", normalize=True, query_prefix=f"Instruct: {WEB_SEARCH_TASK}\nQuery:", doc_prefix="",
+    pooling="last", normalize=True, query_prefix=f"Instruct: {WEB_SEARCH_TASK}\nQuery: ", doc_prefix="",
+    # "Query: " with its space, as the SHIFT authors' code writes it for Qwen3-Embedding and gte-Qwen2
+    # (QWEN_QUERY_PROMPT, src/shift/models.py, github.com/yjoonjang/SHIFT @ c610626); the model card's
+    # own prompt (config_sentence_transformers.json, the st encoder's) ends in "Query:" without it
 ))
 _register(ModelFamily(
     "gte-qwen2", ("alibaba-nlp/gte-qwen2-1.5b-instruct", "alibaba-nlp/gte-qwen2-7b-instruct"),
@@ -81,8 +85,9 @@ _register(ModelFamily(
     "embeddinggemma", ("google/embeddinggemma-300m",),
     pooling="mean", normalize=True,
     query_prefix="task: search result | query: ", doc_prefix="title: none | text: ",
-    note="the sentence-transformers Dense projection (768->3072->768) is not applied: the hf "
-         "encoder returns the pooled transformer output",
+    note="the hf encoder does not apply the sentence-transformers Dense projection (768->3072->768) "
+         "that the SHIFT authors' SentenceTransformer pipeline applies: use --encoder-class st (the "
+         "default for a directory with modules.json when sentence-transformers is installed)",
 ))
 
 

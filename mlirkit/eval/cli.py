@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from mlirkit.base.cli import configure_logging
+from mlirkit.base.cli import ArgumentParser, configure_logging
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.options import split_key_value
 from mlirkit.eval.numba_cache import ensure_numba_cache_dir
@@ -65,8 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     from mlirkit.eval.report import REPORT_FORMATS
     from mlirkit.eval.significance import CORRECTIONS, TESTS
 
-    p = argparse.ArgumentParser(prog="python -m mlirkit.eval", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="python -m mlirkit.eval", description=__doc__)
     p.add_argument("--qrels", required=True,
                    help="TREC 4-column qrels or BEIR TSV (with header), optionally .gz, or an ir_datasets id")
     p.add_argument("--runs", required=True, nargs="+", help="TREC run files (6 columns), optionally .gz")
@@ -74,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metrics", required=True, nargs="+",
                    help=f"metric@k names; families: {', '.join(known_metric_examples())}")
     _add_lang_args(p)
-    p.add_argument("--report", action="append", default=[], metavar="PATH",
+    p.add_argument("--report", "--output", dest="report", action="append", default=[], metavar="PATH",
                    help=f"write a report; type by extension ({', '.join(REPORT_FORMATS.names())}); repeatable")
     p.add_argument("--per-query", action="store_true", help="include per-query scores in JSON reports")
     p.add_argument("--significance", default="fisher", choices=TESTS.names() + ["none"],
@@ -153,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def build_plot_parser() -> argparse.ArgumentParser:
     from mlirkit.transforms.alpha import Alpha, add_alpha_arg
 
-    p = argparse.ArgumentParser(prog="python -m mlirkit.eval plot", description="Figures: PNG and SVG.")
+    p = ArgumentParser(prog="python -m mlirkit.eval plot", description="Figures: PNG and SVG.")
     sub = p.add_subparsers(dest="kind", required=True)
     a = sub.add_parser("alpha", help="metrics against SHIFT's alpha")
     a.add_argument("--sweep", help="JSON {alpha: {metric: value}}")
@@ -164,7 +163,8 @@ def build_plot_parser() -> argparse.ArgumentParser:
                    help="horizontal reference lines from JSON reports")
     a.add_argument("--metrics", nargs="+", default=["ndcg@20", "tlr@20"])
     a.add_argument("--title")
-    a.add_argument("--out", required=True, metavar="PREFIX")
+    a.add_argument("--out", "--output", dest="out", required=True, metavar="PREFIX",
+                   help="output file prefix (PREFIX.png and PREFIX.svg)")
     m = sub.add_parser("mix", help="language distribution of the top k per run")
     m.add_argument("--runs", required=True, nargs="+")
     m.add_argument("--names", nargs="+")
@@ -172,7 +172,8 @@ def build_plot_parser() -> argparse.ArgumentParser:
     m.add_argument("--qrels", help="add a bar for the relevant documents")
     m.add_argument("--k", type=int, default=20)
     m.add_argument("--title")
-    m.add_argument("--out", required=True, metavar="PREFIX")
+    m.add_argument("--out", "--output", dest="out", required=True, metavar="PREFIX",
+                   help="output file prefix (PREFIX.png and PREFIX.svg)")
     j = sub.add_parser("projection", help="2-D projection of document embeddings by language, before/after")
     j.add_argument("--index", required=True, help="index directory (embeddings.npy if present, else its vectors)")
     j.add_argument("--after-index", help="index of the same documents after a transform (its indexed vectors)")
@@ -181,7 +182,8 @@ def build_plot_parser() -> argparse.ArgumentParser:
     j.add_argument("--method", default="pca", choices=["pca", "tsne"])
     j.add_argument("--max-points", type=int, default=3000)
     j.add_argument("--seed", type=int, default=0)
-    j.add_argument("--out", required=True, metavar="PREFIX")
+    j.add_argument("--out", "--output", dest="out", required=True, metavar="PREFIX",
+                   help="output file prefix (PREFIX.png and PREFIX.svg)")
     for sp in (a, m, j):
         sp.add_argument("-v", "--verbose", action="store_true")
     return p

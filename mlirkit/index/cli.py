@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from mlirkit.base.cli import configure_logging, set_threads
+from mlirkit.base.cli import ArgumentParser, configure_logging, set_threads
 from mlirkit.index.types import add_index_type_args, index_spec_from_args
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mlirkit.index", description=__doc__)
+    p = ArgumentParser(prog="python -m mlirkit.index", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     m = sub.add_parser("merge", help="merge shard index directories (same encoder and transform) into one")
     m.add_argument("shards", nargs="+", metavar="SHARD_DIR", help="index directories to merge")
@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging()
+    configure_logging(quiet=getattr(args, "quiet", False))
     if args.command == "merge":
         from mlirkit.index.merge import merge_indexes
 

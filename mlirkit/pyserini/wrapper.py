@@ -25,8 +25,10 @@ from mlirkit.base.options import split_key_value
 logger = logging.getLogger(__name__)
 
 ENCODER_CLASS_OPTION = "--encoder-class"
+HELP_FLAGS = frozenset({"-h", "--help"})
+PYSERINI_HELP_HEADING = "Pyserini's own options (passed through):"
 _INT_OPTIONS = {"batch_size", "max_length", "threads"}
-_BOOL_OPTIONS = {"normalize"}
+_BOOL_OPTIONS = {"normalize", "trust_remote_code"}
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 
 
@@ -82,6 +84,9 @@ def split_wrapper_args(parser: argparse.ArgumentParser, argv: Sequence[str] | No
     if args.wrapper_help:
         parser.print_help()
         return None
+    if HELP_FLAGS & set(rest):  # -h / --help: the wrapper's options first, then Pyserini prints its own
+        parser.print_help()
+        print(f"\n{PYSERINI_HELP_HEADING}", flush=True)
     options = parse_encoder_options(args.encoder_option)
     for flag, key, type_ in shared_options:
         value = peek_option(rest, flag, type_)
@@ -158,5 +163,12 @@ def run_pyserini_module(module: str, argv: Sequence[str], class_names: Sequence[
             if e.code is None or isinstance(e.code, int):
                 return int(e.code or 0)
             print(e.code, file=sys.stderr)
+            return 1
+        except MlirkitError:
+            raise  # mlirkit's own (encoder, transform): run_cli prints it, exit 2
+        except Exception as e:  # Pyserini's own failure: one line, exit 1 (the traceback with --verbose logging)
+            logger.debug("%s failed", module, exc_info=True)
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            print(f"error: {module}: {type(e).__name__}{': ' + first if first else ''}", file=sys.stderr)
             return 1
     return 0

@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 from typing import Sequence
 
-from mlirkit.base.cli import configure_logging, set_threads
+from mlirkit.base.cli import ArgumentParser, configure_logging, set_threads
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.base.fs import refuse_existing
 
@@ -15,7 +15,7 @@ logger = logging.getLogger(__name__)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mlirkit.search", description=__doc__)
+    p = ArgumentParser(prog="python -m mlirkit.search", description=__doc__)
     p.add_argument("--index", required=True, nargs="+", metavar="DIR",
                    help="index directory (mlirkit.encode or Pyserini); several, or a directory of shard-* "
                         "subdirectories, are searched as one (faiss.IndexShards)")
@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging()
+    configure_logging(quiet=args.quiet)
     refuse_existing(Path(args.output), args.overwrite)
     from mlirkit.io.topics import read_topics
     from mlirkit.io.trec import write_run

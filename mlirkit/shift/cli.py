@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 from typing import Any, Sequence
 
-from mlirkit.base.cli import configure_logging
+from mlirkit.base.cli import ArgumentParser, configure_logging
 from mlirkit.base.errors import MlirkitError
 
 logger = logging.getLogger(__name__)
@@ -20,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     from mlirkit.transforms.options import add_transform_args
     from mlirkit.transforms.transform import TRANSFORMS
 
-    p = argparse.ArgumentParser(prog="python -m mlirkit.shift", description=__doc__)
+    p = ArgumentParser(prog="python -m mlirkit.shift", description=__doc__)
     p.add_argument("-v", "--verbose", action="store_true")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -42,7 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fraction of ids (chosen by a hash of the id) kept out of the fit; with --langid the "
                         "classifier's accuracy on them is stored")
     f.add_argument("--langid-threshold", type=float, default=0.9, help="threshold for the held-out coverage figure")
-    f.add_argument("--overwrite", action="store_true")
+    f.add_argument("--overwrite", action="store_true", help="replace an existing output file")
+    f.add_argument("--force", action="store_true",
+                   help="import a .pt vector file that records another model than the encoder's (warned)")
     c = f.add_argument_group("corpus-fitted SHIFT vectors (instead of --pairs; see docs/shift.md)")
     c.add_argument("--from-index", default=None, metavar="DIR",
                    help="fit V_l = mean(l documents) - mean(source documents) from this index's untransformed vectors")
@@ -287,7 +289,7 @@ def _import_pt(args: argparse.Namespace) -> int:
     if args.method != "shift":
         raise MlirkitError(f"{args.pairs} holds SHIFT vectors; use --method shift to import it")
     t = import_shift_pt(args.pairs, lambda: encoder_from_args(args), encoder_name=args.encoder,
-                        source_lang=args.source_lang, langs=args.langs)
+                        source_lang=args.source_lang, langs=args.langs, force=args.force)
     save_transform(t, args.output, overwrite=args.overwrite)
     _print({"output": str(args.output), "sha256": t.sha256, "method": "shift",
             "imported": t.meta["imported_from"]["model_name"], "source_lang": t.source_lang,

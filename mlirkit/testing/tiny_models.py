@@ -25,7 +25,7 @@ TINY_SPEC: dict[str, Any] = {
     "intermediate_size": 64,
     "max_position_embeddings": 514,
     "seed": 1234,
-    "format": 1,
+    "format": 2,
 }
 
 
@@ -74,6 +74,8 @@ def build_tiny_hf_model(directory: str | os.PathLike[str], *, seed: int | None =
             model = XLMRobertaModel(config)  # with pooler, so AutoModel loads every weight
         model.eval()
         model.save_pretrained(str(tmp), safe_serialization=True)
+        # random weights: no model family on purpose (mean pooling, no prompts, no normalisation)
+        (tmp / "mlirkit_encoder.json").write_text(json.dumps({"family": "none"}) + "\n")
         for item in sorted(tmp.iterdir()):
             target = directory / item.name
             if target.is_dir():

@@ -12,7 +12,7 @@ import json
 import typing
 from typing import Any, Sequence
 
-from mlirkit.base.cli import configure_logging
+from mlirkit.base.cli import ArgumentParser, configure_logging
 from mlirkit.train.config import ABLATIONS, TrainConfig
 
 
@@ -21,7 +21,7 @@ def _flag(name: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mlirkit.train", description=__doc__.splitlines()[0])
+    p = ArgumentParser(prog="python -m mlirkit.train", description=__doc__.splitlines()[0])
     p.add_argument("config_path", nargs="?", help="config file (JSON or YAML); same as --config")
     p.add_argument("--config", dest="config_opt", help="config file (JSON or YAML)")
     p.add_argument("--ablation", choices=ABLATIONS.names(), help="apply an ablation preset")
@@ -30,19 +30,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--print-config", action="store_true", help="print the resolved config as JSON and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--no-progress", dest="quiet", action="store_true", help=argparse.SUPPRESS)  # deprecated alias
-    p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     hints = typing.get_type_hints(TrainConfig)
+    from mlirkit.train.config_help import field_help
+
     for f in dataclasses.fields(TrainConfig):
-        hint = hints[f.name]
+        hint, text = hints[f.name], field_help(TrainConfig, f)
         args = [a for a in typing.get_args(hint) if a is not type(None)]
         base = args[0] if args else hint
         if hint is bool:
-            p.add_argument(_flag(f.name), dest=f.name, action=argparse.BooleanOptionalAction, default=None)
+            p.add_argument(_flag(f.name), dest=f.name, action=argparse.BooleanOptionalAction, default=None,
+                           help=text)
         elif typing.get_origin(base) is list or typing.get_origin(hint) is list:
-            p.add_argument(_flag(f.name), dest=f.name, nargs="*", default=None, metavar="X")
+            p.add_argument(_flag(f.name), dest=f.name, nargs="*", default=None, metavar="X", help=text)
         else:
-            p.add_argument(_flag(f.name), dest=f.name, type=base if base in (int, float) else str, default=None,
-                           metavar=base.__name__.upper() if hasattr(base, "__name__") else "X")
+            flags = [_flag(f.name)] + (["--output"] if f.name == "output_dir" else [])  # --output: the CLIs' name
+            p.add_argument(*flags, dest=f.name, type=base if base in (int, float) else str, default=None,
+                           metavar=base.__name__.upper() if hasattr(base, "__name__") else "X", help=text)
     return p
 
 
@@ -60,7 +64,7 @@ def resolve_config(args: argparse.Namespace) -> TrainConfig:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging(args.verbose)
+    configure_logging(args.verbose, quiet=args.quiet)
     cfg = resolve_config(args)
     if args.print_config:
         print(json.dumps(cfg.to_dict(), indent=2, ensure_ascii=False))

@@ -14,15 +14,25 @@ from mlirkit.transforms.shift import ShiftTransform
 logger = logging.getLogger(__name__)
 
 
+def same_model(recorded: str, model: str) -> bool:
+    """Whether the file's ``model_name`` names the encoder's model: equal ids, or equal last path
+    components (the authors' code records an HF id or the local directory it loaded), case-insensitive."""
+    a, b = recorded.strip().rstrip("/").lower(), model.strip().rstrip("/").lower()
+    return a == b or a.replace("\\", "/").split("/")[-1] == b.replace("\\", "/").split("/")[-1]
+
+
 def import_shift_pt(path: str | os.PathLike, encoder: Encoder | Callable[[], Encoder], *, encoder_name: str,
-                    source_lang: str | None = None, langs: Sequence[str] | None = None) -> ShiftTransform:
+                    source_lang: str | None = None, langs: Sequence[str] | None = None,
+                    force: bool = False) -> ShiftTransform:
     """The vectors of ``path`` (only ``langs`` if given) recorded for ``encoder``, whose dimension they must have.
 
     ``encoder`` may be a function that builds it: called once the file is read and checked, so a bad file
     fails before a model loads.
 
-    ``source_lang``, if given, must be the file's own; a model name in the file that does not match the
-    encoder's is warned about (the file does not say which prefix or pooling its vectors were made with).
+    ``source_lang``, if given, must be the file's own. The file's ``model_name``, when it records one, must
+    name the encoder's model (:func:`same_model`; the encoder's HF id, e.g. from the preset's
+    ``mlirkit_encoder.json``): another model's vectors are refused, or warned about with ``force``. The
+    file does not say which prefix or pooling its vectors were made with: those are the encoder's.
     """
     model_name, source, vectors = read_shift_pt(path)
     if source_lang and source_lang != source:
@@ -37,8 +47,13 @@ def import_shift_pt(path: str | os.PathLike, encoder: Encoder | Callable[[], Enc
         raise MlirkitError(f"{path} has {dim}-d vectors but encoder {encoder_name} gives {encoder.dim}-d embeddings")
     fp = encoder.fingerprint
     model = str(fp.get("model") or fp.get("model_name") or encoder_name)
-    if model_name and model_name.split("/")[-1] not in model:
-        logger.warning("%s was made with %r; recording it for encoder %r", path, model_name, model)
+    if not model_name:
+        logger.info("%s records no model name: only its dimension (%d) is checked", path, dim)
+    elif not same_model(model_name, model):
+        if not force:
+            raise MlirkitError(f"{path} was made with model {model_name!r}, not the encoder's {model!r} "
+                               f"(--force imports it anyway)")
+        logger.warning("%s was made with %r; recording it for encoder %r (--force)", path, model_name, model)
     meta = {"pairs": None, "source": str(path), "imported_from": {"file": Path(path).name,
             "model_name": model_name, "format": "SHIFT authors' torch .pt"},
             "prefix": fp.get("doc_prefix"), "normalized": False, "encoder_name": encoder_name}

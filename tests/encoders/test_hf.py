@@ -120,7 +120,7 @@ def test_family_table_matches_whole_ids_only():
     assert family_for("intfloat/multilingual-e5-large-instruct").name == "multilingual-e5-instruct"
     assert family_for("BAAI/bge-m3").pooling == "cls"
     q3 = family_for("Qwen/Qwen3-Embedding-0.6B")
-    assert q3.pooling == "last" and q3.query_prefix == f"Instruct: {WEB_SEARCH_TASK}\nQuery:" and q3.doc_prefix == ""
+    assert q3.pooling == "last" and q3.query_prefix == f"Instruct: {WEB_SEARCH_TASK}\nQuery: " and q3.doc_prefix == ""
     assert family_for("Alibaba-NLP/gte-Qwen2-7B-instruct").pooling == "last"
     gemma = family_for("google/embeddinggemma-300m")
     assert (gemma.query_prefix, gemma.doc_prefix) == ("task: search result | query: ", "title: none | text: ")

@@ -154,3 +154,33 @@ def test_anserini_jar_override_and_missing_jar(monkeypatch, tmp_path):
         anserini_jar()
     (tmp_path / "anserini-9.9.9-fatjar.jar").write_bytes(b"")
     assert anserini_jar() == tmp_path / "anserini-9.9.9-fatjar.jar"
+
+
+def test_pyserini_failure_is_one_line_exit_1(tmp_path, monkeypatch, capsys):
+    """A Pyserini module that raises: one ``error:`` line on stderr, exit 1, no traceback."""
+    from mlirkit.pyserini.wrapper import run_pyserini_module
+
+    (tmp_path / "boom_module.py").write_text("raise FileNotFoundError('no qrels file for x\\nmore')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert run_pyserini_module("boom_module", [], class_names=()) == 1
+    err = capsys.readouterr().err
+    assert err == "error: boom_module: FileNotFoundError: no qrels file for x\n"
+
+
+def test_search_wrapper_refuses_existing_output_before_the_jvm(tmp_path):
+    from mlirkit.pyserini.jvm import jvm_running
+    from mlirkit.pyserini.search.cli import main
+
+    existing = tmp_path / "run.trec"
+    existing.write_text("q1 Q0 d1 1 1.0 x\n")
+    was_running = jvm_running()
+    with pytest.raises(MlirkitError, match="already exists.*--overwrite"):
+        main(["--index", str(tmp_path), "--topics", "t.tsv", "--output", str(existing)])
+    assert jvm_running() == was_running and existing.read_text() == "q1 Q0 d1 1 1.0 x\n"
+
+
+def test_trec_eval_wrapper_refuses_a_missing_run_file(tmp_path):
+    from mlirkit.pyserini.trec_eval.cli import main
+
+    with pytest.raises(MlirkitError, match="run file .*missing.trec does not exist"):
+        main(["-m", "ndcg_cut.10", str(tmp_path / "q.qrels"), str(tmp_path / "missing.trec")])

@@ -171,7 +171,9 @@ def test_fit_cli_imports_shift_pt(tmp_path, tiny_model_dir, tiny_encoder, capsys
     out = tmp_path / "imported"
     args = ["fit", "--pairs", str(tmp_path / "v.pt"), "--encoder", str(tiny_model_dir), "--encoder-class", "hf",
             "--max-length", "64", "--output", str(out)]
-    assert main(args) == 0
+    with pytest.raises(MlirkitError, match="made with model 'intfloat/multilingual-e5-large'.*--force"):
+        main(args)  # the tiny model is not e5-large
+    assert main(args + ["--force"]) == 0
     t = load_transform(out)
     assert t.method == "shift" and t.source_lang == "en" and t.languages == ["ar", "de", "dt"]
     np.testing.assert_array_equal(t.params["dt"], np.full(d, 2.0, np.float32))
@@ -182,7 +184,7 @@ def test_fit_cli_imports_shift_pt(tmp_path, tiny_model_dir, tiny_encoder, capsys
         main(["fit", "--pairs", str(tmp_path / "w.pt"), "--encoder", str(tiny_model_dir), "--encoder-class", "hf",
               "--output", str(tmp_path / "w")])
     with pytest.raises(MlirkitError, match="source language 'en', not 'zh'"):
-        main(args[:-1] + [str(tmp_path / "x"), "--source-lang", "zh"])
+        main(args[:-1] + [str(tmp_path / "x"), "--source-lang", "zh", "--force"])
 
 
 def test_cli_errors_exit_2(tmp_path, capsys):

@@ -5,7 +5,8 @@ run writer) with mlirkit's query encoders selectable by ``--encoder-class mlirki
 Query vectors are ``normalize(T_q(g(q)))`` as in ``mlirkit.search``: ``T_q`` is the query side of the
 index's language transform when it has one (centering, LIR; never SHIFT), which needs ``--query-lang``.
 When the index records its encoder (``meta.json``), a different query encoder is refused unless
-``--force``. Use ``--batch-size N`` (Pyserini's flag) to encode queries in batches.
+``--force``; an existing ``--output`` file is refused unless ``--overwrite``. ``-h`` lists the
+wrapper's options, then Pyserini's. Use ``--batch-size N`` (Pyserini's flag) to encode queries in batches.
 """
 from __future__ import annotations
 
@@ -30,16 +31,22 @@ def build_parser() -> argparse.ArgumentParser:
                           "batch_size, device, dtype, threads")
     g.add_argument("--query-lang", default=None, help="language of the topics (for query-side transforms)")
     g.add_argument("--force", action="store_true", help="search with an encoder that differs from the index's (warned)")
+    g.add_argument("--overwrite", action="store_true", help="replace an existing --output run file")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from mlirkit.pyserini.wrapper import peek_option, split_wrapper_args
+    from mlirkit.pyserini.wrapper import HELP_FLAGS, peek_option, split_wrapper_args
 
     parsed = split_wrapper_args(build_parser(), argv, (("--max-length", "max_length", int), ("--device", "device", str)))
     if parsed is None:
         return 0
     args, rest, options = parsed
+    output = peek_option(rest, "--output")
+    if output and not HELP_FLAGS & set(rest):
+        from mlirkit.base.fs import refuse_existing
+
+        refuse_existing(Path(output), args.overwrite)
     configure_logging()
 
     from mlirkit.pyserini.registration import EncoderSettings

