@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 
 from mlirkit.errors import MlirkitError
-from mlirkit.langs import UNKNOWN
+from mlirkit.langs import UNKNOWN, canonical
 from mlirkit.registry import Registry
 
 logger = logging.getLogger(__name__)
@@ -94,6 +94,18 @@ def alpha_to_json(alpha: float | Mapping[str, float]) -> float | dict[str, float
     return {DEFAULT_KEY: default, **dict(sorted(overrides.items()))} if overrides else default
 
 
+def canonical_params(params: Mapping[str, Any], method: str = "transform") -> dict[str, Any]:
+    """``params`` keyed by canonical language codes (:func:`mlirkit.langs.canonical`: ``dt`` -> ``nl``);
+    two keys naming one language are refused."""
+    out: dict[str, Any] = {}
+    for lang, value in params.items():
+        code = canonical(str(lang))
+        if code in out:
+            raise MlirkitError(f"{method} parameters given twice for one language ({code!r}, alias {lang!r})")
+        out[code] = value
+    return out
+
+
 def check_finite(name: str, array: np.ndarray, where: object = "") -> None:
     if not np.all(np.isfinite(array)):
         raise MlirkitError(f"{where}{': ' if where else ''}{name} contains NaN or inf")
@@ -121,6 +133,7 @@ class LanguageTransform:
                  meta: dict[str, Any] | None = None, langid: Any = None) -> None:
         if not params:
             raise MlirkitError(f"{self.method} transform without any language")
+        params = canonical_params(params, self.method)
         self.params = {lang: np.ascontiguousarray(v, dtype=np.float32) for lang, v in sorted(params.items())}
         dims = {v.shape[-1] for v in self.params.values()}
         if len(dims) != 1:
@@ -130,7 +143,7 @@ class LanguageTransform:
             check_finite(f"parameters of {lang!r}", v)
         self.dim = dims.pop()
         self.encoder = dict(encoder or {})
-        self.source_lang = source_lang
+        self.source_lang = canonical(source_lang)
         self.meta = dict(meta or {})
         self.langid = langid
         self.langid_threshold: float | None = None
@@ -247,7 +260,7 @@ class LanguageTransform:
         """Per-row code: 0 = leave unchanged, k = ``self.languages[k - 1]``; counts and reports what is skipped."""
         index = {lang: k for k, lang in enumerate(self.languages, start=1)}
         unknown_names = {None, "", UNKNOWN}
-        codes = np.fromiter((index.get(lang, 0) for lang in langs), dtype=np.intp, count=len(langs))
+        codes = np.fromiter((index.get(canonical(lang), 0) for lang in langs), dtype=np.intp, count=len(langs))
         if codes.all():
             return codes
         rest = np.flatnonzero(codes == 0)
@@ -256,14 +269,14 @@ class LanguageTransform:
             predicted, conf = self.langid.predict(embs[unknown])
             for i, lang, c in zip(unknown, predicted, conf):
                 if c >= self.langid_threshold:
-                    codes[i] = index.get(lang, 0)
+                    codes[i] = index.get(canonical(lang), 0)
                     self.counts[f"langid:{lang}"] += 1
                 else:
                     self.counts["langid_below_threshold"] += 1
         else:
             self.counts["unknown"] += len(unknown)
         skip = unknown_names if self.transforms_source else unknown_names | {self.source_lang}
-        missing: Counter[str] = Counter(str(langs[i]) for i in rest if langs[i] not in skip)
+        missing: Counter[str] = Counter(str(langs[i]) for i in rest if canonical(langs[i]) not in skip)
         if missing:
             if strict:
                 raise MlirkitError(f"transform {self._name()} has no {self.method} parameters for language(s) "
