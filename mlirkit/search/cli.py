@@ -29,6 +29,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mmap", action="store_true", help="memory-map the FAISS index files instead of reading them")
     p.add_argument("--ef-search", type=int, default=None, help="HNSW candidate list size (default: stored in the index)")
     p.add_argument("--nprobe", type=int, default=None, help="IVF cells visited (default: stored in the index)")
+    q = p.add_argument_group("query-time SHIFT: each query with its own language's shift, from one index "
+                             "(needs embeddings.npy; see docs/shift.md)")
+    q.add_argument("--query-shift", choices=["cosine", "ip"], default=None,
+                   help="score with V_{l|s} = V_l - V_s for the query's language s (topics' lang or --query-lang): "
+                        "cosine = shift then normalise (as SHIFT indexes are built), ip = no renormalisation")
+    q.add_argument("--alpha", nargs="+", default=None, metavar="A|LANG=A",
+                   help="SHIFT alpha at query time (implies --query-shift cosine; default: the index's)")
+    q.add_argument("--transform", default=None, help="shift transform file (default: the index's own)")
+    q.add_argument("--candidates", type=int, default=None,
+                   help="rows re-scored per query from a non-flat index (default 1000; 0 = exhaustive, exact)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing run file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
@@ -48,9 +58,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     index = open_index(args.index, mmap=args.mmap, threads=args.threads, ef_search=args.ef_search,
                        nprobe=args.nprobe)
+    alpha = None
+    if args.alpha is not None:
+        from mlirkit.shift.transform import parse_alpha
+
+        alpha = parse_alpha(args.alpha)
     searcher = Searcher(index, encoder, force=args.force, threads=args.threads,
-                        encoder_overrides=encoder_options(args))
+                        encoder_overrides=encoder_options(args), query_shift=args.query_shift, alpha=alpha,
+                        transform=args.transform, candidates=args.candidates)
     results = searcher.search(queries, k=args.hits, batch_size=args.batch_size or 64, show_progress=not args.quiet)
     write_run(hits_to_run(results), args.output, tag=args.run_tag, overwrite=args.overwrite)
-    print(json.dumps({"run": str(args.output), "queries": len(results), "hits": args.hits}))
+    report = {"run": str(args.output), "queries": len(results), "hits": args.hits}
+    if searcher.shift is not None:
+        report["query_shift"] = {**searcher.shift.describe(searcher.shift_alpha), "candidates": searcher.shift_candidates}
+    print(json.dumps(report))
     return 0
