@@ -17,8 +17,9 @@ Write ``x = d - alpha_l m_d V_l`` (the pivot-shifted, unnormalised document, wha
 
 So one matrix ``[x, b]`` (n x (d+1)) per alpha and, per document, ``||x||^2`` and ``x.V_m`` for the M
 languages (a few floats) give every source language exactly: ``Q_aug = [q, q.V_s]``,
-``scores = (Q_aug X_aug^T) * (1/||d'_s||)``; the numerator is one matrix product, the denominator a
-per-document vector of each source language (cached). With inner product and no unknown-language
+``scores = (Q_aug X_aug^T) * (1/||d'_s||)``; the numerator is one matrix product for a batch of queries of
+any languages, the denominator a per-document vector of each source language (an (M, n) table, cached
+per alpha). With inner product and no unknown-language
 documents, ``b (q.V_s)`` is the same for every document of a query, so the pivot index already ranks as
 the s-source index would (the issue's observation); with cosine the norms depend on ``s``.
 
@@ -91,7 +92,7 @@ class QueryTimeShift:
         self.doc_codes = codes  # (n,) -1 = unknown language or no vector: never shifted
         self.counts: Counter[str] = Counter()
         self._prepared: dict[str, _Prepared] = {}
-        self._inv_norms: dict[tuple[str, int], np.ndarray] = {}
+        self._inv_norms: dict[str, np.ndarray] = {}
 
     @property
     def n_docs(self) -> int:
@@ -131,38 +132,38 @@ class QueryTimeShift:
             return 0
         return code
 
-    def _inv_norm(self, prepared: _Prepared, key: str, s: int) -> np.ndarray:
-        """(n,) float32 ``1 / ||d'_s||`` (zero vectors kept as they are, as l2_normalize does)."""
-        cached = self._inv_norms.get((key, s))
+    def _inv_norms_all(self, prepared: _Prepared, key: str) -> np.ndarray:
+        """(M, n) float32 ``1 / ||d'_s||`` for every source ``s`` (zero vectors kept, as l2_normalize does)."""
+        cached = self._inv_norms.get(key)
         if cached is None:
-            v_s = self.vectors[s]
-            sq = prepared.xsq + 2.0 * prepared.b * prepared.xv[:, s] + prepared.b ** 2 * float(v_s @ v_s)
+            vsq = np.einsum("ij,ij->i", self.vectors, self.vectors)  # (M,)
+            b = prepared.b[None, :]
+            sq = prepared.xsq[None, :] + 2.0 * b * prepared.xv.T + b ** 2 * vsq[:, None]  # (M, n)
             norm = np.sqrt(np.maximum(sq, 0.0))
             cached = (1.0 / np.where(norm == 0, 1.0, norm)).astype(np.float32)
-            self._inv_norms[(key, s)] = cached
+            self._inv_norms[key] = cached
         return cached
 
     # ----------------------------------------------------------------- scoring
-    def _query_aug(self, queries: np.ndarray, s: int) -> np.ndarray:
-        q = np.asarray(queries, dtype=np.float32)
-        out = np.empty((len(q), q.shape[1] + 1), dtype=np.float32)
-        out[:, :-1] = q
-        out[:, -1] = q.astype(np.float64) @ self.vectors[s]
+    def _query_aug(self, queries: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """(nq, d+1) ``[q, q.V_s]`` with ``s`` the source row of each query."""
+        out = np.empty((len(queries), queries.shape[1] + 1), dtype=np.float32)
+        out[:, :-1] = queries
+        out[:, -1] = np.einsum("ij,ij->i", queries.astype(np.float64), self.vectors[codes])
         return out
+
+    def _score_block(self, queries: np.ndarray, codes: np.ndarray, alpha) -> np.ndarray:
+        prepared = self.prepare(alpha)
+        block = self._query_aug(queries, codes) @ prepared.x_aug.T  # (nq, n): one product for every language
+        if self.metric == "cosine":
+            block *= self._inv_norms_all(prepared, self._alpha_key(alpha))[codes]  # (nq, n)
+        return block
 
     def scores(self, queries: np.ndarray, query_langs: Sequence[str | None],
                alpha: float | Mapping[str, float] = 1.0) -> np.ndarray:
         """(nq, n) float32 scores of every document for each query with its own language's shift."""
         queries = self._check_queries(queries, query_langs)
-        prepared = self.prepare(alpha)
-        key = self._alpha_key(alpha)
-        out = np.empty((len(queries), self.n_docs), dtype=np.float32)
-        for s, rows in self._groups(query_langs).items():
-            block = self._query_aug(queries[rows], s) @ prepared.x_aug.T  # (nq_s, n)
-            if self.metric == "cosine":
-                block *= self._inv_norm(prepared, key, s)[None, :]
-            out[rows] = block
-        return out
+        return self._score_block(queries, self._codes(query_langs), alpha)
 
     def search(self, queries: np.ndarray, query_langs: Sequence[str | None], k: int,
                alpha: float | Mapping[str, float] = 1.0, *, candidates: np.ndarray | None = None,
@@ -177,32 +178,25 @@ class QueryTimeShift:
         queries = self._check_queries(queries, query_langs)
         if k < 1:
             raise MlirkitError(f"k must be positive, got {k}")
-        prepared = self.prepare(alpha)
-        key = self._alpha_key(alpha)
-        results: list[list[tuple[str, float]]] = [[] for _ in range(len(queries))]
-        keep = min(self.n_docs, k + TIE_SLACK)
-        for s, rows in self._groups(query_langs).items():
-            q_aug = self._query_aug(queries[rows], s)
-            inv = self._inv_norm(prepared, key, s) if self.metric == "cosine" else None
-            if candidates is None:
-                block = q_aug @ prepared.x_aug.T  # (nq_s, n)
-                if inv is not None:
-                    block *= inv[None, :]
-                if keep < self.n_docs:
-                    top = np.argpartition(-block, keep - 1, axis=1)[:, :keep]
-                else:
-                    top = np.broadcast_to(np.arange(self.n_docs), block.shape)
-                top_scores = np.take_along_axis(block, top, axis=1)
-                for r, row_top, row_scores in zip(rows, top, top_scores):
-                    results[r] = _sorted_hits(docids, row_top, row_scores, k)
+        codes = self._codes(query_langs)
+        if candidates is None:
+            block = self._score_block(queries, codes, alpha)
+            keep = min(self.n_docs, k + TIE_SLACK)
+            if keep < self.n_docs:
+                top = np.argpartition(-block, keep - 1, axis=1)[:, :keep]
             else:
-                cand = np.asarray(candidates)[rows]
-                for r, q_row, c_row in zip(rows, q_aug, cand):
-                    c_row = c_row[c_row >= 0]
-                    sc = prepared.x_aug[c_row] @ q_row
-                    if inv is not None:
-                        sc *= inv[c_row]
-                    results[r] = _sorted_hits(docids, c_row, sc.astype(np.float32), k)
+                top = np.broadcast_to(np.arange(self.n_docs), block.shape)
+            top_scores = np.take_along_axis(block, top, axis=1)
+            return [_sorted_hits(docids, r, sc, k) for r, sc in zip(top, top_scores)]
+        prepared = self.prepare(alpha)
+        inv = self._inv_norms_all(prepared, self._alpha_key(alpha)) if self.metric == "cosine" else None
+        results = []
+        for q_row, s, c_row in zip(self._query_aug(queries, codes), codes, np.asarray(candidates)):
+            c_row = c_row[c_row >= 0]
+            sc = prepared.x_aug[c_row] @ q_row
+            if inv is not None:
+                sc *= inv[s, c_row]
+            results.append(_sorted_hits(docids, c_row, sc.astype(np.float32), k))
         return results
 
     # ----------------------------------------------------------------- helpers
@@ -214,9 +208,8 @@ class QueryTimeShift:
             raise MlirkitError(f"{len(query_langs)} query languages for {len(queries)} queries")
         return queries
 
-    def _groups(self, query_langs: Sequence[str | None]) -> dict[int, np.ndarray]:
-        codes = np.fromiter((self.source_code(la) for la in query_langs), dtype=np.intp, count=len(query_langs))
-        return {int(s): np.flatnonzero(codes == s) for s in np.unique(codes)}
+    def _codes(self, query_langs: Sequence[str | None]) -> np.ndarray:
+        return np.fromiter((self.source_code(la) for la in query_langs), dtype=np.intp, count=len(query_langs))
 
     def describe(self, alpha: Any) -> dict[str, Any]:
         from mlirkit.shift.transform import alpha_to_json
