@@ -67,6 +67,14 @@ def test_equals_per_language_rebased_indexes(data, metric, alpha):
     assert qs.counts["pivot_fallback:uk"] > 0 and qs.counts["pivot_fallback:und"] > 0
 
 
+def test_chunked_preparation_is_identical(data):
+    t, embs, langs, queries, qlangs = data
+    whole = QueryTimeShift(embs, langs, t).scores(queries, qlangs, 0.8)
+    chunked = QueryTimeShift(embs, langs, t)
+    chunked.chunk_rows = 37
+    np.testing.assert_array_equal(chunked.scores(queries, qlangs, 0.8), whole)
+
+
 def test_candidates_rescored_exactly(data):
     t, embs, langs, queries, qlangs = data
     qs = QueryTimeShift(embs, langs, t, docids=[f"d{j}" for j in range(len(embs))])

@@ -59,10 +59,15 @@ class _Prepared(NamedTuple):
 class QueryTimeShift:
     """Exact per-query-language SHIFT scores from raw document embeddings and one pivot transform.
 
+    Memory: the ``(n, d+1)`` float32 matrix ``[x, b]`` of the current alpha, ``(n, M)`` float64
+    ``x.V_m`` and an ``(M, n)`` float32 table of inverse norms (cosine); ``embeddings`` may be a memory map.
+
     ``embeddings`` (n, d): the untransformed document vectors (an index's ``embeddings.npy``);
     ``doc_langs`` (n,); ``transform``: a :class:`~mlirkit.shift.shift.ShiftTransform` (its source language is
     the pivot); ``metric``: ``"cosine"`` or ``"ip"`` (see the module docstring for both formulas).
     """
+
+    chunk_rows = 65536
 
     def __init__(self, embeddings: np.ndarray, doc_langs: Sequence[str], transform, *, metric: str = "cosine",
                  docids: Sequence[str] | None = None) -> None:
@@ -72,7 +77,7 @@ class QueryTimeShift:
             raise MlirkitError(f"the query-time shift needs a shift transform, not {getattr(transform, 'method', transform)!r}")
         if metric not in METRICS:
             raise MlirkitError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
-        self.embeddings = np.asarray(embeddings)
+        self.embeddings = embeddings if isinstance(embeddings, np.ndarray) else np.asarray(embeddings)
         if self.embeddings.ndim != 2 or self.embeddings.shape[1] != transform.dim:
             raise MlirkitError(f"embeddings of shape {self.embeddings.shape} for a transform of dimension {transform.dim}")
         if len(doc_langs) != len(self.embeddings):
@@ -115,11 +120,18 @@ class QueryTimeShift:
         default, overrides = resolve_alpha(alpha)
         lang_alpha = np.array([overrides.get(la, default) for la in self.langs])  # (M,)
         b = np.where(self.doc_codes >= 0, lang_alpha[np.maximum(self.doc_codes, 0)], 0.0)  # (n,)
-        x = np.asarray(self.embeddings, dtype=np.float64) - b[:, None] * self.vectors[np.maximum(self.doc_codes, 0)]
-        x_aug = np.empty((self.n_docs, x.shape[1] + 1), dtype=np.float32)
-        x_aug[:, :-1] = x
+        dim = self.embeddings.shape[1]
+        x_aug = np.empty((self.n_docs, dim + 1), dtype=np.float32)
+        xsq = np.empty(self.n_docs)
+        xv = np.empty((self.n_docs, len(self.langs)))
+        for a in range(0, self.n_docs, self.chunk_rows):  # float64 temporaries of chunk_rows x d only
+            z = slice(a, min(a + self.chunk_rows, self.n_docs))
+            x = np.asarray(self.embeddings[z], dtype=np.float64) - b[z, None] * self.vectors[np.maximum(self.doc_codes[z], 0)]
+            x_aug[z, :-1] = x
+            xsq[z] = np.einsum("ij,ij->i", x, x)
+            xv[z] = x @ self.vectors.T
         x_aug[:, -1] = b
-        prepared = _Prepared(x_aug, np.einsum("ij,ij->i", x, x), x @ self.vectors.T, b)
+        prepared = _Prepared(x_aug, xsq, xv, b)
         self._prepared = {key: prepared}  # keep one alpha (a sweep replaces it)
         self._inv_norms = {}
         return prepared
