@@ -53,5 +53,7 @@ def test_systems_agree_where_they_must(bench):
     rb = systems.search("rebased", 0.7, q, qlangs, 10)
     qc = systems.search("qt-cos", 0.7, q, qlangs, 10)
     assert [[h[0] for h in x] for x in rb] == [[h[0] for h in x] for x in qc]
+    assert [[h[0] for h in x] for x in systems.search("base-np", 0.0, q, qlangs, 10)] == \
+        [[h.doc_id for h in x] for x in systems.search("base", 0.0, q, qlangs, 10)]
     pv = systems.search("pivot", 0.7, q, qlangs, 10)
     assert [h[0] for h in pv[0]] == [h[0] for h in qc[0]]  # an English query: pivot == its own index
