@@ -2,7 +2,8 @@
 
 Queries in all 14 languages of the bundled DDTP bed (``mlirkit/ddtp/multi``: dev chooses alpha, test is
 reported) against the pooled 10,887-document corpus; SHIFT vectors fitted with English as the pivot from
-``mlirkit/parallel/ddtp`` (DDTP descriptions disjoint from the benchmark, as the main job does). Systems:
+``mlirkit/parallel/ddtp`` (DDTP descriptions disjoint from the benchmark), 200 pairs per language chosen and
+encoded (through the same embedding cache) as the main job does (:mod:`mlirkit.benchmark`). Systems:
 
 - ``base``: the encoder's embeddings, cosine (flat inner product of normalised vectors);
 - ``pivot``: the English-pivot SHIFT index (``z - a V_l``, normalised) used for every query language;
@@ -56,14 +57,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--quantize", choices=["int8", "none"], default="none", help="HF encoders only")
     p.add_argument("--benchmark", default="mlirkit/ddtp/multi", help="ir_datasets id with /dev and /test")
     p.add_argument("--fit-source", default="mlirkit/parallel/ddtp")
-    p.add_argument("--pairs", type=int, default=200, help="parallel groups used to fit the vectors")
+    p.add_argument("--fit-name", default="ddtp", help="label of the fit set (the main job's condition name)")
+    p.add_argument("--pairs", type=int, default=200, help="translation pairs per language (the main job's 200)")
     p.add_argument("--alphas", type=float, nargs="+", default=[0.2, 0.4, 0.6, 0.8, 1.0])
     p.add_argument("--depth", type=int, default=100, help="hits per query")
     p.add_argument("--repeats", type=int, default=3, help="latency rounds (median)")
     p.add_argument("--latency-queries", type=int, default=2048,
                    help="test queries timed (sorted by language, so re-based indexes get one-language batches)")
     p.add_argument("--hnsw-candidates", type=int, nargs="+", default=[100, 1000])
-    p.add_argument("--cache-dir", type=Path, default=Path("runs/query-shift-cache"))
+    p.add_argument("--cache-dir", type=Path, default=Path("runs/query-shift-cache"),
+                   help="embedding cache (mlirkit.benchmark.cache layout)")
+    p.add_argument("--seed-cache", type=Path, default=None,
+                   help="another embedding cache (e.g. a main-job run's) to copy identical entries from (read only)")
     p.add_argument("--synthetic-upstream", type=Path, default=None,
                    help="write a Belebele-format release with DDTP passages here and benchmark mlirkit/belebele/multi")
     p.add_argument("--output", type=Path, required=True)
@@ -84,13 +89,36 @@ def load_split(dataset_id: str):
     return queries, dict(qrels)
 
 
-def cached(path: Path, compute):
-    if path.is_file():
-        return np.load(path)
-    value = compute()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.save(path, value)
-    return value
+class Embeddings:
+    """The main job's embedding cache (:class:`mlirkit.benchmark.cache.EmbeddingCache`) in ``root``;
+    entries of ``seed`` (another cache root, e.g. a finished main-job run) with the same encoder digest and
+    data digest are copied in first (read only there), so identical encodings are not repeated."""
+
+    def __init__(self, root: Path, seed: Path | None, encoder, encoder_name: str) -> None:
+        from mlirkit.benchmark.cache import EmbeddingCache
+
+        self.cache = EmbeddingCache(root, show_progress=True)
+        self.seed = None if seed is None else EmbeddingCache(seed, show_progress=False)
+        self.encoder, self.name = encoder, encoder_name
+
+    def __call__(self, label: str, side: str, texts, langs) -> np.ndarray:
+        import shutil
+
+        from mlirkit.benchmark.cache import data_digest
+
+        texts, langs = list(texts), list(langs)
+        if self.seed is not None:
+            digest = data_digest(side, texts, langs)
+            src = self.seed.entry_path(self.name, label, side, self.encoder.digest, digest)
+            dst = self.cache.entry_path(self.name, label, side, self.encoder.digest, digest)
+            meta = src.with_suffix(".json")
+            if src.is_file() and meta.is_file() and not dst.is_file() and \
+                    json.loads(meta.read_text(encoding="utf-8")).get("data_sha256") == digest:
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dst)
+                shutil.copyfile(meta, dst.with_suffix(".json"))
+                logger.info("%s %s %s: copied from %s", self.name, label, side, src)
+        return self.cache.embed(self.encoder, self.name, label, side, texts, langs)
 
 
 def write_synthetic_belebele(root: Path, max_groups: int = 300) -> list[str]:
@@ -289,8 +317,8 @@ def run(args) -> dict[str, Any]:
     from mlirkit.encoders import load_encoder
     from mlirkit.index.writer import l2_normalize
     from mlirkit.io.corpus import read_corpus
-    from mlirkit.shift.fit import fit_from_groups
-    from mlirkit.shift.parallel import open_parallel
+    from mlirkit.benchmark.data import load_parallel
+    from mlirkit.shift.fit import fit_shift_from_embeddings
 
     benchmark = args.benchmark
     notes: dict[str, Any] = {}
@@ -306,10 +334,10 @@ def run(args) -> dict[str, Any]:
     encoder = load_encoder(args.encoder, **options)
     docs = list(read_corpus(benchmark))
     docids, langs = [d.doc_id for d in docs], [d.lang for d in docs]
-    tag = benchmark.replace("/", "_") + ("-synthetic" if args.synthetic_upstream else "")
-    cache = args.cache_dir / args.encoder / tag
+    tag = "mlirkit/ddtp" if benchmark == "mlirkit/ddtp/multi" else benchmark
+    embed = Embeddings(args.cache_dir, args.seed_cache, encoder, args.encoder)
     t0 = time.perf_counter()
-    embs = cached(cache / "docs.npy", lambda: encoder.encode_docs([d.text for d in docs], langs, show_progress=True))
+    embs = embed(f"{tag}-corpus", "doc", [d.text for d in docs], langs)
     splits = {}
     if args.synthetic_upstream is not None:  # Belebele has one split: halves by query group
         queries, qrels = load_split(benchmark)
@@ -320,12 +348,18 @@ def run(args) -> dict[str, Any]:
                   "test": (test, {q.query_id: qrels[q.query_id] for q in test})}
     else:
         splits = {s: load_split(f"{benchmark}/{s}") for s in ("dev", "test")}
-    qvecs = {s: l2_normalize(cached(cache / f"queries-{s}.npy", lambda s=s: encoder.encode_queries(
-        [q.text for q in splits[s][0]], [q.lang for q in splits[s][0]], show_progress=True))).astype(np.float32)
-        for s in splits}
+    qvecs = {s: l2_normalize(embed(f"{benchmark}-{s}-queries", "query", [q.text for q in splits[s][0]],
+                                   [q.lang for q in splits[s][0]])).astype(np.float32) for s in splits}
+    # SHIFT vectors as the main job fits them: up to --pairs (en, l) pairs per language from the fit source
+    # (groups in the benchmark's fixed pseudo-random order), encoded as documents
+    fit_set = load_parallel(args.fit_name, (args.fit_source,), source_lang="en", target_langs=sorted(set(langs)),
+                            pairs_per_lang=args.pairs)
+    fit_embs = embed(f"parallel-{args.fit_name}", "doc", fit_set.texts, fit_set.langs)
     encode_seconds = time.perf_counter() - t0
-    t, report = fit_from_groups(encoder, open_parallel(args.fit_source), method="shift", source_lang="en",
-                                max_pairs=args.pairs)
+    t = fit_shift_from_embeddings(fit_embs, {la: (fit_embs[tg], np.asarray(sr, dtype=np.intp))
+                                             for la, (tg, sr) in fit_set.alignment.items()},
+                                  "en", encoder=encoder.fingerprint)
+    report = {"pairs": fit_set.pairs, "texts_encoded": len(fit_set.texts)}
     systems = Systems(docids, embs, langs, t)
     doc_langs = dict(zip(docids, langs))
 
@@ -365,7 +399,7 @@ def run(args) -> dict[str, Any]:
             "documents": len(docs), "documents_per_language": dict(sorted(Counter(langs).items())),
             "queries": {s: len(v[0]) for s, v in splits.items()},
             "test_queries_per_language": dict(sorted(Counter(test_langs).items())),
-            "fit": {"source": args.fit_source, **report.as_dict()}, "alphas": args.alphas,
+            "fit": {"source": args.fit_source, **report}, "alphas": args.alphas,
             "dev_ndcg@20": dev_scores, "chosen_alpha": chosen, "test": table,
             "one_index_vs_rebased": {"alpha": a, "identical_top20": same_rank, "max_abs_score_diff": max_diff},
             "latency_seconds": latency, "latency_queries": len(order), "depth": args.depth, "latency_vs_base": {n: v / latency["base"] for n, v in latency.items()},
