@@ -33,6 +33,7 @@ Citation: SHIFT's re-basing ``V_{l|s} = V_l - V_s`` as in the authors' released 
 """
 from __future__ import annotations
 
+import json
 import logging
 from collections import Counter
 from typing import Any, Mapping, NamedTuple, Sequence
@@ -106,7 +107,6 @@ class QueryTimeShift:
     # ----------------------------------------------------------------- per alpha
     def _alpha_key(self, alpha: float | Mapping[str, float]) -> str:
         from mlirkit.shift.transform import alpha_to_json
-        import json
 
         return json.dumps(alpha_to_json(alpha), sort_keys=True)
 
