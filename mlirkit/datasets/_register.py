@@ -49,7 +49,7 @@ def _mmarco() -> None:
             "mMARCO v2 aligned positive passages in 14 languages (parallel set, group = passage id)",
             mmarco_pairs.LANGS, (), size, mmarco_pairs.LICENCE,
             available_offline=lambda: mmarco_pairs.available(None),
-            rows=(lambda c=collection: ((d.group_id, d.lang, d.text) for d in c().docs)))
+            rows=(lambda n=limit: mmarco_pairs.recipe_rows(n)))  # streamed, grouped, one group per pair
         register(info, collection, doc_cls=ParallelDoc, with_queries=False)
 
 

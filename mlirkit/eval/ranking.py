@@ -19,7 +19,7 @@ from typing import Mapping
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import UNKNOWN, normalize_unknown
+from mlirkit.base.langs import UNKNOWN, canonical, normalize_unknown
 
 logger = logging.getLogger(__name__)
 
@@ -27,14 +27,15 @@ REL_LEVEL = 1  # a judgement >= 1 is relevant (ranx's default rel_lvl)
 
 
 class Languages:
-    """Small integer codes for language names; code 0 is always :data:`UNKNOWN`."""
+    """Small integer codes for language names; code 0 is always :data:`UNKNOWN`; aliases share the code of
+    their canonical name (:func:`mlirkit.base.langs.canonical`: ``dt`` and ``nl`` are one language)."""
 
     def __init__(self) -> None:
         self.names: list[str] = [UNKNOWN]
         self._codes: dict[str, int] = {UNKNOWN: 0}
 
     def code(self, lang: str | None) -> int:
-        lang = normalize_unknown(lang)
+        lang = canonical(normalize_unknown(lang))
         code = self._codes.get(lang)
         if code is None:
             code = self._codes[lang] = len(self.names)

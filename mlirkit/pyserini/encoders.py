@@ -122,7 +122,9 @@ class MlirkitQueryEncoder(QueryEncoder):
 
     ``FaissSearcher.search`` calls :meth:`encode` (one query -> ``(dim,)``), ``batch_search`` calls
     :meth:`encode_batch` (queries -> ``(n, dim)``). ``query_lang`` is the language given to the encoder
-    and to a query-side transform (Pyserini's topics carry none); ``transform`` is a loaded
+    and to a query-side transform (Pyserini's topics carry none); ``query_langs`` (query text -> language,
+    read from the topics file by the search wrapper) gives each query its own language, ``query_lang``
+    the rest; ``transform`` is a loaded
     :class:`mlirkit.transforms.LanguageTransform` (only its query side is used) with strength ``alpha``.
     """
 
@@ -130,7 +132,7 @@ class MlirkitQueryEncoder(QueryEncoder):
                  prefix: str | None = None, fp16: bool = False, *, encoder_class: str | None = None,
                  options: Mapping[str, Any] | None = None, query_lang: str | None = None,
                  transform: LanguageTransform | None = None, alpha: AlphaLike = 1.0, encoder: Encoder | None = None,
-                 **ignored: Any) -> None:
+                 query_langs: Mapping[str, str] | None = None, **ignored: Any) -> None:
         super().__init__()
         if encoder is None and not encoder_dir:
             raise MlirkitError("an mlirkit query encoder needs --encoder (a preset name, HF id or path)")
@@ -150,11 +152,12 @@ class MlirkitQueryEncoder(QueryEncoder):
         self.options = opts
         self.encoder = encoder if encoder is not None else _build(encoder_dir, encoder_class, opts)
         self.query_lang = query_lang
+        self.query_langs = dict(query_langs or {})  # query text -> language (from the topics file)
         self.transform = transform if transform is not None and transform.touches("query") else None
         self.alpha = Alpha.coerce(alpha)
         if self.transform is not None:
             self.transform.check_encoder(self.encoder.fingerprint)
-            if not query_lang:
+            if not query_lang and not self.query_langs:
                 raise MlirkitError(f"the transform {getattr(transform, 'path', '')} changes queries by language: "
                                    "give --query-lang")
         self.has_model = True
@@ -168,6 +171,8 @@ class MlirkitQueryEncoder(QueryEncoder):
         queries = list(queries)
         if not all(isinstance(q, str) for q in queries):
             raise MlirkitError("mlirkit query encoders take query texts (str)")
+        if langs is None and self.query_langs:
+            langs = [self.query_langs.get(q, self.query_lang or UNKNOWN) for q in queries]
         if langs is None:
             langs = [self.query_lang or UNKNOWN] * len(queries) if self.query_lang else None
         vectors = self.encoder.encode_queries(queries, list(langs) if langs is not None else None)

@@ -60,6 +60,7 @@ class EncoderSettings:
     strict: bool = False
     force: bool = False
     query_lang: str | None = None
+    query_langs: dict[str, str] | None = None  # query text -> language (per-query languages of the topics)
     index_encoder: dict[str, Any] | None = None
 
 
@@ -109,7 +110,8 @@ class QueryEncoderFactory:
 
             transform = load_transform(transform)
         encoder = MlirkitQueryEncoder(encoder_dir, encoder_class=self.encoder_class, options=s.options,
-                                      query_lang=s.query_lang, transform=transform, alpha=s.alpha, **kwargs)
+                                      query_lang=s.query_lang, transform=transform, alpha=s.alpha,
+                                      query_langs=s.query_langs, **kwargs)
         if s.index_encoder is not None:
             from mlirkit.encoders.base import check_same_encoder
             from mlirkit.base.errors import MlirkitError

@@ -10,6 +10,7 @@ from typing import Sequence
 from mlirkit.base.cli import ArgumentParser, configure_logging, set_threads
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.base.fs import refuse_existing
+from mlirkit.transforms.alpha import add_alpha_arg
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +30,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mmap", action="store_true", help="memory-map the FAISS index files instead of reading them")
     p.add_argument("--ef-search", type=int, default=None, help="HNSW candidate list size (default: stored in the index)")
     p.add_argument("--nprobe", type=int, default=None, help="IVF cells visited (default: stored in the index)")
+    q = p.add_argument_group("query-time SHIFT: each query with its own language's shift, from one index "
+                             "(needs embeddings.npy; see docs/shift.md)")
+    q.add_argument("--query-shift", choices=["cosine", "ip"], default=None,
+                   help="score with V_{l|s} = V_l - V_s for the query's language s (topics' lang or --query-lang): "
+                        "cosine = shift then normalise (as SHIFT indexes are built), ip = no renormalisation")
+    add_alpha_arg(q, help="SHIFT alpha at query time, 0.6 or 0.6,ja=1.0 (implies --query-shift cosine; "
+                          "default: the index's)")
+    q.add_argument("--transform", default=None, help="shift transform file (default: the index's own)")
+    q.add_argument("--candidates", type=int, default=None,
+                   help="rows re-scored per query from a non-flat index (default 1000; 0 = exhaustive, exact)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing run file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
@@ -48,8 +59,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     set_threads(args.threads)
     index = open_index(args.index, mmap=args.mmap, ef_search=args.ef_search, nprobe=args.nprobe)
-    searcher = Searcher(index, encoder, force=args.force, encoder_overrides=encoder_options(args))
+    searcher = Searcher(index, encoder, force=args.force, encoder_overrides=encoder_options(args),
+                        query_shift=args.query_shift, alpha=args.alpha, transform=args.transform,
+                        candidates=args.candidates)
     results = searcher.search(queries, k=args.hits, batch_size=args.batch_size or 64, show_progress=not args.quiet)
     write_run(hits_to_run(results), args.output, tag=args.run_tag, overwrite=args.overwrite)
-    print(json.dumps({"run": str(args.output), "queries": len(results), "hits": args.hits}))
+    report = {"run": str(args.output), "queries": len(results), "hits": args.hits}
+    if searcher.shift is not None:
+        report["query_shift"] = {**searcher.shift.describe(searcher.shift_alpha), "candidates": searcher.shift_candidates}
+    print(json.dumps(report))
     return 0

@@ -19,6 +19,8 @@ logger = logging.getLogger(__name__)
 
 #: extra candidates fetched beyond k so that ties at the cut-off are broken by doc id, not by FAISS order
 TIE_SLACK = 16
+#: candidates fetched from an approximate index (HNSW, IVF-PQ) for the exact query-time shift re-scoring
+DEFAULT_CANDIDATES = 1000
 
 
 class Hit(NamedTuple):
@@ -44,11 +46,19 @@ class Searcher:
     Query vectors are ``normalize(T_q(g(q)))``: the encoder's query embedding, the query side of
     the index's language transform if it has one (centering and LIR; SHIFT has none), then L2
     normalisation. Results are sorted by ``(-score, doc_id)``.
+
+    ``query_shift`` (``"cosine"`` or ``"ip"``; implied by ``alpha`` or ``transform``) scores every query
+    with the SHIFT of its own language (``Query.lang``) from this one index, exactly
+    (:class:`mlirkit.search.query_shift.QueryTimeShift`; needs ``embeddings.npy``): ``transform`` (a shift
+    file or object; default the index's own) and ``alpha`` (default the index's) are chosen at query
+    time. A flat index is scored exhaustively; other types give ``candidates`` rows (default
+    :data:`DEFAULT_CANDIDATES`; 0 = exhaustive) that are re-scored exactly.
     """
 
     def __init__(self, index_dir: str | os.PathLike, encoder: Encoder | None = None, *,
                  force: bool = False, threads: int | None = None,
-                 encoder_overrides: dict[str, Any] | None = None) -> None:
+                 encoder_overrides: dict[str, Any] | None = None, query_shift: str | None = None,
+                 alpha: Any = None, transform: Any = None, candidates: int | None = None) -> None:
         from mlirkit.index import DenseIndex
 
         # a directory, or an open index (DenseIndex, mlirkit.search.sharded.ShardedIndex)
@@ -71,19 +81,61 @@ class Searcher:
         if meta_transform:
             from mlirkit.transforms import load_transform
 
-            transform = load_transform(self.index.path / TRANSFORM_FILE)
-            if transform.touches("query"):
-                self.query_transform = transform
+            transform_file = load_transform(self.index.path / TRANSFORM_FILE)
+            if transform_file.touches("query"):
+                self.query_transform = transform_file
                 self.alpha = Alpha.coerce(meta_transform.get("alpha", 1.0))
+        self.shift = None  # the query-time shift (mlirkit.search.query_shift), when asked for
+        if query_shift or alpha is not None or transform is not None:
+            self._setup_query_shift(query_shift or "cosine", alpha, transform, candidates, force)
+
+    def _setup_query_shift(self, metric: str, alpha: Any, transform: Any, candidates: int | None,
+                           force: bool) -> None:
+        """Every query scored with its own language's SHIFT from this one index (see query_shift.py)."""
+        from mlirkit.index.types import spec_of
+        from mlirkit.search.query_shift import QueryTimeShift, index_embeddings
+        from mlirkit.transforms import LanguageTransform, load_transform
+
+        meta_transform = self.index.transform or {}
+        if transform is None:
+            if meta_transform.get("method") != "shift":
+                raise MlirkitError(f"{self.index.path}: the query-time shift needs a SHIFT index or a shift "
+                                   f"transform (--transform)")
+            transform = load_transform(self.index.path / TRANSFORM_FILE)
+            alpha = meta_transform.get("alpha", 1.0) if alpha is None else alpha
+        elif not isinstance(transform, LanguageTransform):
+            transform = load_transform(transform)
+        if self.index.encoder is not None:
+            transform.check_encoder(self.index.encoder, force=force, dim=self.index.dim)
+        self.shift = QueryTimeShift(index_embeddings(self.index), self.index.langs, transform, metric=metric,
+                                    docids=self.index.docids)
+        self.shift_alpha = Alpha.coerce(1.0 if alpha is None else alpha)
+        shards = getattr(self.index, "shards", [self.index])
+        if candidates is None and any(spec_of(sh).name != "flat" for sh in shards):
+            candidates = DEFAULT_CANDIDATES
+        if candidates is not None and candidates < 0:
+            raise MlirkitError(f"candidates must be >= 0, got {candidates}")
+        self.shift_candidates = candidates or None  # None or 0: exhaustive
 
     def encode_queries(self, queries: Sequence[Query], batch_size: int | None = None) -> np.ndarray:
         langs = [q.lang for q in queries]
         vectors = self.encoder.encode_queries([q.text for q in queries], langs, batch_size=batch_size)
         return transform_and_normalize(vectors, langs, "query", self.query_transform, self.alpha)
 
-    def search_vectors(self, vectors: np.ndarray, k: int) -> list[list[Hit]]:
-        with faiss_threads(self.threads):
-            return search_index(self.index.faiss_index, self.index.docids, vectors, k)
+    def search_vectors(self, vectors: np.ndarray, k: int, langs: Sequence[str | None] | None = None) -> list[list[Hit]]:
+        """Hits of query vectors; with the query-time shift, ``langs`` (one per query) choose each one's shift."""
+        if self.shift is None:
+            with faiss_threads(self.threads):
+                return search_index(self.index.faiss_index, self.index.docids, vectors, k)
+        if langs is None:
+            raise MlirkitError("the query-time shift needs one language per query")
+        candidates = None
+        if self.shift_candidates:
+            fetch = min(self.index.faiss_index.ntotal, max(self.shift_candidates, k + TIE_SLACK))
+            with faiss_threads(self.threads):
+                _, candidates = self.index.faiss_index.search(np.ascontiguousarray(vectors, dtype=np.float32), fetch)
+        return [[Hit(d, s) for d, s in hits]
+                for hits in self.shift.search(vectors, langs, k, self.shift_alpha, candidates=candidates)]
 
     def search(self, queries: Sequence[Query], k: int = 1000, batch_size: int = 64,
                show_progress: bool = False) -> dict[str, list[Hit]]:
@@ -94,7 +146,8 @@ class Searcher:
         with tqdm(total=len(queries), unit="query", desc="search", disable=not show_progress) as bar:
             for start in range(0, len(queries), batch_size):
                 batch = queries[start:start + batch_size]
-                for query, hits in zip(batch, self.search_vectors(self.encode_queries(batch, batch_size), k)):
+                vectors = self.encode_queries(batch, batch_size)
+                for query, hits in zip(batch, self.search_vectors(vectors, k, [q.lang for q in batch])):
                     out[query.query_id] = hits
                 bar.update(len(batch))
         return out

@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "(or import a SHIFT .pt vector file)")
     f.add_argument("--method", choices=TRANSFORMS.names(), default="shift")
     f.add_argument("--pairs", default=None, metavar="SRC",
-                   help="aligned JSONL(.gz) with id/lang/text, a SHIFT pairs-table directory, 'mmarco' (SHIFT recipe), "
+                   help="aligned JSONL(.gz) with id/lang/text, a SHIFT pairs-table directory, 'mmarco' (SHIFT recipe; 'mmarco-10k', "
+                        "'mmarco-passages'), "
                         "a parallel-set id (mlirkit/parallel/...), or a SHIFT authors' .pt vector file (imported)")
     f.add_argument("--source-lang", default=None, help="source (query) language, e.g. en (a .pt file carries its own)")
     f.add_argument("--output", required=True, help="transform file to write (exactly this path)")
@@ -171,7 +172,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
     import itertools
 
-    groups = open_parallel(args.pairs, text_field=args.text_field, langs=args.langs)
+    groups = open_parallel(args.pairs, text_field=args.text_field, langs=args.langs, source_lang=args.source_lang)
     first = list(itertools.islice(groups, 1))  # read before loading the model: bad input fails fast
     if not first:
         raise MlirkitError(f"{args.pairs}: no parallel rows")

@@ -22,6 +22,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import canonical
 from mlirkit.transforms.centering import CenteringTransform
 from mlirkit.transforms.lir import LIRTransform
 from mlirkit.transforms.parallel import ParallelGroup
@@ -266,7 +267,8 @@ def fit_from_groups(encoder, groups: Iterable[ParallelGroup], *, method: str, so
     TRANSFORMS.get(method)
     if not (0.0 <= heldout < 1.0):
         raise MlirkitError(f"held-out fraction {heldout} is outside [0, 1)")
-    keep = None if langs is None else set(langs) | {source_lang}
+    source_lang = canonical(source_lang)
+    keep = None if langs is None else {canonical(la) for la in langs} | {source_lang}
     acc = ACCUMULATORS[method](source_lang, encoder.dim)
     report = FitReport()
     langid_train: dict[str, list[np.ndarray]] = {}
@@ -275,7 +277,7 @@ def fit_from_groups(encoder, groups: Iterable[ParallelGroup], *, method: str, so
     def selected() -> Iterator[tuple[ParallelGroup, bool]]:
         for g in groups:
             report.groups_read += 1
-            texts = {l: t for l, t in g.texts.items() if keep is None or l in keep}
+            texts = {canonical(l): t for l, t in g.texts.items() if keep is None or canonical(l) in keep}
             if source_lang not in texts:
                 report.skipped_no_source += 1
                 continue

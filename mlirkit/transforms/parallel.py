@@ -8,8 +8,10 @@ Sources (:func:`open_parallel`):
   ``shared/data`` have this shape.
 - the SHIFT authors' mMARCO pairs table (a ``datasets.save_to_disk`` directory with ``positive_<lang>``
   columns; the ``query_*`` columns are ignored, as in their code).
-- ``mmarco`` (= ``mlirkit/mmarco-pairs/multi``, the SHIFT recipe: unique (query, positive) pairs of
-  the mMARCO train triples, the positive passage in every language; ``mmarco-10k`` for the first 10k)
+- ``mmarco`` (= the rows of ``mlirkit/mmarco-pairs/multi``, the SHIFT recipe: one group per unique
+  (query, positive) pair of the mMARCO train triples, the positive passage in every language, streamed
+  by :func:`mlirkit.datasets.mmarco_pairs.recipe_rows`; ``mmarco-10k`` for the first 10k pairs;
+  ``mmarco-passages`` / ``mmarco-10k-passages`` weight each unique passage once instead)
   and any other parallel set id: rows ``(id, lang, text)`` from ``mlirkit.datasets.parallel_rows``
   (e.g. ``mlirkit/parallel/libreoffice-help``).
 """
@@ -27,8 +29,11 @@ from mlirkit.io.sources import SourceKind, source_kind
 
 logger = logging.getLogger(__name__)
 
-#: short names for the SHIFT recipe's mMARCO pairs (built by mlirkit.datasets from ir_datasets' mMARCO files)
-MMARCO_ALIASES = {"mmarco": "mlirkit/mmarco-pairs/multi", "mmarco-10k": "mlirkit/mmarco-pairs/multi/10k"}
+#: short names for the SHIFT recipe's mMARCO pairs (built by mlirkit.datasets from ir_datasets' mMARCO files):
+#: name -> (first N pairs, weighting). ``mmarco`` / ``mmarco-10k`` are the authors' recipe (one group per unique
+#: (query, positive) pair: the rows of ``mlirkit/mmarco-pairs/multi[/10k]``); ``-passages``: each passage once.
+MMARCO_ALIASES = {"mmarco": (None, "pairs"), "mmarco-10k": (10_000, "pairs"),
+                  "mmarco-passages": (None, "passages"), "mmarco-10k-passages": (10_000, "passages")}
 
 
 class ParallelGroup(NamedTuple):
@@ -121,8 +126,11 @@ def read_pairs_table(directory: str | os.PathLike, langs: Sequence[str] | None =
                     row += 1
 
 
-def open_parallel(source: str, *, text_field: str = "text", langs: Sequence[str] | None = None) -> Iterator[ParallelGroup]:
-    """Parallel groups from a file, a pairs-table directory, ``mmarco`` or a parallel-set id."""
+def open_parallel(source: str, *, text_field: str = "text", langs: Sequence[str] | None = None,
+                  source_lang: str | None = None) -> Iterator[ParallelGroup]:
+    """Parallel groups from a file, a pairs-table directory, ``mmarco`` or a parallel-set id.
+
+    For ``mmarco*`` with ``langs`` and ``source_lang`` only those languages' collections are read."""
     from mlirkit.transforms.io import sniff
 
     path = Path(source)
@@ -134,7 +142,11 @@ def open_parallel(source: str, *, text_field: str = "text", langs: Sequence[str]
             return read_parallel_jsonl(path, text_field)
         raise MlirkitError(f"{path}: not an aligned JSONL file (found {kind} content)")
     if source in MMARCO_ALIASES:
-        source = MMARCO_ALIASES[source]
+        from mlirkit.datasets.mmarco_pairs import recipe_rows
+
+        limit, weighting = MMARCO_ALIASES[source]
+        keep = None if langs is None or source_lang is None else [*langs, source_lang]
+        return group_rows(recipe_rows(limit, weighting, keep), source)
     try:
         from mlirkit.datasets import parallel_rows
     except ImportError:

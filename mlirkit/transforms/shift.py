@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import canonical
 from mlirkit.transforms.transform import TRANSFORMS, OffsetTransform
 
 
@@ -25,11 +26,12 @@ class ShiftTransform(OffsetTransform):
     transforms_source = False
 
     def __init__(self, params, *, encoder, source_lang, meta=None, langid=None) -> None:
-        params = {lang: v for lang, v in params.items() if lang != source_lang}
+        params = {lang: v for lang, v in params.items() if canonical(lang) != canonical(source_lang)}
         super().__init__(params, encoder=encoder, source_lang=source_lang, meta=meta, langid=langid)
 
     def vector(self, lang: str) -> np.ndarray:
-        """``V_lang`` (zero for the source language)."""
+        """``V_lang`` (zero for the source language; ``lang`` may be an alias, e.g. ``dt``)."""
+        lang = canonical(lang)
         if lang == self.source_lang:
             return np.zeros(self.dim, dtype=np.float32)
         return self.params[lang]
@@ -39,6 +41,7 @@ def derive_source(t: ShiftTransform, new_source: str) -> ShiftTransform:
     """``V_{l|s} = V_l - V_s`` for every language l of ``t`` (and ``V_{src|s} = -V_s`` for the old source)."""
     if not isinstance(t, ShiftTransform):
         raise MlirkitError(f"derive works on shift transforms, not {t.method}")
+    new_source = canonical(new_source)
     if new_source == t.source_lang:
         raise MlirkitError(f"the transform's source language is already {new_source!r}")
     if new_source not in t.params:

@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import canonical
 from mlirkit.base.langs import is_unknown  # noqa: F401  (re-exported: the one rule, mlirkit.base.langs)
 from mlirkit.base.registry import Registry
 from mlirkit.transforms.alpha import ALPHA_MAX, ALPHA_MIN, DEFAULT_KEY, Alpha, AlphaLike  # noqa: F401 (re-exported)
@@ -55,6 +56,18 @@ def parse_alpha(text: str | Sequence[str]) -> float | dict[str, float]:
 
 def alpha_to_json(alpha: AlphaLike) -> float | dict[str, float]:
     return Alpha.coerce(alpha).to_json()
+
+
+def canonical_params(params: Mapping[str, Any], method: str = "transform") -> dict[str, Any]:
+    """``params`` keyed by canonical language codes (:func:`mlirkit.base.langs.canonical`: ``dt`` -> ``nl``);
+    two keys naming one language are refused."""
+    out: dict[str, Any] = {}
+    for lang, value in params.items():
+        code = canonical(str(lang))
+        if code in out:
+            raise MlirkitError(f"{method} parameters given twice for one language ({code!r}, alias {lang!r})")
+        out[code] = value
+    return out
 
 
 def check_finite(name: str, array: np.ndarray, where: object = "") -> None:
@@ -84,6 +97,7 @@ class LanguageTransform:
                  meta: dict[str, Any] | None = None, langid: Any = None) -> None:
         if not params:
             raise MlirkitError(f"{self.method} transform without any language")
+        params = canonical_params(params, self.method)
         self.params = {lang: np.ascontiguousarray(v, dtype=np.float32) for lang, v in sorted(params.items())}
         dims = {v.shape[-1] for v in self.params.values()}
         if len(dims) != 1:
@@ -93,7 +107,7 @@ class LanguageTransform:
             check_finite(f"parameters of {lang!r}", v)
         self.dim = dims.pop()
         self.encoder = dict(encoder or {})
-        self.source_lang = source_lang
+        self.source_lang = canonical(source_lang)
         self.meta = dict(meta or {})
         self.langid = langid
         self.langid_threshold: float | None = None
@@ -209,7 +223,7 @@ class LanguageTransform:
     def _resolve_langs(self, embs: np.ndarray, langs: Sequence[str | None], strict: bool) -> np.ndarray:
         """Per-row code: 0 = leave unchanged, k = ``self.languages[k - 1]``; counts and reports what is skipped."""
         index = {lang: k for k, lang in enumerate(self.languages, start=1)}
-        codes = np.fromiter((index.get(lang, 0) for lang in langs), dtype=np.intp, count=len(langs))
+        codes = np.fromiter((index.get(canonical(lang), 0) for lang in langs), dtype=np.intp, count=len(langs))
         if codes.all():
             return codes
         rest = np.flatnonzero(codes == 0)
@@ -218,14 +232,14 @@ class LanguageTransform:
             predicted, conf = self.langid.predict(embs[unknown])
             for i, lang, c in zip(unknown, predicted, conf):
                 if c >= self.langid_threshold:
-                    codes[i] = index.get(lang, 0)
+                    codes[i] = index.get(canonical(lang), 0)
                     self.counts[f"langid:{lang}"] += 1
                 else:
                     self.counts["langid_below_threshold"] += 1
         else:
             self.counts["unknown"] += len(unknown)
         missing: Counter[str] = Counter(str(langs[i]) for i in rest if not is_unknown(langs[i])
-                                        and (self.transforms_source or langs[i] != self.source_lang))
+                                        and (self.transforms_source or canonical(langs[i]) != self.source_lang))
         if missing:
             if strict:
                 raise MlirkitError(f"transform {self._name()} has no {self.method} parameters for language(s) "

@@ -288,7 +288,8 @@ def test_mmarco_pairs_multi_rows():
     write_mmarco(Path(os.environ["IR_DATASETS_HOME"]), mmarco_pairs.LANGS)
     rows = list(mlirkit.datasets.parallel_rows("mlirkit/mmarco-pairs/multi"))
     assert len(rows) == 3 * 14 - 1
-    assert ("101", "dt", "dt passage 101") in rows and ("103", "dt", "dt passage 103") not in rows
+    assert ("11-101", "dt", "dt passage 101") in rows and not any(r[0] == "11-103" and r[1] == "dt" for r in rows)
+    assert [r[0] for r in rows[:14]] == ["11-101"] * 14  # grouped per unique (query, positive) pair
     docs = {d.doc_id: d for d in ir_datasets.load("mlirkit/mmarco-pairs/multi/10k").docs_iter()}
     assert docs["102/ja"].group_id == "102" and docs["102/ja"].lang == "ja"
 

@@ -3,7 +3,10 @@
 Runs Pyserini's own ``python -m pyserini.search.faiss`` (same flags, Pyserini's ``FaissSearcher`` and
 run writer) with mlirkit's query encoders selectable by ``--encoder-class mlirkit|mlirkit-hf|...``.
 Query vectors are ``normalize(T_q(g(q)))`` as in ``mlirkit.search``: ``T_q`` is the query side of the
-index's language transform when it has one (centering, LIR; never SHIFT), which needs ``--query-lang``.
+index's language transform when it has one (centering, LIR; never SHIFT), which needs each query's
+language: the topics file's own (``lang`` of BEIR ``queries.jsonl``, third TSV column) or ``--query-lang``.
+(The query-time SHIFT for every query language is ``python -m mlirkit.search --query-shift``: Pyserini's
+``FaissSearcher`` scores with the index as it is.)
 When the index records its encoder (``meta.json``), a different query encoder is refused unless
 ``--force``; an existing ``--output`` file is refused unless ``--overwrite``. ``-h`` lists the
 wrapper's options, then Pyserini's. Use ``--batch-size N`` (Pyserini's flag) to encode queries in batches.
@@ -51,11 +54,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from mlirkit.pyserini.registration import EncoderSettings
 
-    settings = EncoderSettings(options=options, query_lang=args.query_lang, force=args.force)
+    settings = EncoderSettings(options=options, query_lang=args.query_lang, force=args.force,
+                               query_langs=topic_langs(peek_option(rest, "--topics"), args.query_lang))
     index = peek_option(rest, "--index")
     if index and (Path(index) / "meta.json").is_file():
         settings.index_encoder, settings.transform, settings.alpha = index_query_side(Path(index))
     return run(rest, settings)
+
+
+def topic_langs(topics: str | None, default_lang: str | None = None) -> dict[str, str] | None:
+    """``{query text: lang}`` from a local topics file with per-query languages (BEIR ``queries.jsonl`` with
+    ``lang``, TSV ``qid<TAB>text<TAB>lang``), so Pyserini's queries get their own languages; None for a
+    Pyserini topics name or a file without languages. One text with two languages is refused."""
+    if not topics or not Path(topics).is_file():
+        return None
+    from mlirkit.base.errors import MlirkitError
+    from mlirkit.io.topics import read_topics
+    from mlirkit.base.langs import is_known
+
+    out: dict[str, str] = {}
+    for q in read_topics(topics, default_lang=default_lang):
+        if not is_known(q.lang):
+            continue
+        if out.setdefault(q.text, q.lang) != q.lang:
+            raise MlirkitError(f"{topics}: the query text {q.text!r} occurs with languages {out[q.text]!r} and "
+                               f"{q.lang!r}; Pyserini passes only the text, so they cannot be told apart")
+    return out or None
 
 
 def index_query_side(index: Path):

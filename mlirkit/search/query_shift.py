@@ -1,0 +1,248 @@
+"""SHIFT for every query language from one index: the source language's shift applied at query time.
+
+A SHIFT transform fitted with pivot (source) language ``p`` holds ``V_l`` for its languages (``V_p = 0``).
+For a query of language ``s`` the re-based vectors are ``V_{l|s} = V_l - V_s`` (:func:`mlirkit.transforms.shift.derive_source`),
+and the s-source index would hold, for document ``d`` of language ``l`` with ``alpha_l`` (DESIGN.md, SHIFT)::
+
+    d'_s = d - alpha_l * (V_l - V_s)    if l = p or l has a vector   (m_d = 1; for l = s this is d itself)
+    d'_s = d                            if l is unknown or has no vector   (m_d = 0)
+
+Write ``x = d - alpha_l m_d V_l`` (the pivot-shifted, unnormalised document, what ``T.apply`` gives) and
+``b = alpha_l m_d``. Then ``d'_s = x + b V_s`` and, for the untouched query ``q``:
+
+- inner product (no renormalisation): ``score = q.d'_s = q.x + b (q.V_s)``;
+- cosine (shift, then L2-normalise, as mlirkit builds SHIFT indexes):
+  ``score = (q.x + b (q.V_s)) / ||d'_s||`` with
+  ``||d'_s||^2 = ||x||^2 + 2 b (x.V_s) + b^2 ||V_s||^2``.
+
+So one matrix ``[x, b]`` (n x (d+1)) per alpha and, per document, ``||x||^2`` and ``x.V_m`` for the M
+languages (a few floats) give every source language exactly: ``Q_aug = [q, q.V_s]``,
+``scores = (Q_aug X_aug^T) * (1/||d'_s||)``; the numerator is one matrix product for a batch of queries of
+any languages, the denominator a per-document vector of each source language (an (M, n) table, cached
+per alpha). With inner product and no unknown-language
+documents, ``b (q.V_s)`` is the same for every document of a query, so the pivot index already ranks as
+the s-source index would (the issue's observation); with cosine the norms depend on ``s``.
+
+A query whose language is unknown or has no vector is scored with the pivot source (``V_s = 0``: the
+index as built); such queries are counted in :attr:`QueryTimeShift.counts`. Alpha (a float or a
+per-language dict, :func:`mlirkit.transforms.transform.resolve_alpha`) is chosen per call, without re-indexing.
+
+Search is exhaustive (exact) by default; with ``candidates`` (rows of each query's candidates, e.g. from
+an HNSW or IVF-PQ index) only those are re-scored exactly. Ties are broken by ``(-score, doc_id)``.
+Citation: SHIFT's re-basing ``V_{l|s} = V_l - V_s`` as in the authors' released code (DESIGN.md).
+"""
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from typing import Any, Mapping, NamedTuple, Sequence
+
+import numpy as np
+
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import UNKNOWN, canonical
+
+logger = logging.getLogger(__name__)
+
+METRICS = ("cosine", "ip")
+#: extra rows kept beyond k so that ties at the cut-off are broken by doc id (as mlirkit.search does)
+TIE_SLACK = 16
+
+
+class _Prepared(NamedTuple):
+    x_aug: np.ndarray  # (n, d+1) float32: [x, b]
+    xsq: np.ndarray  # (n,) float64 ||x||^2
+    xv: np.ndarray  # (n, M) float64 x . V_m
+    b: np.ndarray  # (n,) float64 alpha_l * m_d
+
+
+class QueryTimeShift:
+    """Exact per-query-language SHIFT scores from raw document embeddings and one pivot transform.
+
+    Memory: the ``(n, d+1)`` float32 matrix ``[x, b]`` of the current alpha, ``(n, M)`` float64
+    ``x.V_m`` and an ``(M, n)`` float32 table of inverse norms (cosine); ``embeddings`` may be a memory map.
+
+    ``embeddings`` (n, d): the untransformed document vectors (an index's ``embeddings.npy``);
+    ``doc_langs`` (n,); ``transform``: a :class:`~mlirkit.transforms.shift.ShiftTransform` (its source language is
+    the pivot); ``metric``: ``"cosine"`` or ``"ip"`` (see the module docstring for both formulas).
+    """
+
+    chunk_rows = 65536
+
+    def __init__(self, embeddings: np.ndarray, doc_langs: Sequence[str], transform, *, metric: str = "cosine",
+                 docids: Sequence[str] | None = None) -> None:
+        from mlirkit.transforms.shift import ShiftTransform
+
+        if not isinstance(transform, ShiftTransform):
+            raise MlirkitError(f"the query-time shift needs a shift transform, not {getattr(transform, 'method', transform)!r}")
+        if metric not in METRICS:
+            raise MlirkitError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
+        self.embeddings = embeddings if isinstance(embeddings, np.ndarray) else np.asarray(embeddings)
+        if self.embeddings.ndim != 2 or self.embeddings.shape[1] != transform.dim:
+            raise MlirkitError(f"embeddings of shape {self.embeddings.shape} for a transform of dimension {transform.dim}")
+        if len(doc_langs) != len(self.embeddings):
+            raise MlirkitError(f"{len(doc_langs)} document languages for {len(self.embeddings)} embeddings")
+        self.transform = transform
+        self.metric = metric
+        self.pivot = transform.source_lang
+        self.doc_langs = list(doc_langs)
+        self.docids = list(docids) if docids is not None else None
+        # languages with a vector, the pivot first (V_pivot = 0)
+        self.langs = [self.pivot, *transform.languages]
+        self.vectors = np.stack([np.zeros(transform.dim), *(transform.params[la].astype(np.float64)
+                                                             for la in transform.languages)])  # (M, d)
+        self._lang_index = {la: k for k, la in enumerate(self.langs)}
+        codes = np.fromiter((self._lang_index.get(canonical(la) or UNKNOWN, -1) for la in self.doc_langs),
+                            dtype=np.intp, count=len(self.doc_langs))
+        self.doc_codes = codes  # (n,) -1 = unknown language or no vector: never shifted
+        self.counts: Counter[str] = Counter()
+        self._prepared: dict[str, _Prepared] = {}
+        self._inv_norms: dict[str, np.ndarray] = {}
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.embeddings)
+
+    # ----------------------------------------------------------------- per alpha
+    def _alpha_key(self, alpha: float | Mapping[str, float]) -> str:
+        from mlirkit.transforms.transform import alpha_to_json
+
+        return json.dumps(alpha_to_json(alpha), sort_keys=True)
+
+    def prepare(self, alpha: float | Mapping[str, float] = 1.0) -> _Prepared:
+        """``[x, b]``, ``||x||^2`` and ``x.V_m`` for ``alpha`` (computed once per alpha, then cached)."""
+        from mlirkit.transforms.transform import resolve_alpha
+
+        key = self._alpha_key(alpha)
+        if key in self._prepared:
+            return self._prepared[key]
+        default, overrides = resolve_alpha(alpha)
+        lang_alpha = np.array([overrides.get(la, default) for la in self.langs])  # (M,)
+        b = np.where(self.doc_codes >= 0, lang_alpha[np.maximum(self.doc_codes, 0)], 0.0)  # (n,)
+        dim = self.embeddings.shape[1]
+        x_aug = np.empty((self.n_docs, dim + 1), dtype=np.float32)
+        xsq = np.empty(self.n_docs)
+        xv = np.empty((self.n_docs, len(self.langs)))
+        for a in range(0, self.n_docs, self.chunk_rows):  # float64 temporaries of chunk_rows x d only
+            z = slice(a, min(a + self.chunk_rows, self.n_docs))
+            x = np.asarray(self.embeddings[z], dtype=np.float64) - b[z, None] * self.vectors[np.maximum(self.doc_codes[z], 0)]
+            x_aug[z, :-1] = x
+            xsq[z] = np.einsum("ij,ij->i", x, x)
+            xv[z] = x @ self.vectors.T
+        x_aug[:, -1] = b
+        prepared = _Prepared(x_aug, xsq, xv, b)
+        self._prepared = {key: prepared}  # keep one alpha (a sweep replaces it)
+        self._inv_norms = {}
+        return prepared
+
+    def source_code(self, lang: str | None) -> int:
+        """Row of :attr:`langs` used as the source for a query of ``lang`` (the pivot when it has no vector)."""
+        code = self._lang_index.get(canonical(lang) or UNKNOWN)
+        if code is None:
+            self.counts[f"pivot_fallback:{lang or UNKNOWN}"] += 1
+            return 0
+        return code
+
+    def _inv_norms_all(self, prepared: _Prepared, key: str) -> np.ndarray:
+        """(M, n) float32 ``1 / ||d'_s||`` for every source ``s`` (zero vectors kept, as l2_normalize does)."""
+        cached = self._inv_norms.get(key)
+        if cached is None:
+            vsq = np.einsum("ij,ij->i", self.vectors, self.vectors)  # (M,)
+            b = prepared.b[None, :]
+            sq = prepared.xsq[None, :] + 2.0 * b * prepared.xv.T + b ** 2 * vsq[:, None]  # (M, n)
+            norm = np.sqrt(np.maximum(sq, 0.0))
+            cached = (1.0 / np.where(norm == 0, 1.0, norm)).astype(np.float32)
+            self._inv_norms[key] = cached
+        return cached
+
+    # ----------------------------------------------------------------- scoring
+    def _query_aug(self, queries: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """(nq, d+1) ``[q, q.V_s]`` with ``s`` the source row of each query."""
+        out = np.empty((len(queries), queries.shape[1] + 1), dtype=np.float32)
+        out[:, :-1] = queries
+        out[:, -1] = np.einsum("ij,ij->i", queries.astype(np.float64), self.vectors[codes])
+        return out
+
+    def _score_block(self, queries: np.ndarray, codes: np.ndarray, alpha) -> np.ndarray:
+        prepared = self.prepare(alpha)
+        block = self._query_aug(queries, codes) @ prepared.x_aug.T  # (nq, n): one product for every language
+        if self.metric == "cosine":
+            block *= self._inv_norms_all(prepared, self._alpha_key(alpha))[codes]  # (nq, n)
+        return block
+
+    def scores(self, queries: np.ndarray, query_langs: Sequence[str | None],
+               alpha: float | Mapping[str, float] = 1.0) -> np.ndarray:
+        """(nq, n) float32 scores of every document for each query with its own language's shift."""
+        queries = self._check_queries(queries, query_langs)
+        return self._score_block(queries, self._codes(query_langs), alpha)
+
+    def search(self, queries: np.ndarray, query_langs: Sequence[str | None], k: int,
+               alpha: float | Mapping[str, float] = 1.0, *, candidates: np.ndarray | None = None,
+               docids: Sequence[str] | None = None) -> list[list[tuple[str, float]]]:
+        """Top ``k`` ``(doc_id, score)`` of each query, sorted by ``(-score, doc_id)``.
+
+        ``candidates`` (nq, C) int rows (-1 = none): re-score only those (exact scores, approximate set).
+        """
+        docids = list(docids) if docids is not None else self.docids
+        if docids is None or len(docids) != self.n_docs:
+            raise MlirkitError("document ids (one per embedding) are needed to search")
+        queries = self._check_queries(queries, query_langs)
+        if k < 1:
+            raise MlirkitError(f"k must be positive, got {k}")
+        codes = self._codes(query_langs)
+        if candidates is None:
+            block = self._score_block(queries, codes, alpha)
+            keep = min(self.n_docs, k + TIE_SLACK)
+            if keep < self.n_docs:
+                top = np.argpartition(-block, keep - 1, axis=1)[:, :keep]
+            else:
+                top = np.broadcast_to(np.arange(self.n_docs), block.shape)
+            top_scores = np.take_along_axis(block, top, axis=1)
+            return [_sorted_hits(docids, r, sc, k) for r, sc in zip(top, top_scores)]
+        prepared = self.prepare(alpha)
+        inv = self._inv_norms_all(prepared, self._alpha_key(alpha)) if self.metric == "cosine" else None
+        results = []
+        for q_row, s, c_row in zip(self._query_aug(queries, codes), codes, np.asarray(candidates)):
+            c_row = c_row[c_row >= 0]
+            sc = prepared.x_aug[c_row] @ q_row
+            if inv is not None:
+                sc *= inv[s, c_row]
+            results.append(_sorted_hits(docids, c_row, sc.astype(np.float32), k))
+        return results
+
+    # ----------------------------------------------------------------- helpers
+    def _check_queries(self, queries: np.ndarray, query_langs: Sequence[str | None]) -> np.ndarray:
+        queries = np.asarray(queries, dtype=np.float32)
+        if queries.ndim != 2 or queries.shape[1] != self.embeddings.shape[1]:
+            raise MlirkitError(f"query vectors of shape {queries.shape} for documents of dimension {self.embeddings.shape[1]}")
+        if len(query_langs) != len(queries):
+            raise MlirkitError(f"{len(query_langs)} query languages for {len(queries)} queries")
+        return queries
+
+    def _codes(self, query_langs: Sequence[str | None]) -> np.ndarray:
+        return np.fromiter((self.source_code(la) for la in query_langs), dtype=np.intp, count=len(query_langs))
+
+    def describe(self, alpha: Any) -> dict[str, Any]:
+        from mlirkit.transforms.transform import alpha_to_json
+
+        return {"metric": self.metric, "pivot": self.pivot, "alpha": alpha_to_json(alpha),
+                "languages": self.langs, "docs_never_shifted": int((self.doc_codes < 0).sum()),
+                "counts": dict(self.counts)}
+
+
+def _sorted_hits(docids: Sequence[str], rows: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[str, float]]:
+    hits = [(docids[int(i)], float(s)) for i, s in zip(rows, scores)]
+    hits.sort(key=lambda h: (-h[1], h[0]))
+    return hits[:k]
+
+
+def index_embeddings(index) -> np.ndarray:
+    """The untransformed document vectors of an index (``embeddings.npy``; shards concatenated)."""
+    shards = getattr(index, "shards", None)
+    if shards is not None:
+        return np.concatenate([np.asarray(s.embeddings()) for s in shards])
+    return index.embeddings()
+
+
+__all__ = ["METRICS", "QueryTimeShift", "index_embeddings"]

@@ -1,0 +1,240 @@
+"""One SHIFT index, any query language: the query-time shift equals per-language re-based indexes."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.vectors import l2_normalize
+from mlirkit.io.records import Query
+from mlirkit.search.query_shift import QueryTimeShift
+from mlirkit.search.searcher import search_index
+from mlirkit.transforms.shift import ShiftTransform, derive_source
+
+DOC_LANGS = ["en", "de", "fr", "ja", "nl", "dt", "und", "uk"]  # uk: no vector; und: unknown
+QUERY_LANGS = ["en", "de", "fr", "ja", "dt", "nl", "und", "uk", None]
+
+
+def rebased_reference(t: ShiftTransform, embs, doc_langs, queries, query_langs, alpha, metric, k):
+    """Each query searched in the index built for its own source language (pivot when it has no vector)."""
+    import faiss
+
+    from mlirkit.base.langs import canonical
+
+    out = {}
+    for i, (q, lang) in enumerate(zip(queries, query_langs)):
+        s = canonical(lang)
+        ts = t if s not in t.params else derive_source(t, s)
+        x = ts.apply(embs, doc_langs, "doc", alpha)
+        if metric == "cosine":
+            x = l2_normalize(x)
+        index = faiss.IndexFlatIP(x.shape[1])
+        index.add(np.ascontiguousarray(x, dtype=np.float32))
+        docids = [f"d{j}" for j in range(len(embs))]
+        out[i] = (search_index(index, docids, q[None, :], k)[0], x @ q)
+    return out
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(7)
+    dim, n = 24, 400
+    vecs = {la: rng.normal(scale=0.4, size=dim) for la in ("de", "fr", "ja", "dt")}
+    t = ShiftTransform(vecs, encoder={"model": "toy"}, source_lang="en")
+    langs = [DOC_LANGS[i % len(DOC_LANGS)] for i in range(n)]
+    embs = rng.normal(size=(n, dim)).astype(np.float32)
+    queries = l2_normalize(rng.normal(size=(45, dim))).astype(np.float32)
+    qlangs = [QUERY_LANGS[i % len(QUERY_LANGS)] for i in range(len(queries))]
+    return t, embs, langs, queries, qlangs
+
+
+@pytest.mark.parametrize("metric", ["cosine", "ip"])
+@pytest.mark.parametrize("alpha", [1.0, 0.6, {"*": 0.6, "ja": 1.0, "en": 0.3}])
+def test_equals_per_language_rebased_indexes(data, metric, alpha):
+    t, embs, langs, queries, qlangs = data
+    k = 30
+    qs = QueryTimeShift(embs, langs, t, metric=metric, docids=[f"d{j}" for j in range(len(embs))])
+    got = qs.search(queries, qlangs, k, alpha)
+    scores = qs.scores(queries, qlangs, alpha)
+    ref = rebased_reference(t, embs, langs, queries, qlangs, alpha, metric, k)
+    for i in range(len(queries)):
+        want_hits, want_scores = ref[i]
+        assert [h.doc_id for h in want_hits] == [d for d, _ in got[i]]
+        np.testing.assert_allclose([s for _, s in got[i]], [h.score for h in want_hits], atol=1e-5)
+        np.testing.assert_allclose(scores[i], want_scores, atol=1e-5)
+    assert qs.counts["pivot_fallback:uk"] > 0 and qs.counts["pivot_fallback:und"] > 0
+
+
+def test_chunked_preparation_is_identical(data):
+    t, embs, langs, queries, qlangs = data
+    whole = QueryTimeShift(embs, langs, t).scores(queries, qlangs, 0.8)
+    chunked = QueryTimeShift(embs, langs, t)
+    chunked.chunk_rows = 37
+    np.testing.assert_array_equal(chunked.scores(queries, qlangs, 0.8), whole)
+
+
+def test_candidates_rescored_exactly(data):
+    t, embs, langs, queries, qlangs = data
+    qs = QueryTimeShift(embs, langs, t, docids=[f"d{j}" for j in range(len(embs))])
+    full = qs.search(queries, qlangs, 10, 0.8)
+    everything = np.tile(np.arange(len(embs)), (len(queries), 1))
+    rescored = qs.search(queries, qlangs, 10, 0.8, candidates=everything)
+    assert [[d for d, _ in h] for h in rescored] == [[d for d, _ in h] for h in full]
+    np.testing.assert_allclose([[s for _, s in h] for h in rescored], [[s for _, s in h] for h in full], atol=1e-6)
+    few = np.full((len(queries), 50), -1)
+    few[:, :20] = np.arange(20)
+    for hits in qs.search(queries, qlangs, 10, 0.8, candidates=few):
+        assert len(hits) == 10 and all(int(d[1:]) < 20 for d, _ in hits)
+
+
+def test_inner_product_pivot_ranks_as_rebased_without_unknown_docs(data):
+    """The issue's observation: with ip and every document of a language with a vector, the pivot index
+    ranks exactly as the s-source index (the extra term a q.V_s is the same for every document)."""
+    t, embs, langs, queries, _ = data
+    keep = [i for i, la in enumerate(langs) if la not in ("und", "uk")]
+    e, la = embs[keep], [langs[i] for i in keep]
+    qs = QueryTimeShift(e, la, t, metric="ip", docids=[f"d{j}" for j in range(len(e))])
+    de = qs.search(queries, ["de"] * len(queries), 20, 1.0)
+    pivot = qs.search(queries, ["en"] * len(queries), 20, 1.0)
+    assert [[d for d, _ in h] for h in de] == [[d for d, _ in h] for h in pivot]
+
+
+def test_bad_input(data):
+    t, embs, langs, queries, qlangs = data
+    with pytest.raises(MlirkitError, match="metric"):
+        QueryTimeShift(embs, langs, t, metric="l2")
+    with pytest.raises(MlirkitError, match="languages"):
+        QueryTimeShift(embs, langs[:-1], t)
+    qs = QueryTimeShift(embs, langs, t)
+    with pytest.raises(MlirkitError, match="query languages"):
+        qs.scores(queries, qlangs[:-1])
+    with pytest.raises(MlirkitError, match="document ids"):
+        qs.search(queries, qlangs, 5)
+
+
+# ------------------------------------------------------------------ through the index, Searcher and CLI
+@pytest.fixture(scope="module")
+def shift_index(tiny_encoder, tmp_path_factory):
+    from mlirkit.encode import Indexer
+    from mlirkit.io.records import Doc
+    from mlirkit.shift import save_transform
+    from mlirkit.transforms.fit import fit_from_groups
+    from mlirkit.transforms.parallel import ParallelGroup
+
+    d = tmp_path_factory.mktemp("qshift")
+    pairs = [ParallelGroup(str(i), {"en": f"the {w} is here", "de": f"der {w} ist hier", "fr": f"le {w} est ici"})
+             for i, w in enumerate(["ferry", "package", "file", "river", "window"])]
+    t, _ = fit_from_groups(tiny_encoder, pairs, method="shift", source_lang="en")
+    save_transform(t, d / "shift.safetensors")
+    words = ["ferry", "package", "file", "river", "window", "garden", "engine", "letter"]
+    docs = [Doc(f"{w}-{la}", f"{pre} {w} {post}", la) for w in words
+            for la, pre, post in (("en", "the", "is here"), ("de", "der", "ist hier"), ("fr", "le", "est ici"),
+                                  ("und", "??", "??"), ("ja", "これは", "です"))]
+    Indexer(tiny_encoder, d / "pivot", transform=d / "shift.safetensors", alpha=0.7, save_embeddings=True,
+            show_progress=False).index(docs)
+    Indexer(tiny_encoder, d / "pivot-hnsw", transform=d / "shift.safetensors", alpha=0.7, save_embeddings=True,
+            show_progress=False, index_type="hnsw").index(docs)
+    rebased = {"en": d / "pivot"}
+    for s in ("de", "fr"):
+        save_transform(derive_source(t, s), d / f"shift-{s}.safetensors")
+        Indexer(tiny_encoder, d / f"rebased-{s}", transform=d / f"shift-{s}.safetensors", alpha=0.7,
+                show_progress=False).index(docs)
+        rebased[s] = d / f"rebased-{s}"
+    return d, rebased
+
+
+QUERIES = [Query("q1", "ferry here", "en"), Query("q2", "Fähre hier", "de"), Query("q3", "le fichier", "fr"),
+           Query("q4", "the river garden", "de"), Query("q5", "engine", "fr"), Query("q6", "window", "en")]
+
+
+def test_searcher_mixed_topics_equal_rebased_indexes(shift_index, tiny_encoder):
+    from mlirkit.search.searcher import Searcher
+
+    d, rebased = shift_index
+    one = Searcher(d / "pivot", tiny_encoder, query_shift="cosine").search(QUERIES, k=12)
+    for q in QUERIES:
+        want = Searcher(rebased[q.lang], tiny_encoder).search([q], k=12)[q.query_id]
+        assert [h.doc_id for h in one[q.query_id]] == [h.doc_id for h in want]
+        np.testing.assert_allclose([h.score for h in one[q.query_id]], [h.score for h in want], atol=1e-5)
+    # the test has teeth: searching the pivot index as it is gives other scores for de/fr queries
+    plain = Searcher(d / "pivot", tiny_encoder).search(QUERIES, k=12)
+    assert all(abs(a.score - b.score) < 1e-5 for q in QUERIES if q.lang == "en"
+               for a, b in zip(plain[q.query_id], one[q.query_id]))
+    assert any(abs(a.score - b.score) > 1e-3 for q in QUERIES if q.lang != "en"
+               for a, b in zip(plain[q.query_id], one[q.query_id]))
+    # HNSW: candidates from the index, re-scored exactly; with every document as a candidate it is exact
+    hnsw = Searcher(d / "pivot-hnsw", tiny_encoder, query_shift="cosine", candidates=40).search(QUERIES, k=12)
+    assert {q: [h.doc_id for h in v] for q, v in hnsw.items()} == {q: [h.doc_id for h in v] for q, v in one.items()}
+    for q in QUERIES:
+        np.testing.assert_allclose([h.score for h in hnsw[q.query_id]], [h.score for h in one[q.query_id]], atol=1e-6)
+
+
+def test_alpha_at_query_time_equals_reindexing(shift_index, tiny_encoder, tmp_path):
+    from mlirkit.index import DenseIndex
+    from mlirkit.search.searcher import Searcher
+
+    d, _ = shift_index
+    en = [q for q in QUERIES if q.lang == "en"]
+    got = Searcher(d / "pivot", tiny_encoder, alpha=0.3).search(en, k=10)
+    ix = DenseIndex(d / "pivot")
+    raw = ix.embeddings()
+    assert raw.shape[0] == len(ix.docids)
+    from mlirkit.shift import load_transform
+
+    t = load_transform(d / "shift.safetensors")
+    x = l2_normalize(t.apply(raw, ix.langs, "doc", 0.3))
+    import faiss
+
+    flat = faiss.IndexFlatIP(x.shape[1])
+    flat.add(np.ascontiguousarray(x, dtype=np.float32))
+    qv = Searcher(d / "pivot", tiny_encoder).encode_queries(en)
+    want = search_index(flat, ix.docids, qv, 10)
+    for q, w in zip(en, want):
+        assert [h.doc_id for h in got[q.query_id]] == [h.doc_id for h in w]
+        np.testing.assert_allclose([h.score for h in got[q.query_id]], [h.score for h in w], atol=1e-5)
+    plain = _plain_index(tiny_encoder, tmp_path)
+    with pytest.raises(MlirkitError, match="SHIFT index or a shift transform"):
+        Searcher(plain, tiny_encoder, query_shift="cosine")
+    with pytest.raises(MlirkitError, match="embeddings"):
+        Searcher(d / "rebased-de", tiny_encoder, query_shift="cosine")  # built without embeddings.npy
+    # a plain index with saved embeddings + a transform given at search time == the SHIFT index
+    a = Searcher(plain, tiny_encoder, transform=d / "shift.safetensors", alpha=0.7).search(QUERIES[:2], k=2)
+    assert set(a) == {"q1", "q2"}
+
+
+def _plain_index(tiny_encoder, tmp_path):
+    from mlirkit.encode import Indexer
+    from mlirkit.io.records import Doc
+
+    Indexer(tiny_encoder, tmp_path / "plain", show_progress=False, save_embeddings=True).index(
+        [Doc("a", "the ferry", "en"), Doc("b", "die Fähre", "de")])
+    return tmp_path / "plain"
+
+
+def test_search_cli_per_query_languages(shift_index, tiny_model_dir, tmp_path, capsys):
+    from mlirkit.io.trec import read_run
+    from mlirkit.search.cli import main
+
+    d, rebased = shift_index
+    topics = tmp_path / "topics.jsonl"
+    topics.write_text("".join(json.dumps({"_id": q.query_id, "text": q.text, "lang": q.lang}) + "\n" for q in QUERIES))
+    assert main(["--index", str(d / "pivot"), "--topics", str(topics), "--output", str(tmp_path / "run.trec"),
+                 "--encoder", str(tiny_model_dir), "--encoder-class", "hf", "--max-length", "64",
+                 "--query-shift", "cosine", "--hits", "12", "--quiet"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["query_shift"]["metric"] == "cosine" and report["query_shift"]["alpha"] == 0.7
+    run = read_run(tmp_path / "run.trec")
+    for q in QUERIES:
+        per = tmp_path / f"{q.query_id}.trec"
+        one = tmp_path / f"{q.query_id}.jsonl"
+        one.write_text(json.dumps({"_id": q.query_id, "text": q.text, "lang": q.lang}) + "\n")
+        assert main(["--index", str(rebased[q.lang]), "--topics", str(one), "--output", str(per),
+                     "--encoder", str(tiny_model_dir), "--encoder-class", "hf", "--max-length", "64",
+                     "--hits", "12", "--quiet"]) == 0
+        want = read_run(per)[q.query_id]
+        assert sorted(run[q.query_id], key=lambda x: (-run[q.query_id][x], x)) == \
+            sorted(want, key=lambda x: (-want[x], x))
+        for doc, score in want.items():
+            assert abs(run[q.query_id][doc] - score) < 1e-5
