@@ -405,13 +405,18 @@ def test_cli_encoder_options():
     args = build_parser().parse_args(["--encoders", "multilingual-e5-small-q4", "usem", "--max-length", "128",
                                       "--quantize", "int8", "--threads", "2"])
     opts = encoder_options(args)
-    assert opts["multilingual-e5-small-q4"] == {"max_length": 128, "batch_size": 32, "quantize": "int8", "threads": 2}
+    assert opts["multilingual-e5-small-q4"] == {"max_length": 128, "batch_size": 32, "backend": "auto",
+                                                "quantize": "int8", "threads": 2}
     assert opts["usem"] == {"threads": 2}
+    # the default: the fastest backend at fp32 fidelity, no int8
     default = encoder_options(build_parser().parse_args([]))
-    assert default["multilingual-e5-small-q4"] == {"max_length": 256, "batch_size": 32, "quantize": "int8"}
+    assert default["multilingual-e5-small-q4"] == {"max_length": 256, "batch_size": 32, "backend": "auto"}
     assert default["usem"] == {}
-    fp32 = encoder_options(build_parser().parse_args(["--quantize", "none"]))
-    assert fp32["multilingual-e5-small-q4"] == {"max_length": 256, "batch_size": 32}
+    fp32 = encoder_options(build_parser().parse_args(["--quantize", "none", "--backend", "torch"]))
+    assert fp32["multilingual-e5-small-q4"] == {"max_length": 256, "batch_size": 32, "backend": "torch"}
+    ov = encoder_options(build_parser().parse_args(["--backend", "openvino", "--precision", "fp32"]))
+    assert ov["multilingual-e5-small-q4"] == {"max_length": 256, "batch_size": 32, "backend": "openvino",
+                                              "precision": "fp32"}
 
 
 @pytest.mark.slow

@@ -5,11 +5,12 @@ import argparse
 from typing import Any
 
 from mlirkit.encoders import DEFAULT_ENCODER, ENCODER_CLASSES
+from mlirkit.encoders.backends import BACKEND_CHOICES, BACKEND_ENV, PRECISIONS
 from mlirkit.encoders.hf import DTYPES, QUANTIZE
 from mlirkit.encoders.prefixes import POOLINGS
 
 OPTION_NAMES = ("batch_size", "max_length", "pooling", "normalize", "query_prefix", "doc_prefix",
-                "device", "dtype", "quantize", "threads")
+                "device", "dtype", "quantize", "threads", "backend", "precision")
 
 
 def add_encoder_args(parser: argparse.ArgumentParser, *, required: bool = False, default: str | None = DEFAULT_ENCODER) -> None:
@@ -30,6 +31,11 @@ def add_encoder_args(parser: argparse.ArgumentParser, *, required: bool = False,
     g.add_argument("--quantize", choices=QUANTIZE, default=None,
                    help="dynamic quantisation of the linear layers (hf, CPU; changes vectors, see docs/encoders.md)")
     g.add_argument("--threads", type=int, default=None, help="CPU threads for encoding and FAISS")
+    g.add_argument("--backend", choices=BACKEND_CHOICES, default=None,
+                   help=f"what runs the hf model: torch, openvino, onnx (ONNX Runtime) or auto = openvino on the "
+                        f"CPU, torch elsewhere (default: ${BACKEND_ENV} or auto; see docs/encoders.md)")
+    g.add_argument("--precision", choices=PRECISIONS, default=None,
+                   help="openvino arithmetic: fp32, bf16, or auto = bf16 where the CPU has it natively (default auto)")
 
 
 def encoder_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -5,7 +5,9 @@ run writer) with mlirkit's query encoders selectable by ``--encoder-class mlirki
 Query vectors are ``normalize(T_q(g(q)))`` as in ``mlirkit.search``: ``T_q`` is the query side of the
 index's language transform when it has one (centering, LIR; never SHIFT), which needs ``--query-lang``.
 When the index records its encoder (``meta.json``), a different query encoder is refused unless
-``--force``. Use ``--batch-size N`` (Pyserini's flag) to encode queries in batches.
+``--force``. Queries are encoded in batches: Pyserini's ``--batch-size`` defaults to
+:data:`DEFAULT_QUERY_BATCH` here (Pyserini's own default, 1, encodes one query per forward pass), so
+``FaissSearcher.batch_search`` hands them to :meth:`MlirkitQueryEncoder.encode_batch`.
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ from mlirkit.cli import configure_logging
 logger = logging.getLogger(__name__)
 
 PYSERINI_MODULE = "pyserini.search.faiss"
+#: queries per encoder call when the command line gives no ``--batch-size``
+DEFAULT_QUERY_BATCH = 64
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--wrapper-help", action="store_true", help="show this help and exit")
     g.add_argument("--encoder-option", action="append", default=[], metavar="KEY=VALUE",
                    help="mlirkit encoder option (max_length, query_prefix, pooling, normalize, batch_size, "
-                        "device, dtype, threads); repeatable")
+                        "device, dtype, threads, backend, precision); repeatable")
     g.add_argument("--query-lang", default=None, help="language of the topics (for query-side transforms)")
     g.add_argument("--force", action="store_true", help="search with an encoder that differs from the index's (warned)")
     return p
@@ -44,6 +48,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     args, rest, options = parsed
     configure_logging()
+    if peek_option(rest, "--batch-size") is None:
+        rest = [*rest, "--batch-size", str(DEFAULT_QUERY_BATCH)]
 
     from mlirkit.pyserini.registration import EncoderSettings
 
