@@ -246,7 +246,7 @@ def compare_variants(args: argparse.Namespace) -> int:
     return 0
 
 
-QUERY_REPEATS = 2
+QUERY_REPEATS = 1
 
 
 def compare_queries(args: argparse.Namespace) -> int:

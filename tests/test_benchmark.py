@@ -108,6 +108,7 @@ def test_end_to_end_outputs(tmp_path):
     assert set(report["encoders"]["fake"]["chosen_alpha"].values()) <= {0.5, 1.0}
     assert "dev split" in report["split"] and "test split" in report["split"]
     assert "## Main table (test split)" in md and "dev chooses, test reports" in md
+    assert "Precision: `fake`: its own computation." in md  # hf encoders: "backend openvino, precision bf16"
     test = report["encoders"]["fake"]["test"]
     for run_name in main_runs:
         assert set(test[run_name]) >= {"ndcg@20", "recall@20", "mrr@10", "tlr@20", "samelang@20"}

@@ -249,3 +249,10 @@ def test_real_e5_backends_keep_fp32_fidelity():
             assert cos >= 0.9999, (backend, precision, cos)
     print("min cosine to torch fp32:", report)
     assert report["torch int8"] < 0.9999  # int8 is not an equivalent path (why it is refused)
+
+
+def test_pyserini_wrappers_take_backend_options():
+    from mlirkit.pyserini.wrapper import parse_encoder_options
+
+    assert parse_encoder_options(["backend=openvino", "precision=bf16", "threads=2"]) == {
+        "backend": "openvino", "precision": "bf16", "threads": 2}
