@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from mlirkit.cache import cache_dir
 from mlirkit.encoders.base import fingerprint_digest
+from mlirkit.errors import MlirkitError
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,12 @@ def converted_path(backend: str, key: dict[str, Any], filename: str,
         try:
             start = time.perf_counter()
             log.info("converting %s for the %s backend (once; cached in %s)", key.get("model"), backend, final)
-            convert(tmp)
+            try:
+                convert(tmp)
+            except (RuntimeError, ValueError, TypeError, AttributeError) as e:  # tracing/export failures
+                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                raise MlirkitError(f"converting {key.get('model')} for the {backend} backend failed ({first}); "
+                                   f"use backend='torch' (--backend torch)") from e
             if not (tmp / filename).is_file():
                 raise RuntimeError(f"the {backend} conversion wrote no {filename}")
             (tmp / MARKER).write_text(json.dumps(key, indent=1, sort_keys=True) + "\n")
