@@ -59,6 +59,14 @@ def test_backend_matches_torch_fp32(tiny_model_dir, torch_ref, backend, precisio
 
 
 @needs_openvino
+def test_openvino_honours_threads_and_precision(tiny_model_dir):
+    enc = load_encoder(str(tiny_model_dir), "hf", backend="openvino", precision="fp32", threads=1, max_length=64)
+    compiled = enc._runner.compiled
+    assert int(compiled.get_property("INFERENCE_NUM_THREADS")) == 1
+    assert "float32" in str(compiled.get_property("INFERENCE_PRECISION_HINT"))
+
+
+@needs_openvino
 def test_conversion_is_cached_and_reused(tiny_model_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("MLIRKIT_CACHE", str(tmp_path / "cache"))
     before = len(conversion.CONVERSIONS)

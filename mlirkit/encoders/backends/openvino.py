@@ -49,4 +49,5 @@ def load_runner(*, load_model: Callable[[], Any], key: dict[str, Any], pad_id: i
         out = request.infer([input_ids.numpy(), attention_mask.numpy()])[0]
         return torch.from_numpy(out)
 
+    run.compiled = compiled  # type: ignore[attr-defined]  (for inspection: properties, threads)
     return run
