@@ -15,6 +15,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # ranx/numba compile once and reuse across runs; the converted e5 model is reused too.
 os.environ.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache" / "mlirkit-tests" / "numba"))
 os.environ.setdefault("MLIRKIT_CACHE", str(Path.home() / ".cache" / "mlirkit-tests" / "cache"))
+# hf encoders default to the torch backend in tests (their references are torch fp32 computations);
+# tests of the other backends (tests/test_encoders_backends.py) name theirs.
+os.environ.setdefault("MLIRKIT_BACKEND", "torch")
 
 from tests.helpers import SHARED_DATA, require_shared_data
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("torch", "faiss", "pyserini", "jnius", "ranx", "transformers", "matplotlib", "ir_datasets")
+HEAVY = ("torch", "faiss", "pyserini", "jnius", "ranx", "transformers", "matplotlib", "ir_datasets",
+         "openvino", "onnxruntime", "onnx", "filelock")
 
 
 def test_import_is_light():

@@ -12,6 +12,7 @@ from mlirkit.benchmark.config import (DEFAULT_BENCHMARK, DEFAULT_ENCODER_OPTIONS
                                       BenchmarkConfig)
 from mlirkit.base.cli import ArgumentParser, configure_logging
 from mlirkit.base.errors import MlirkitError
+from mlirkit.encoders.backends import BACKEND_CHOICES, PRECISIONS
 
 logger = logging.getLogger(__name__)
 
@@ -54,8 +55,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"maximum tokens per text (default: {_defaults('max_length')})")
     g.add_argument("--batch-size", type=int, default=None, help=f"texts per forward pass (default: {_defaults('batch_size')})")
     g.add_argument("--quantize", choices=["int8", "none"], default=None,
-                   help=f"dynamic int8 quantisation of the linear layers, or none (default: {_defaults('quantize')})")
+                   help="torch dynamic int8 quantisation of the linear layers (faster than torch fp32, not than the "
+                        "default backend, and it costs quality: docs/results.md), or none (default: none)")
     g.add_argument("--threads", type=int, default=None, help="CPU threads for encoding (default: torch's)")
+    g.add_argument("--backend", choices=BACKEND_CHOICES, default=None,
+                   help=f"what runs the model: torch, openvino, onnx, or auto = openvino on the CPU (unless "
+                        f"--quantize int8), torch elsewhere (default: {_defaults('backend')})")
+    g.add_argument("--precision", choices=PRECISIONS, default=None,
+                   help="openvino arithmetic: fp32, bf16, auto = bf16 where the CPU has it natively (default auto)")
     return p
 
 
@@ -67,7 +74,8 @@ def encoder_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """Per-encoder options: the defaults, overridden by the command line for the encoders that take them."""
     from mlirkit.encoders import resolve_encoder_class
 
-    hf_only = {k: getattr(args, k) for k in ("max_length", "batch_size", "quantize") if getattr(args, k) is not None}
+    hf_only = {k: getattr(args, k) for k in ("max_length", "batch_size", "quantize", "backend", "precision")
+               if getattr(args, k, None) is not None}
     out: dict[str, dict[str, Any]] = {}
     for name in args.encoders:
         opts = dict(DEFAULT_ENCODER_OPTIONS.get(name, {}))

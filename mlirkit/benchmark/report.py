@@ -64,6 +64,16 @@ def main_rows(result: "BenchmarkResult", digits: int = 3) -> tuple[list[str], li
     return header, rows
 
 
+def _precisions(result: "BenchmarkResult") -> str:
+    """One line: how each encoder computed its vectors (backend and precision from its fingerprint)."""
+    parts = []
+    for enc in result.encoders:
+        fp = enc.fingerprint
+        how = ", ".join(f"{k} {fp[k]}" for k in ("backend", "precision", "quantize") if fp.get(k))
+        parts.append(f"`{enc.name}`: {how or 'its own computation'}")
+    return "Precision: " + "; ".join(parts) + "."
+
+
 def main_table(result: "BenchmarkResult", digits: int = 3) -> str:
     header, rows = main_rows(result, digits)
     return _table(header, rows)
@@ -143,7 +153,7 @@ def render_markdown(result: "BenchmarkResult") -> str:
             pairs = info["pairs"]
             lines.append(f"  - `{source}`: {', '.join(info['sources'])}; {sum(pairs.values())} pairs "
                          f"({', '.join(f'{k} {v}' for k, v in pairs.items())}), source language {cfg.source_lang}.")
-    lines += ["", "## Main table (test split)", "", main_table(result), ""]
+    lines += ["", "## Main table (test split)", "", main_table(result), "", _precisions(result), ""]
     for enc in result.encoders:
         lines += [f"## {enc.name}", "",
                   f"Fingerprint digest `{enc.digest}`, dimension {enc.dim}. "

@@ -63,8 +63,29 @@ class EncoderMismatchError(MlirkitError):
     pass
 
 
+#: fingerprint fields that say how the vectors were computed, not which vectors they are: the
+#: ``hf`` encoder's ``backend`` (torch, openvino, onnx) and its ``precision`` when that is one of
+#: :data:`EQUIVALENT_PRECISIONS` (each agrees with torch fp32 to a cosine >= 0.9999, docs/encoders.md).
+#: Other precisions (int8, fp16) stay in the comparison, and so do ``dtype`` and ``quantize``.
+RUNTIME_FIELDS = ("backend", "precision")
+EQUIVALENT_PRECISIONS = ("fp32", "bf16")
+
+
+def comparable_fingerprint(fingerprint: dict[str, Any]) -> dict[str, Any]:
+    """The fingerprint without the fields whose values give equivalent vectors (:data:`RUNTIME_FIELDS`).
+
+    Fingerprints written before backends existed have neither field and compare as torch fp32.
+    """
+    out = {k: v for k, v in fingerprint.items() if k != "backend"}
+    if out.get("precision") in EQUIVALENT_PRECISIONS:
+        del out["precision"]
+    return out
+
+
 def check_same_encoder(expected: dict[str, Any], actual: dict[str, Any], what: str) -> None:
-    """Refuse when two fingerprints differ; the message lists the differing fields."""
+    """Refuse when two fingerprints differ in a field that changes the vectors (every field except
+    equivalent backends and precisions, :func:`comparable_fingerprint`); the message lists them."""
+    expected, actual = comparable_fingerprint(expected), comparable_fingerprint(actual)
     if fingerprint_digest(expected) == fingerprint_digest(actual):
         return
     keys = sorted(set(expected) | set(actual))

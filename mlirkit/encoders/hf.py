@@ -19,6 +19,10 @@ Names resolve through explicit registries, never by guessing: ``OFFLINE_MODELS``
 ``multilingual-e5-small-q4``, built from local package data by :mod:`mlirkit.encoders.e5_q4`), then
 a local directory, then a Hugging Face id (offline when ``HF_HUB_OFFLINE=1``). A directory may carry
 ``mlirkit_encoder.json`` naming its family, original model id and source.
+
+``backend`` (:mod:`mlirkit.encoders.backends`) chooses what computes ``f``: torch, OpenVINO or ONNX
+Runtime (``auto``: OpenVINO on the CPU, torch elsewhere); ``precision`` the OpenVINO arithmetic
+(fp32, bf16; ``auto``: bf16 where the CPU has it natively). The fingerprint records both.
 """
 from __future__ import annotations
 
@@ -39,7 +43,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.registry import Registry, did_you_mean
 from mlirkit.base.threads import torch_threads
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 #: models built on this machine from package data: name -> "module:function" returning a directory
 OFFLINE_MODELS: Registry[str] = Registry("offline model")
@@ -102,6 +106,8 @@ class HFEncoder(Encoder):
         trust_remote_code: bool = False,
         quantize: str | None = None,
         family: str | None = None,
+        backend: str | None = None,
+        precision: str | None = None,
     ) -> None:
         import torch
 
@@ -131,11 +137,17 @@ class HFEncoder(Encoder):
         self.quantize = quantize
         if quantize and self.device.type != "cpu":
             raise MlirkitError("quantize='int8' (dynamic quantisation) runs on the CPU only; use device='cpu'")
+        from mlirkit.encoders.backends import resolve_backend
+
+        self.backend, self.precision = resolve_backend(backend, precision, device_type=self.device.type,
+                                                       dtype=dtype, quantize=quantize)
+        if self.backend == "torch":
+            self.precision = _torch_precision(dtype, quantize)
 
         path, model_id, source, found, local = self._resolve(model)
         self.model_id = model_id
         self.source = source
-        self.model, self.tokenizer = self._load(path, model, revision, trust_remote_code, local)
+        self.model, self.config, self.tokenizer = self._load(path, model, revision, trust_remote_code, local)
         self._revision = revision
         self.family = family = resolve_family(found, family, path if local else None, explicit=(
             pooling, normalize, query_prefix, doc_prefix), model=model)  # mlirkit.encoders.family_detect
@@ -145,13 +157,14 @@ class HFEncoder(Encoder):
         self.query_prefix = query_prefix if query_prefix is not None else (family.query_prefix if family else "")
         self.doc_prefix = doc_prefix if doc_prefix is not None else (family.doc_prefix if family else "")
         if family is not None and family.note:
-            log.info("%s (%s family): %s", model, family.name, family.note)
+            logger.info("%s (%s family): %s", model, family.name, family.note)
         self.max_length = self._usable_length(int(max_length))
 
-        pad = getattr(self.model.config, "pad_token_id", None)
+        pad = getattr(self.config, "pad_token_id", None)
         self._pad_id = int(pad if pad is not None else self.tokenizer.pad_id)
-        self._dim = int(getattr(self.model.config, "hidden_size", 0)) or self._probe_dim()
         self._weights = self._weights_id(path, local)
+        self._runner = self._load_runner(path, revision, trust_remote_code)
+        self._dim = int(getattr(self.config, "hidden_size", 0)) or self._probe_dim()
 
     # ------------------------------------------------------------------ resolution and loading
     def _resolve(self, model: str) -> tuple[str, str, str | None, ModelFamily | None, bool]:
@@ -185,14 +198,17 @@ class HFEncoder(Encoder):
                             f"presets: {', '.join(names)}; {hint}")
 
     def _load(self, path: str, name: str, revision: str | None, trust_remote_code: bool, local: bool):
-        import torch
-        from transformers import AutoModel
+        """-> (torch model or None, config, tokenizer); the other backends load only the config here
+        (the torch model only when they convert it, see :meth:`_load_runner`)."""
+        from transformers import AutoConfig
 
-        kwargs: dict[str, Any] = {"trust_remote_code": trust_remote_code}
-        if revision is not None:
-            kwargs["revision"] = revision
+        kwargs = self._hub_kwargs(revision, trust_remote_code)
         try:
-            model = AutoModel.from_pretrained(path, dtype=getattr(torch, self.dtype), **kwargs)
+            if self.backend == "torch":
+                model = self._torch_model(path, revision, trust_remote_code)
+                config = model.config
+            else:
+                model, config = None, AutoConfig.from_pretrained(path, **kwargs)
             tokenizer = _Tokenizer.load(path, local, kwargs)
         except (OSError, ValueError, KeyError) as e:
             if local:
@@ -200,21 +216,42 @@ class HFEncoder(Encoder):
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise self._unknown(name, f"not a preset, not a local directory, and not loadable from "
                                       f"the Hugging Face hub or cache ({first})") from None
+        return model, config, tokenizer
+
+    @staticmethod
+    def _hub_kwargs(revision: str | None, trust_remote_code: bool) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"trust_remote_code": trust_remote_code}
+        if revision is not None:
+            kwargs["revision"] = revision
+        return kwargs
+
+    def _torch_model(self, path: str, revision: str | None, trust_remote_code: bool):
+        import torch
+        from transformers import AutoModel
+
+        model = AutoModel.from_pretrained(path, dtype=getattr(torch, self.dtype),
+                                          **self._hub_kwargs(revision, trust_remote_code))
         model.eval()
         if self.quantize == "int8":
             model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
-        model.to(self.device)
-        return model, tokenizer
+        return model.to(self.device)
+
+    def _load_runner(self, path: str, revision: str | None, trust_remote_code: bool):
+        from mlirkit.encoders.backends import load_runner
+
+        return load_runner(self.backend, model=self.model, precision=self.precision, threads=self.threads,
+                           pad_id=self._pad_id, key={"model": self.model_id, "weights": self._weights},
+                           load_model=lambda: self._torch_model(path, revision, trust_remote_code))
 
     def _usable_length(self, max_length: int) -> int:
-        config = self.model.config
+        config = self.config
         positions = getattr(config, "max_position_embeddings", None)
         if not positions:
             return max_length
         if getattr(config, "model_type", "") in _OFFSET_POSITION_TYPES:
             positions -= int(getattr(config, "pad_token_id", 1) or 0) + 1
         if max_length > positions:
-            log.warning("max_length %d exceeds the %d positions of %s; using %d",
+            logger.warning("max_length %d exceeds the %d positions of %s; using %d",
                         max_length, positions, self.name, positions)
             return int(positions)
         return max_length
@@ -229,7 +266,7 @@ class HFEncoder(Encoder):
             digest = directory_weights_sha256(path)
             if digest:
                 return f"sha256:{digest}"
-        commit = getattr(self.model.config, "_commit_hash", None)
+        commit = getattr(self.config, "_commit_hash", None)
         if commit:
             return f"revision:{commit}"
         return f"revision:{self._revision or 'unknown'}"
@@ -251,6 +288,8 @@ class HFEncoder(Encoder):
             "doc_prefix": self.doc_prefix,
             "max_length": self.max_length,
             "dtype": self.dtype,
+            "backend": self.backend,
+            "precision": self.precision,
         }
         if self.source:
             fp["source"] = self.source
@@ -268,7 +307,8 @@ class HFEncoder(Encoder):
 
     def __repr__(self) -> str:
         return (f"HFEncoder({self.name!r}, pooling={self.pooling!r}, normalize={self.normalize}, "
-                f"max_length={self.max_length}, device={self.device.type!r}, dtype={self.dtype!r})")
+                f"max_length={self.max_length}, device={self.device.type!r}, dtype={self.dtype!r}, "
+                f"backend={self.backend!r}, precision={self.precision!r})")
 
     # ------------------------------------------------------------------ encoding
     def _encode(self, texts: Sequence[str], prefix: str, batch_size: int, show_progress: bool) -> np.ndarray:
@@ -304,7 +344,7 @@ class HFEncoder(Encoder):
                         input_ids[row, :lengths[i]] = torch.as_tensor(ids[i], dtype=torch.long)
                         mask[row, :lengths[i]] = 1
                     input_ids, mask = input_ids.to(self.device), mask.to(self.device)
-                    hidden = self.model(input_ids=input_ids, attention_mask=mask).last_hidden_state  # (B, L, d)
+                    hidden = self._runner(input_ids, mask)  # (B, L, d) last hidden states
                     emb = pool(hidden.float(), mask, self.pooling)  # (B, d)
                     if self.normalize:
                         emb = torch.nn.functional.normalize(emb, p=2, dim=-1)
@@ -374,6 +414,11 @@ def _pad_from_config(directory: Path, tokenizer: Any) -> int:
     return 0
 
 
+def _torch_precision(dtype: str, quantize: str | None) -> str:
+    """The fingerprint's ``precision`` of the torch backend: int8, else its weights dtype."""
+    return quantize or {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}[dtype]
+
+
 _MALLOC_FIXED = False
 
 
@@ -396,7 +441,7 @@ def _fix_malloc_threshold() -> None:
         m_mmap_threshold = -3
         libc.mallopt(m_mmap_threshold, 128 * 1024)
     except (OSError, AttributeError):  # not glibc
-        log.debug("could not pin the malloc mmap threshold")
+        logger.debug("could not pin the malloc mmap threshold")
 
 
 def _pick_device(device: str) -> "torch.device":  # noqa: F821

@@ -5,11 +5,12 @@ import argparse
 from typing import Any
 
 from mlirkit.encoders import DEFAULT_ENCODER, ENCODER_CLASSES
+from mlirkit.encoders.backends import BACKEND_CHOICES, BACKEND_ENV, PRECISIONS
 from mlirkit.encoders.hf import DTYPES, QUANTIZE
 from mlirkit.encoders.prefixes import POOLINGS
 
 OPTION_NAMES = ("batch_size", "max_length", "pooling", "normalize", "query_prefix", "doc_prefix",
-                "device", "dtype", "quantize", "threads", "family", "trust_remote_code")
+                "device", "dtype", "quantize", "threads", "family", "trust_remote_code", "backend", "precision")
 
 
 def add_encoder_args(parser: argparse.ArgumentParser, *, required: bool = False, default: str | None = DEFAULT_ENCODER) -> None:
@@ -37,6 +38,11 @@ def add_encoder_args(parser: argparse.ArgumentParser, *, required: bool = False,
     g.add_argument("--trust-remote-code", action="store_true", default=None,
                    help="let transformers / sentence-transformers run the model's own code "
                         "(gte-Qwen2, llama-nemotron-embed)")
+    g.add_argument("--backend", choices=BACKEND_CHOICES, default=None,
+                   help=f"what runs the hf model: torch, openvino, onnx (ONNX Runtime) or auto = openvino on the "
+                        f"CPU, torch elsewhere (default: ${BACKEND_ENV} or auto; see docs/encoders.md)")
+    g.add_argument("--precision", choices=PRECISIONS, default=None,
+                   help="openvino arithmetic: fp32, bf16, or auto = bf16 where the CPU has it natively (default auto)")
 
 
 def encoder_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -68,7 +68,7 @@ def test_one_logger_name():
     """``logger = logging.getLogger(__name__)``, never ``log``."""
     offenders = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*.py")
                  if "\nlog = logging.getLogger" in p.read_text(encoding="utf-8")]
-    assert offenders == [] or offenders == ["encoders/hf.py"]  # hf.py: renamed with issue 15's rewrite
+    assert offenders == []
 
 
 def test_no_progress_flag_is_quiet_everywhere():

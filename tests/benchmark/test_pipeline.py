@@ -108,6 +108,7 @@ def test_end_to_end_outputs(tmp_path):
     assert set(report["encoders"]["fake"]["chosen_alpha"].values()) <= {0.5, 1.0}
     assert "dev split" in report["split"] and "test split" in report["split"]
     assert "## Main table (test split)" in md and "dev chooses, test reports" in md
+    assert "Precision: `fake`: its own computation." in md  # hf encoders: "backend openvino, precision bf16"
     test = report["encoders"]["fake"]["test"]
     for run_name in main_runs:
         assert set(test[run_name]) >= {"ndcg@20", "recall@20", "mrr@10", "tlr@20", "samelang@20"}
@@ -405,13 +406,18 @@ def test_cli_encoder_options():
     args = build_parser().parse_args(["--encoders", "multilingual-e5-small-q4", "usem", "--max-length", "128",
                                       "--quantize", "int8", "--threads", "2"])
     opts = encoder_options(args)
-    assert opts["multilingual-e5-small-q4"] == {"max_length": 128, "batch_size": 32, "quantize": "int8", "threads": 2}
+    assert opts["multilingual-e5-small-q4"] == {"max_length": 128, "batch_size": 32, "backend": "auto",
+                                                "quantize": "int8", "threads": 2}
     assert opts["usem"] == {"threads": 2}
+    # the default: the fastest backend at fp32 fidelity, no int8
     default = encoder_options(build_parser().parse_args([]))
-    assert default["multilingual-e5-small-q4"] == {"max_length": 256, "batch_size": 32, "quantize": "int8"}
+    assert default["multilingual-e5-small-q4"] == {"max_length": 256, "batch_size": 32, "backend": "auto"}
     assert default["usem"] == {}
-    fp32 = encoder_options(build_parser().parse_args(["--quantize", "none"]))
-    assert fp32["multilingual-e5-small-q4"] == {"max_length": 256, "batch_size": 32}
+    fp32 = encoder_options(build_parser().parse_args(["--quantize", "none", "--backend", "torch"]))
+    assert fp32["multilingual-e5-small-q4"] == {"max_length": 256, "batch_size": 32, "backend": "torch"}
+    ov = encoder_options(build_parser().parse_args(["--backend", "openvino", "--precision", "fp32"]))
+    assert ov["multilingual-e5-small-q4"] == {"max_length": 256, "batch_size": 32, "backend": "openvino",
+                                              "precision": "fp32"}
 
 
 @pytest.mark.slow

@@ -9,7 +9,9 @@ language: the topics file's own (``lang`` of BEIR ``queries.jsonl``, third TSV c
 ``FaissSearcher`` scores with the index as it is.)
 When the index records its encoder (``meta.json``), a different query encoder is refused unless
 ``--force``; an existing ``--output`` file is refused unless ``--overwrite``. ``-h`` lists the
-wrapper's options, then Pyserini's. Use ``--batch-size N`` (Pyserini's flag) to encode queries in batches.
+wrapper's options, then Pyserini's. Queries are encoded in batches: Pyserini's ``--batch-size`` defaults to
+:data:`DEFAULT_QUERY_BATCH` here (Pyserini's own default, 1, encodes one query per forward pass), so
+``FaissSearcher.batch_search`` hands them to :meth:`MlirkitQueryEncoder.encode_batch`.
 """
 from __future__ import annotations
 
@@ -24,6 +26,8 @@ from mlirkit.base.cli import configure_logging
 logger = logging.getLogger(__name__)
 
 PYSERINI_MODULE = "pyserini.search.faiss"
+#: queries per encoder call when the command line gives no ``--batch-size``
+DEFAULT_QUERY_BATCH = 64
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p, g = wrapper_parser("python -m mlirkit.pyserini.search", "%(prog)s [wrapper options] <pyserini.search.faiss "
                           "arguments>", __doc__, PYSERINI_MODULE, "max_length, query_prefix, pooling, normalize, "
-                          "batch_size, device, dtype, threads")
+                          "batch_size, device, dtype, threads, backend, precision")
     g.add_argument("--query-lang", default=None, help="language of the topics (for query-side transforms)")
     g.add_argument("--force", action="store_true", help="search with an encoder that differs from the index's (warned)")
     g.add_argument("--overwrite", action="store_true", help="replace an existing --output run file")
@@ -51,6 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         refuse_existing(Path(output), args.overwrite)
     configure_logging()
+    if peek_option(rest, "--batch-size") is None:
+        rest = [*rest, "--batch-size", str(DEFAULT_QUERY_BATCH)]
 
     from mlirkit.pyserini.registration import EncoderSettings
 
