@@ -65,6 +65,8 @@ class TrainConfig:
     tau_rho: float = 0.05
     tau_ldcl: float = 0.1
     top_k: int = 8  #: hard negatives per anchor in L_sent^P (0 = all)
+    ldcl_negatives: str = "other_language"  #: "other_language" (the paper's N^l) | "all" (SupCon)
+    consistency_pairing: str = "one_to_one"  #: "one_to_one" (the paper's) | "all_pairs" (every item x pair)
     in_batch_negatives: bool = True
     gather_across_processes: bool = True  #: sentence-level losses and retrieval negatives over all processes
     alignment: str = "mutual_argmax"  #: "mutual_argmax" | "pharaoh" (requires parallel_alignments)
@@ -114,7 +116,8 @@ class TrainConfig:
                 raise bad(name, "must be >= 0")
         choices = {"pooling": ("mean", "cls"), "head_init": ("identity", "random"),
                    "schedule": ("linear", "cosine", "constant"), "mixed_precision": ("no", "bf16", "fp16"),
-                   "alignment": ("mutual_argmax", "pharaoh")}
+                   "alignment": ("mutual_argmax", "pharaoh"), "ldcl_negatives": ("other_language", "all"),
+                   "consistency_pairing": ("one_to_one", "all_pairs")}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise bad(name, f"must be one of {', '.join(allowed)}")

@@ -156,7 +156,8 @@ class Trainer:
             self.forward_module = DDP(self.forward_module, device_ids=[self.device.index] if self.device.type == "cuda" else None)
         self.objective = DCLObjective(
             loss_weights(cfg), tau_ret=cfg.tau_ret, tau_sent=cfg.tau_sent, tau_tok=cfg.tau_tok, tau_rho=cfg.tau_rho,
-            tau_ldcl=cfg.tau_ldcl, top_k=cfg.top_k, in_batch_negatives=cfg.in_batch_negatives)
+            tau_ldcl=cfg.tau_ldcl, top_k=cfg.top_k, in_batch_negatives=cfg.in_batch_negatives,
+            ldcl_negatives=cfg.ldcl_negatives, consistency_pairing=cfg.consistency_pairing)
         self.optimizer = torch.optim.AdamW(self._param_groups(), lr=cfg.lr)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lr_lambda(cfg))
         self.scaler = torch.amp.GradScaler("cuda") if (cfg.mixed_precision == "fp16" and self.device.type == "cuda") else None
