@@ -123,6 +123,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--eval-groups", type=int, default=300, help="benchmark groups (dev + test) kept in the pool")
     p.add_argument("--languages", nargs="+", default=["en", "de", "fr", "it", "ja", "ru", "uk", "pl"])
     p.add_argument("--parallel-langs", nargs="+", default=["de", "fr", "it", "ja"])
+    p.add_argument("--max-triples", type=int, default=0, help="English training triples used (0 = all)")
     p.add_argument("--parallel-groups", type=int, default=0, help="LibreOffice help groups used (0 = all)")
     p.add_argument("--mono-langs", nargs="+", default=["ru", "uk", "pl"])
     p.add_argument("--mono-per-lang", type=int, default=0, help="monolingual sentences per language (0 = all)")
@@ -148,7 +149,11 @@ def prepare_data(args: argparse.Namespace) -> dict[str, str]:
     if not Path(data["triples"]).is_file():
         full_bench = load_benchmark("mlirkit/ddtp", ["en"])
         bench_ids = {d.doc_id.split("/")[0] for d in full_bench.docs}
-        log.info("triples: %d", build_triples(Path(data["triples"]), args.shared_ddtp, bench_ids))
+        n = build_triples(Path(data["triples"]), args.shared_ddtp, bench_ids)
+        if args.max_triples and n > args.max_triples:
+            lines = Path(data["triples"]).read_text(encoding="utf-8").splitlines(keepends=True)
+            Path(data["triples"]).write_text("".join(lines[: args.max_triples]), encoding="utf-8")
+        log.info("triples: %d of %d", min(n, args.max_triples or n), n)
     if not Path(data["mono"]).is_file():
         n = build_monolingual(Path(data["mono"]) .with_suffix(".all.jsonl"), args.mono_langs)
         kept: dict[str, int] = {}
@@ -347,6 +352,25 @@ def summarise(results: dict[str, dict[str, Any]], mono_langs: Sequence[str]) -> 
     return "\n".join(lines)
 
 
+def figure3(model: Any, cache: Any, bed: EvalBed, args: argparse.Namespace, work: Path, variant: str) -> None:
+    """The DCL paper's Figure 3 on the pooled documents: base / semantic / language-head components
+    (``WORK/fig3-full.png``); for the untrained model its embeddings are kept as an extra panel."""
+    import numpy as np
+
+    from mlirkit.train.analysis import dcl_components, plot_dcl_components
+
+    docs = bed.pooled.docs
+    comps = dcl_components(model, [d.text for d in docs], cache=cache, max_length=args.eval_max_length)
+    if variant == "untrained":
+        np.save(work / "fig3-untrained.npy", comps["base"])
+        return
+    extra = []
+    if (work / "fig3-untrained.npy").is_file():
+        extra = [("untrained e5-small", np.load(work / "fig3-untrained.npy"))]
+    for path in plot_dcl_components(comps, [d.lang for d in docs], work / "fig3-full", extra=extra, max_points=2000):
+        log.info("wrote %s", path)
+
+
 # ----------------------------------------------------------------------------- main
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
@@ -402,6 +426,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 def embed(side):
                     return lambda texts: enc.embed(texts, side=side, max_length=args.eval_max_length).numpy()
                 res = evaluate_space(embed("doc"), embed("query"), bed, shift=True)
+            if args.mode == "cached" and variant in ("untrained", "full") and seed == (0 if variant == "untrained" else args.seeds[0]):
+                figure3(model, eval_cache, bed, args, work, variant)
             res["train_seconds"] = round(train_s, 1)
             res["eval_seconds"] = round(time.time() - t1, 1)
             res["steps"] = 0 if variant == "untrained" else args.steps
