@@ -195,7 +195,41 @@ def train_config(args: argparse.Namespace, variant: str, data: dict[str, str], s
         train_top_layers=args.top_layers if args.mode == "cached" else None,
         feature_cache_dir=str(Path(args.work) / "feature-cache"), feature_cache_dtype=args.cache_dtype)
     overrides = TABLE3[variant] if variant in TABLE3 else ABLATIONS.get(variant)
+    if variant == "base" and args.mode == "cached" and args.top_layers == 0:
+        # a frozen backbone leaves only the heads to train: the base fine-tune trains W_s with the
+        # retrieval loss alone (W_l exists but no loss reaches it)
+        overrides = {**_OFF_HSA, "use_ldcl": False, "use_orth": False}
     return cfg.with_updates(**overrides).validate()
+
+
+class ModelFactory:
+    """The starting model of every run from one loaded backbone (a copy each time; the heads are
+    initialised as :meth:`DisentangledEncoder.from_backbone` does for the run's seed)."""
+
+    def __init__(self) -> None:
+        from mlirkit.encoders.dcl_model import DisentangledEncoder
+        from mlirkit.train.trainer import resolve_backbone
+
+        self.proto = DisentangledEncoder.from_backbone(resolve_backbone("multilingual-e5-small-q4"),
+                                                       use_disentangler=False)
+
+    def make(self, cfg: Any) -> Any:
+        import copy
+
+        import torch
+
+        from mlirkit.encoders.dcl_model import DCLModelConfig, DisentangledEncoder
+
+        hidden = self.proto.config.hidden_dim
+        conf = DCLModelConfig(hidden_dim=hidden, head_dim=cfg.head_dim or hidden, use_disentangler=cfg.use_disentangler,
+                              pooling=cfg.pooling, query_prefix=cfg.query_prefix, doc_prefix=cfg.doc_prefix,
+                              max_length=cfg.max_length, backbone_name=self.proto.config.backbone_name)
+        torch.manual_seed(cfg.seed)
+        model = DisentangledEncoder(copy.deepcopy(self.proto.backbone), self.proto.tokenizer, conf)
+        if cfg.use_disentangler and cfg.head_init == "identity":
+            with torch.no_grad():
+                model.semantic.weight.copy_(torch.eye(conf.head_dim, hidden))
+        return model
 
 
 # ----------------------------------------------------------------------------- evaluation
@@ -381,7 +415,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from mlirkit.encoders.dcl_model import DisentangledEncoder
     from mlirkit.train.feature_cache import TextInput, build_feature_cache
-    from mlirkit.train.trainer import FINAL_DIR, Trainer, resolve_backbone
+    from mlirkit.train.trainer import FINAL_DIR, Trainer
 
     work = Path(args.work)
     data = prepare_data(args)
@@ -390,6 +424,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results_path = work / "results.json"
     results: dict[str, dict[str, Any]] = json.loads(results_path.read_text()) if results_path.is_file() else {}
     eval_cache = None
+    factory = None
 
     def eval_cache_for(model: Any) -> Any:
         # one cache of every evaluation text (built once; the key checks that the frozen part is the same)
@@ -404,14 +439,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             if str(seed) in results.get(variant, {}):
                 continue
             t0 = time.time()
+            factory = factory or ModelFactory()
             if variant == "untrained":
-                model = DisentangledEncoder.from_backbone(resolve_backbone("multilingual-e5-small-q4"),
-                                                          use_disentangler=False, query_prefix="query: ",
-                                                          doc_prefix="passage: ", max_length=args.eval_max_length)
+                cfg = train_config(args, "base", data, 0).with_updates(use_disentangler=False)
+                model = factory.make(cfg)
                 train_s, final = 0.0, None
             else:
                 cfg = train_config(args, variant, data, seed)
-                tr = Trainer(cfg)
+                tr = Trainer(cfg, model=factory.make(cfg))
                 final = tr.train(overwrite=True, show_progress=False)
                 model = tr.model
                 train_s = time.time() - t0

@@ -89,7 +89,7 @@ def frozen_fingerprint(model: Any, layer: int, dtype: str) -> str:
     for prefix, module in modules:
         for name, t in sorted(module.state_dict().items()):
             h.update(f"{prefix}.{name}{tuple(t.shape)}".encode())
-            h.update(t.detach().cpu().contiguous().float().numpy().tobytes())
+            h.update(memoryview(np.ascontiguousarray(t.detach().cpu().float().numpy())).cast("B"))
     return h.hexdigest()
 
 
