@@ -98,7 +98,9 @@ TABLE3: dict[str, dict[str, Any]] = {
     "ldcl": dict(_OFF_HSA),
     "full": {},
 }
-ALL_VARIANTS = ("untrained", *TABLE3, "no_disentangler", "no_hsa", "no_ldcl")
+#: beside Table 3: the full model with the earlier loss forms (SupCon LDCL, all-pairs consistency)
+EXTRA: dict[str, dict[str, Any]] = {"full_old_forms": {"ldcl_negatives": "all", "consistency_pairing": "all_pairs"}}
+ALL_VARIANTS = ("untrained", *TABLE3, *EXTRA, "no_disentangler", "no_hsa", "no_ldcl")
 POOLED = ("ndcg@20", "mrr@10", "tlr@20", "samelang@20")
 MONO = ("ndcg@20", "mrr@10")
 
@@ -130,6 +132,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--shift-groups", type=int, default=300, help="gettext groups to fit SHIFT on (0 = no SHIFT)")
     p.add_argument("--shared-ddtp", required=True, type=Path,
                    help="ddtp/descriptions.jsonl.gz of the shared data set (for the English short descriptions)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="torch threads (0 = torch's default); 1 is fastest for the frozen mode on a loaded machine")
     p.add_argument("--seed", type=int, default=None, help=argparse.SUPPRESS)  # old single-seed flag
     args = p.parse_args(argv)
     if args.seed is not None:
@@ -194,7 +198,7 @@ def train_config(args: argparse.Namespace, variant: str, data: dict[str, str], s
         lambda_d=args.lambda_d, save_every=0, log_every=1, device="cpu",
         train_top_layers=args.top_layers if args.mode == "cached" else None,
         feature_cache_dir=str(Path(args.work) / "feature-cache"), feature_cache_dtype=args.cache_dtype)
-    overrides = TABLE3[variant] if variant in TABLE3 else ABLATIONS.get(variant)
+    overrides = TABLE3.get(variant) if variant in TABLE3 else EXTRA.get(variant) or ABLATIONS.get(variant)
     if variant == "base" and args.mode == "cached" and args.top_layers == 0:
         # a frozen backbone leaves only the heads to train: the base fine-tune trains W_s with the
         # retrieval loss alone (W_l exists but no loss reaches it)
@@ -417,6 +421,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mlirkit.train.feature_cache import TextInput, build_feature_cache
     from mlirkit.train.trainer import FINAL_DIR, Trainer
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
     work = Path(args.work)
     data = prepare_data(args)
     bed = EvalBed(args)
