@@ -17,9 +17,11 @@ queries against that language's documents), (b) the pooled multilingual bed (Eng
 documents of every language of ``--languages``) with nDCG@20, MRR@10, TLR@20 and same-language@20.
 
 Variants (the rows of the DCL paper's Table 3, as components added to the base fine-tune):
-``base`` (retrieval loss only, no heads), ``disentangler`` (+ heads W_s, W_l and L_orth), ``hsa``
-(+ heads + HSA: sentence, token and consistency losses), ``ldcl`` (+ heads + L_LDCL), ``full``
-(everything). ``untrained`` is the starting model.
+``base`` (retrieval loss only, no heads; with ``--top-layers 0`` W_s alone), ``disentangler`` (+ heads
+W_s, W_l and L_orth), ``hsa`` (+ heads + HSA: sentence, token and consistency losses), ``ldcl`` (+ heads
++ L_LDCL), ``full`` (everything); beside them ``full_old_forms`` (full with the SupCon LDCL and the
+all-pairs consistency loss). ``untrained`` is the starting model. The full model's Figure 3 (base /
+semantic / language-head projections) goes to ``WORK/fig3-full.png``.
 
 ``--mode cached`` (default) trains the top ``--top-layers`` layers on cached backbone states
 (:mod:`mlirkit.train.feature_cache`): the states of every training and evaluation text are computed
