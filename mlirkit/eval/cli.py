@@ -87,6 +87,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--breakdown-k", type=int, help="cut-off of the per-language tables (default: from the metrics)")
     p.add_argument("--digits", type=int, default=4, help="digits in tables (default 4)")
     p.add_argument("--plot-mix", metavar="PREFIX", help="also draw the top-k language mix to PREFIX.png/.svg")
+    p.add_argument("--group-by", action="append", default=[], metavar="KEY",
+                   choices=["language", "family", "genus", "script", "resource", "resource_level"],
+                   help="also print a table per group of query languages: family (Glottolog), genus (WALS), "
+                        "script, resource (Joshi et al. 2020 class), resource_level (high/mid/low); repeatable")
+    p.add_argument("--group-micro", action="store_true",
+                   help="group score = mean over the group's queries (default: mean over its languages)")
     p.add_argument("--overwrite", action="store_true", help="replace existing report files")
     p.add_argument("-v", "--verbose", action="store_true")
     return p
@@ -133,6 +139,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                       baseline=args.baseline, correction=args.correction, max_p=args.max_p,
                       n_permutations=args.permutations, seed=args.seed, breakdown_k=args.breakdown_k)
     print(result.to_markdown(args.digits), end="")
+    if args.group_by:
+        from mlirkit.eval.groups import group_scores, group_table_markdown
+
+        if query_langs is None:
+            raise MlirkitError("--group-by needs query languages (--query-lang or --topics)")
+        for key in args.group_by:
+            table = group_scores(result.per_query, query_langs, key, micro=args.group_micro)
+            print(f"\nby {key} ({'mean over queries' if args.group_micro else 'mean over languages'}):")
+            print(group_table_markdown(table, args.digits), end="")
     for path in args.report:
         write_report(result, path, overwrite=args.overwrite, digits=args.digits, per_query=args.per_query)
         logger.info("wrote %s", path)

@@ -196,23 +196,37 @@ def plot_projection(embeddings_before: np.ndarray, embeddings_after: np.ndarray 
                     titles: Sequence[str] = ("before", "after")) -> list[Path]:
     """Scatter of the 2-D projection coloured by language; two panels when ``embeddings_after`` is given."""
     before = np.asarray(embeddings_before, dtype=np.float32)
-    langs = np.asarray(list(langs))
-    if before.ndim != 2 or len(before) != len(langs):
-        raise MlirkitError(f"embeddings {before.shape} and {len(langs)} languages do not match")
     panels = [(titles[0], before)]
     if embeddings_after is not None:
         after = np.asarray(embeddings_after, dtype=np.float32)
         if after.shape != before.shape:
             raise MlirkitError(f"embeddings before {before.shape} and after {after.shape} differ in shape")
         panels.append((titles[1], after))
+    return plot_projection_panels(panels, langs, out_prefix, method, max_points=max_points, seed=seed)
+
+
+def plot_projection_panels(panels: Sequence[tuple[str, np.ndarray]], langs: Sequence[str],
+                           out_prefix: str | os.PathLike, method: str = "pca", *, max_points: int = 3000,
+                           seed: int = 0) -> list[Path]:
+    """One projection panel per ``(title, embeddings)``, the same items (rows) in each, coloured by
+    language, with the language silhouette of each space (e.g. the DCL paper's Figure 3: base, semantic
+    and language components). Panels may differ in dimension, not in rows."""
+    langs = np.asarray(list(langs))
+    if not panels:
+        raise MlirkitError("no panels to plot")
+    arrays = [(title, np.asarray(emb, dtype=np.float32)) for title, emb in panels]
+    for title, emb in arrays:
+        if emb.ndim != 2 or len(emb) != len(langs):
+            raise MlirkitError(f"embeddings {emb.shape} and {len(langs)} languages do not match ({title})")
     rng = np.random.default_rng(seed)
-    idx = np.sort(rng.choice(len(before), size=min(max_points, len(before)), replace=False))
+    n = len(langs)
+    idx = np.sort(rng.choice(n, size=min(max_points, n), replace=False))
     sample_langs = langs[idx]
     order = sorted(set(sample_langs.tolist()), key=lambda lang: (lang == UNKNOWN, lang))
     colours = _colours(order)
-    fig = _figure(5.0 * len(panels), 4.6)
-    axes = fig.subplots(1, len(panels), squeeze=False)[0]
-    for ax, (title, emb) in zip(axes, panels):
+    fig = _figure(5.0 * len(arrays), 4.6)
+    axes = fig.subplots(1, len(arrays), squeeze=False)[0]
+    for ax, (title, emb) in zip(axes, arrays):
         x = emb[idx]
         xy = _project(x, method, seed)
         sil = language_silhouette(x, sample_langs, seed)
@@ -227,4 +241,5 @@ def plot_projection(embeddings_before: np.ndarray, embeddings_after: np.ndarray 
     return _save(fig, out_prefix)
 
 
-__all__ = ["language_mix", "language_silhouette", "plot_alpha_curves", "plot_language_mix", "plot_projection"]
+__all__ = ["language_mix", "language_silhouette", "plot_alpha_curves", "plot_language_mix", "plot_projection",
+           "plot_projection_panels"]

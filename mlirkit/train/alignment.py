@@ -138,6 +138,12 @@ class AlignmentCache:
     def __len__(self) -> int:
         return len(self._data)
 
+    def merge(self, other: "AlignmentCache") -> int:
+        """Add ``other``'s alignments not present here (same model key); returns how many were added."""
+        new = {k: v for k, v in other._data.items() if k not in self._data}
+        self._data.update(new)
+        return len(new)
+
     def save(self, path: str | os.PathLike[str]) -> None:
         from mlirkit.base.fs import atomic_file
 

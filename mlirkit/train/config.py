@@ -65,6 +65,8 @@ class TrainConfig:
     tau_rho: float = 0.05
     tau_ldcl: float = 0.1
     top_k: int = 8  #: hard negatives per anchor in L_sent^P (0 = all)
+    ldcl_negatives: str = "other_language"  #: "other_language" (the paper's N^l) | "all" (SupCon)
+    consistency_pairing: str = "one_to_one"  #: "one_to_one" (the paper's) | "all_pairs" (every item x pair)
     in_batch_negatives: bool = True
     gather_across_processes: bool = True  #: sentence-level losses and retrieval negatives over all processes
     alignment: str = "mutual_argmax"  #: "mutual_argmax" | "pharaoh" (requires parallel_alignments)
@@ -83,6 +85,9 @@ class TrainConfig:
     gradient_checkpointing: bool = False
     freeze_word_embeddings: bool = False
     freeze_layers: int = 0  #: freeze the embeddings and the bottom N transformer layers (CPU speed)
+    train_top_layers: int | None = None  #: cached mode: train only the top K layers (0 = frozen backbone, heads only)
+    feature_cache_dir: str | None = None  #: where cached features live (None = <output_dir>/feature-cache)
+    feature_cache_dtype: str = "float16"  #: "float16" | "bfloat16" | "float32"
     seed: int = 0
     device: str | None = None  #: None = cuda if available else cpu
     # bookkeeping
@@ -114,7 +119,9 @@ class TrainConfig:
                 raise bad(name, "must be >= 0")
         choices = {"pooling": ("mean", "cls"), "head_init": ("identity", "random"),
                    "schedule": ("linear", "cosine", "constant"), "mixed_precision": ("no", "bf16", "fp16"),
-                   "alignment": ("mutual_argmax", "pharaoh")}
+                   "alignment": ("mutual_argmax", "pharaoh"), "ldcl_negatives": ("other_language", "all"),
+                   "consistency_pairing": ("one_to_one", "all_pairs"),
+                   "feature_cache_dtype": ("float16", "bfloat16", "float32")}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise bad(name, f"must be one of {', '.join(allowed)}")
@@ -122,6 +129,10 @@ class TrainConfig:
             raise bad("alignment", "'pharaoh' needs parallel_alignments")
         if self.parallel_alignments and len(self.parallel) != 1:
             raise bad("parallel_alignments", "needs exactly one parallel source")
+        if self.train_top_layers is not None and self.train_top_layers < 0:
+            raise bad("train_top_layers", "must be >= 0 (or null for full fine-tuning)")
+        if self.train_top_layers == 0 and not self.use_disentangler:
+            raise bad("train_top_layers", "0 (frozen backbone) without the disentangler leaves nothing to train")
         if self.head_dim is not None and self.head_dim < 1:
             raise bad("head_dim", "must be >= 1")
         if self.weight_ret > 0 and self.n_retrieval > 0 and not self.triples:

@@ -148,7 +148,14 @@ class Trainer:
                 enable(activation_checkpointing_kwargs={"use_reentrant": False})
             else:
                 bb.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        self.features = None  # a FeatureCache in the cached (train_top_layers) mode, set by prepare_features
         self.forward_module: nn.Module = _Forward(self.model)
+        if cfg.train_top_layers is not None:
+            from mlirkit.train.feature_cache import CachedForward, start_layer
+
+            self.first_trained_layer = start_layer(self.model.backbone, cfg.train_top_layers)
+            freeze_bottom_layers(self.model.backbone, self.first_trained_layer)
+            self.forward_module = CachedForward(self.model, self.first_trained_layer)
         if dd.is_distributed():
             from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -156,7 +163,8 @@ class Trainer:
             self.forward_module = DDP(self.forward_module, device_ids=[self.device.index] if self.device.type == "cuda" else None)
         self.objective = DCLObjective(
             loss_weights(cfg), tau_ret=cfg.tau_ret, tau_sent=cfg.tau_sent, tau_tok=cfg.tau_tok, tau_rho=cfg.tau_rho,
-            tau_ldcl=cfg.tau_ldcl, top_k=cfg.top_k, in_batch_negatives=cfg.in_batch_negatives)
+            tau_ldcl=cfg.tau_ldcl, top_k=cfg.top_k, in_batch_negatives=cfg.in_batch_negatives,
+            ldcl_negatives=cfg.ldcl_negatives, consistency_pairing=cfg.consistency_pairing)
         self.optimizer = torch.optim.AdamW(self._param_groups(), lr=cfg.lr)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lr_lambda(cfg))
         self.scaler = torch.amp.GradScaler("cuda") if (cfg.mixed_precision == "fp16" and self.device.type == "cuda") else None
@@ -205,6 +213,45 @@ class Trainer:
             n_monolingual=c.n_monolingual, n_hard_negatives=c.n_hard_negatives, seed=c.seed,
             shuffle_buffer=c.shuffle_buffer, rank=self.rank, world_size=self.world)
 
+    # ----------------------------------------------------------------- cached features
+    def prepare_features(self, inputs=None, parallel=None) -> None:
+        """Cached mode: build (or reuse) the feature cache of every model input of the configured data
+        (or of ``inputs`` / ``parallel`` given as ``TextInput`` lists) and preload its alignments."""
+        from mlirkit.train.feature_cache import build_feature_cache, training_inputs
+
+        if self.cfg.train_top_layers is None:
+            raise MlirkitError("prepare_features: only in the cached mode (set train_top_layers)")
+        if inputs is None:
+            inputs, parallel = training_inputs(self.cfg)
+        root = self.cfg.feature_cache_dir or str(self.out_dir / "feature-cache")
+        pairs = parallel if self.cfg.alignment == "mutual_argmax" else ()
+
+        def build():
+            return build_feature_cache(self.model, inputs, root, layer=self.first_trained_layer,
+                                       dtype=self.cfg.feature_cache_dtype, parallel=pairs or (),
+                                       alignment_key=self.alignments.model_key, show_progress=self.rank == 0)
+        if self.rank == 0:
+            self.features = build()
+        dd.barrier()
+        if self.rank != 0:
+            self.features = build()
+        cached = self.features.alignments()
+        if cached is not None and cached.model_key == self.alignments.model_key:
+            self.alignments.merge(cached)
+
+    def _segment(self, texts: list[str], prefix: str, max_length: int, enc) -> tuple[torch.Tensor, torch.Tensor]:
+        """Model inputs of one segment: (ids, mask), or (cached states, mask) in the cached mode."""
+        dev = self.device
+        mask = enc["attention_mask"]
+        if self.cfg.train_top_layers is None:
+            return enc["input_ids"].to(dev), mask.to(dev)
+        from mlirkit.train.feature_cache import TextInput
+
+        if self.features is None:
+            raise MlirkitError("cached mode: call prepare_features() before computing losses")
+        states = self.features.batch([TextInput(t, prefix, max_length) for t in texts], mask)
+        return states.to(dev), mask.to(dev)
+
     # ----------------------------------------------------------------- one micro-batch
     def _tok(self, texts: list[str], prefix: str, max_length: int, offsets: bool = False):
         enc = self.model.tokenize(texts, prefix, max_length, offsets=offsets)
@@ -218,22 +265,24 @@ class Trainer:
         n_q = len(batch.retrieval)
         n_h = len(batch.retrieval[0].negatives) if n_q else 0
         if n_q:
-            q = self._tok([e.query for e in batch.retrieval], c.query_prefix, c.max_length)
+            queries = [e.query for e in batch.retrieval]
+            q = self._tok(queries, c.query_prefix, c.max_length)
             docs = [e.positive for e in batch.retrieval] + [n for e in batch.retrieval for n in e.negatives]
             d = self._tok(docs, c.doc_prefix, c.doc_max_length or c.max_length)
-            inputs["q"] = (q["input_ids"].to(dev), q["attention_mask"].to(dev))
-            inputs["d"] = (d["input_ids"].to(dev), d["attention_mask"].to(dev))
+            inputs["q"] = self._segment(queries, c.query_prefix, c.max_length, q)
+            inputs["d"] = self._segment(docs, c.doc_prefix, c.doc_max_length or c.max_length, d)
         n_p = len(batch.parallel)
         par_enc = None
         if n_p:
-            par_enc = self._tok([p.src for p in batch.parallel] + [p.tgt for p in batch.parallel], sp, c.max_length,
-                                offsets=True)
-            inputs["p"] = (par_enc["input_ids"].to(dev), par_enc["attention_mask"].to(dev))
+            par_texts = [p.src for p in batch.parallel] + [p.tgt for p in batch.parallel]
+            par_enc = self._tok(par_texts, sp, c.max_length, offsets=True)
+            inputs["p"] = self._segment(par_texts, sp, c.max_length, par_enc)
         n_m = len(batch.monolingual)
         mono_enc = None
         if n_m:
-            mono_enc = self._tok([m.text for m in batch.monolingual], sp, c.max_length, offsets=True)
-            inputs["m"] = (mono_enc["input_ids"].to(dev), mono_enc["attention_mask"].to(dev))
+            mono_texts = [m.text for m in batch.monolingual]
+            mono_enc = self._tok(mono_texts, sp, c.max_length, offsets=True)
+            inputs["m"] = self._segment(mono_texts, sp, c.max_length, mono_enc)
         if not inputs:
             raise MlirkitError("empty batch: no retrieval, parallel or monolingual items")
 
@@ -400,6 +449,8 @@ class Trainer:
             (self.out_dir / CONFIG_FILE).write_text(c.to_json(), encoding="utf-8")
         dd.barrier()
         batches = self._batches if self._batches is not None else self.make_batches()
+        if c.train_top_layers is not None and self.features is None:
+            self.prepare_features()
         if resume:
             self.resume_latest()
             if isinstance(batches, BatchComposer):

@@ -4,6 +4,8 @@
 ``L_HSA = L_HSA^P + lambda_q L_HSA^Q``;
 ``L_dec = L_HSA + lambda_ldcl L_LDCL + lambda_o L_orth``; ``L = L_ret + lambda_d L_dec``
 (DESIGN.md, "DCL: our reconstruction"; lambda_q and lambda_ldcl are ours, default 1).
+``ldcl_negatives`` and ``consistency_pairing`` choose the paper's forms of L_LDCL and L^Q (default) or
+the earlier SupCon / all-pairs forms (docs/training.md, "Loss forms").
 A switched-off term has weight 0 and is not computed.
 """
 from __future__ import annotations
@@ -15,7 +17,9 @@ import torch
 from mlirkit.train.losses.base import DCLLossModule
 from mlirkit.train.losses.common import zero_from
 from mlirkit.train.losses.consistency import consistency_loss
+from mlirkit.train.losses.consistency_paper import paired_consistency_loss
 from mlirkit.train.losses.language import supervised_contrastive_loss
+from mlirkit.train.losses.language_paper import other_language_contrastive_loss
 from mlirkit.train.losses.orthogonality import orthogonality_loss
 from mlirkit.train.losses.retrieval import retrieval_infonce
 from mlirkit.train.losses.sentence import sentence_contrastive_loss
@@ -23,6 +27,10 @@ from mlirkit.train.losses.token import token_contrastive_loss
 
 #: every loss name, in logging order
 LOSS_NAMES = ("ret", "sent_p", "tok_p", "sent_q", "tok_q", "ldcl", "orth")
+#: forms of L_LDCL: the paper's (negatives = other-language items only) and SupCon (every other item)
+LDCL_NEGATIVES = ("other_language", "all")
+#: forms of L^Q: the paper's (monolingual item k <-> parallel pair k) and every (item, pair) combination
+CONSISTENCY_PAIRINGS = ("one_to_one", "all_pairs")
 
 
 @dataclass(frozen=True)
@@ -92,8 +100,14 @@ class DCLObjective(DCLLossModule):
 
     def __init__(self, weights: LossWeights, *, tau_ret: float = 0.05, tau_sent: float = 0.05,
                  tau_tok: float = 0.05, tau_rho: float = 0.05, tau_ldcl: float = 0.1, top_k: int = 8,
-                 in_batch_negatives: bool = True) -> None:
+                 in_batch_negatives: bool = True, ldcl_negatives: str = "other_language",
+                 consistency_pairing: str = "one_to_one") -> None:
         super().__init__()
+        if ldcl_negatives not in LDCL_NEGATIVES:
+            raise ValueError(f"ldcl_negatives must be one of {LDCL_NEGATIVES}, not {ldcl_negatives!r}")
+        if consistency_pairing not in CONSISTENCY_PAIRINGS:
+            raise ValueError(f"consistency_pairing must be one of {CONSISTENCY_PAIRINGS}, not {consistency_pairing!r}")
+        self.ldcl_negatives, self.consistency_pairing = ldcl_negatives, consistency_pairing
         self.weights = weights
         self.tau_ret, self.tau_sent, self.tau_tok, self.tau_rho, self.tau_ldcl = tau_ret, tau_sent, tau_tok, tau_rho, tau_ldcl
         self.top_k, self.in_batch_negatives = top_k, in_batch_negatives
@@ -109,12 +123,15 @@ class DCLObjective(DCLLossModule):
         if tw["tok_p"]:
             out["tok_p"] = token_contrastive_loss(o.tok_u, o.tok_v, tau=self.tau_tok)
         a, b = o.s_par[o.pairs[:, 0]], o.s_par[o.pairs[:, 1]]  # (P, d'), (P, d')
+        rho_loss = paired_consistency_loss if self.consistency_pairing == "one_to_one" else consistency_loss
         if tw["sent_q"]:
-            out["sent_q"] = consistency_loss(o.s_mono, a, b, tau=self.tau_rho)
+            out["sent_q"] = rho_loss(o.s_mono, a, b, tau=self.tau_rho)
         if tw["tok_q"]:
-            out["tok_q"] = consistency_loss(o.tok_mono, o.tok_u, o.tok_v, tau=self.tau_rho)
+            out["tok_q"] = rho_loss(o.tok_mono, o.tok_u, o.tok_v, tau=self.tau_rho)
         if tw["ldcl"] and o.z_l is not None:
-            out["ldcl"] = supervised_contrastive_loss(o.z_l, o.labels, tau=self.tau_ldcl)
+            lang_loss = (other_language_contrastive_loss if self.ldcl_negatives == "other_language"
+                         else supervised_contrastive_loss)
+            out["ldcl"] = lang_loss(o.z_l, o.labels, tau=self.tau_ldcl)
         if tw["orth"] and o.z_l is not None:
             out["orth"] = orthogonality_loss(o.z_s, o.z_l)
         total = weighted_total(out, self.weights)

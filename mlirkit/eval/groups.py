@@ -1,0 +1,102 @@
+"""Per-group tables: results by language family, genus, script or resource class of the queries.
+
+As the DCL paper's Tables 5-6: each query's language is mapped to its group
+(:mod:`mlirkit.base.language_metadata`: Glottolog family, WALS genus, ISO 15924 script, Joshi et al.
+2020 resource class); a group's score for a run and metric is the **macro average over the group's
+languages** of the per-language mean over queries,
+``score(G) = mean_{l in G} mean_{q : lang(q) = l} m(q)``, so a language with many queries does not
+dominate its group (``micro=True``: the plain mean over the group's queries instead). Per-query
+scores come from :func:`mlirkit.eval.api.evaluate` (``EvaluationResult.per_query``; TLR@k and
+samelang@k count only their counted queries).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Mapping
+
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.language_metadata import GROUP_KEYS, UNKNOWN, language_group
+
+
+def group_scores(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], query_langs: Mapping[str, str] | str,
+                 by: str, *, micro: bool = False) -> Any:
+    """``{run: {metric: {qid: score}}}`` -> DataFrame indexed by group, columns ``(run, metric)``,
+    plus ``languages`` (the group's languages present) and ``queries`` (their query count)."""
+    import numpy as np
+    import pandas as pd
+
+    if by not in GROUP_KEYS:
+        raise MlirkitError(f"--group-by: unknown key {by!r} (choose from {', '.join(GROUP_KEYS)})")
+    if not per_query:
+        raise MlirkitError("group_scores: no per-query scores")
+
+    def lang_of(qid: str) -> str | None:
+        return query_langs if isinstance(query_langs, str) else query_langs.get(qid)
+
+    columns: dict[tuple[str, str], dict[str, float]] = {}
+    members: dict[str, set[str]] = defaultdict(set)
+    counts: dict[str, set[str]] = defaultdict(set)
+    for run, metrics in per_query.items():
+        for metric, scores in metrics.items():
+            by_lang: dict[str, list[float]] = defaultdict(list)
+            for qid, value in scores.items():
+                lang = lang_of(qid)
+                if lang is None or value is None:
+                    continue
+                by_lang[lang].append(float(value))
+            groups: dict[str, list[tuple[str, list[float]]]] = defaultdict(list)
+            for lang, values in by_lang.items():
+                g = language_group(lang, by)
+                groups[g].append((lang, values))
+                members[g].add(lang)
+            for qid in scores:
+                lang = lang_of(qid)
+                if lang is not None:
+                    counts[language_group(lang, by)].add(qid)
+            col = {}
+            for g, items in groups.items():
+                if micro:
+                    col[g] = float(np.mean([v for _, values in items for v in values]))
+                else:
+                    col[g] = float(np.mean([np.mean(values) for _, values in items]))
+            columns[(run, metric)] = col
+    if not members:
+        raise MlirkitError("group_scores: no query has a known language (give --query-lang or --topics)")
+    order = sorted(members, key=lambda g: (g == UNKNOWN, _sort_key(by, g)))
+    table = pd.DataFrame({key: [col.get(g, np.nan) for g in order] for key, col in columns.items()}, index=order)
+    table.columns = pd.MultiIndex.from_tuples(table.columns, names=["run", "metric"])
+    table.index.name = by
+    table[("", "languages")] = [", ".join(sorted(members[g])) for g in order]
+    table[("", "queries")] = [len(counts[g]) for g in order]
+    return table
+
+
+def _sort_key(by: str, group: str) -> tuple:
+    if by == "resource":
+        return (-int(group.split()[-1]) if group.split()[-1].isdigit() else 0, group)
+    if by == "resource_level":
+        return ({"high": 0, "mid": 1, "low": 2}.get(group, 3), group)
+    return (0, group)
+
+
+def group_table_markdown(table: Any, digits: int = 4) -> str:
+    """The grouped table as GitHub markdown: one row per group, one column per run x metric."""
+    import math
+
+    cols = list(table.columns)
+    header = [table.index.name or "group"] + [f"{run} {metric}" if run else metric for run, metric in cols]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for g, row in table.iterrows():
+        cells = [str(g)]
+        for (run, metric), v in zip(cols, row):
+            if not run:
+                cells.append(str(v))
+            elif v is None or (isinstance(v, float) and math.isnan(v)):
+                cells.append("n/a")
+            else:
+                cells.append(f"{float(v):.{digits}f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["group_scores", "group_table_markdown"]

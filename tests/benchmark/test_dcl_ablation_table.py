@@ -1,0 +1,55 @@
+"""The ablation script's table: mean +- sd over seeds and the paired test against the base fine-tune."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mlirkit.eval.significance import fisher_randomization_test
+
+
+@pytest.fixture(scope="module")
+def ab():
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "dcl_ablation.py"
+    spec = importlib.util.spec_from_file_location("dcl_ablation_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _seed_run(ndcg_pq: dict[str, float], mono: float) -> dict:
+    pooled = {"metrics": {"ndcg@20": float(np.mean(list(ndcg_pq.values()))), "tlr@20": 0.5, "samelang@20": 0.2},
+              "per_query": {"ndcg@20": ndcg_pq, "tlr@20": {q: 0.5 for q in ndcg_pq}, "samelang@20": {q: 0.2 for q in ndcg_pq}}}
+    mono_bed = {"metrics": {"ndcg@20": mono}, "per_query": {"ndcg@20": {"m1": mono, "m2": mono}}}
+    return {"pooled": pooled, "mono/de": mono_bed}
+
+
+def test_table_mean_sd_and_paired_test_on_seed_means(ab):
+    qs = [f"q{i}" for i in range(12)]
+    rng = np.random.default_rng(0)
+    base = {str(s): _seed_run({q: float(v) for q, v in zip(qs, rng.uniform(0.3, 0.6, 12))}, 0.5) for s in range(3)}
+    full = {str(s): _seed_run({q: base[str(s)]["pooled"]["per_query"]["ndcg@20"][q] + 0.2 for q in qs}, 0.6 + 0.01 * s)
+            for s in range(3)}
+    table = ab.summarise({"base": base, "full": full}, ["de"])
+    row = next(line for line in table.splitlines() if line.startswith("| full |"))
+    means = [np.mean([full[s]["pooled"]["metrics"]["ndcg@20"] for s in full])]
+    sd = np.std([full[s]["pooled"]["metrics"]["ndcg@20"] for s in full], ddof=1)
+    assert f"{means[0]:.4f} ± {sd:.4f}" in row
+    a = np.array([np.mean([full[s]["pooled"]["per_query"]["ndcg@20"][q] for s in full]) for q in qs])
+    b = np.array([np.mean([base[s]["pooled"]["per_query"]["ndcg@20"][q] for s in base]) for q in qs])
+    p = fisher_randomization_test(a, b, n_permutations=10000)
+    assert f"(p={p:.3f})" in row and p < 0.01
+    assert "0.6100 ± 0.0100" in row  # mono mean over languages, mean +- sd over seeds
+    base_row = next(line for line in table.splitlines() if line.startswith("| base |"))
+    assert "(p=" not in base_row
+
+
+def test_table3_variants_map_to_config_switches(ab):
+    assert set(ab.TABLE3) == {"base", "disentangler", "hsa", "ldcl", "full"}
+    assert ab.TABLE3["base"]["use_disentangler"] is False and ab.TABLE3["full"] == {}
+    assert ab.TABLE3["hsa"] == {"use_ldcl": False} and ab.TABLE3["ldcl"]["use_hsa_sentence"] is False
+    assert ab.TABLE3["disentangler"]["use_ldcl"] is False and "use_disentangler" not in ab.TABLE3["disentangler"]
