@@ -163,7 +163,7 @@ class DisentangledEncoder(nn.Module):
         from mlirkit.base.fs import atomic_directory
 
         path = Path(path)
-        with atomic_directory(path, overwrite=overwrite) as tmp:
+        with atomic_directory(path, overwrite=overwrite, kind="dcl-model") as tmp:
             self.backbone.save_pretrained(str(tmp / BACKBONE_DIR))
             self.tokenizer.save_pretrained(str(tmp / BACKBONE_DIR))
             if self.config.use_disentangler:

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from collections import Counter
 from contextlib import ExitStack
 import logging
@@ -16,7 +15,7 @@ import numpy as np
 
 from mlirkit import __version__
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.fs import refuse_existing, replace_path
+from mlirkit.base.fs import claim_output
 from mlirkit.index.layout import (DOCID_FILE, EMBEDDINGS_FILE, FAISS_FILE, FORMAT, FORMAT_VERSION, LANGS_FILE,
                                   META_FILE)
 
@@ -57,9 +56,8 @@ class IndexWriter:
         self._seen: set[str] = set()
 
     def __enter__(self) -> "IndexWriter":
-        refuse_existing(self.path, self.overwrite)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.tmp-", dir=self.path.parent))
+        self._claim = ExitStack()
+        self.tmp = self._claim.enter_context(claim_output(self.path, self.overwrite, "index", directory=True))
         self._stack = ExitStack()
         self._docid = self._stack.enter_context(open(self.tmp / DOCID_FILE, "w", encoding="utf-8"))
         self._langs = self._stack.enter_context(open(self.tmp / LANGS_FILE, "w", encoding="utf-8"))
@@ -95,10 +93,12 @@ class IndexWriter:
     def __exit__(self, exc_type, exc, tb) -> None:
         import faiss
 
+        if exc_type is not None:
+            self._stack.close()
+            self._claim.__exit__(exc_type, exc, tb)  # removes the temporary (an OSError becomes one line)
+            return
         try:
             self._stack.close()
-            if exc_type is not None:
-                return
             if self.count == 0:
                 raise MlirkitError("no documents to index")
             type_meta = self._finish_index()
@@ -114,10 +114,11 @@ class IndexWriter:
                 "has_embeddings": self._raw is not None, "index_type": type_meta, **self.extra_meta,
             }
             (self.tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-            replace_path(self.tmp, self.path)
-        finally:
-            if self.tmp.exists():
-                shutil.rmtree(self.tmp, ignore_errors=True)
+        except BaseException as e:
+            if not self._claim.__exit__(type(e), e, e.__traceback__):
+                raise
+        else:
+            self._claim.close()  # publishes the index
 
 
     def _finish_index(self) -> dict[str, Any]:

@@ -474,7 +474,7 @@ class Trainer:
         self.alignments.save(self.out_dir / f".align-{self.step:07d}-rank{self.rank}.json")
         dd.barrier()
         if self.rank == 0:
-            with atomic_directory(path, overwrite=True) as tmp:
+            with atomic_directory(path, overwrite=True, kind="checkpoint") as tmp:
                 self.model.save(tmp / FINAL_DIR, overwrite=True, extra_files={CONFIG_FILE: self.cfg.to_json()})
                 torch.save({"step": self.step, "optimizer": self.optimizer.state_dict(),
                             "scheduler": self.scheduler.state_dict(),
