@@ -47,6 +47,11 @@ def refuse_existing(path: str | os.PathLike, overwrite: bool, kind: str = "file"
     from mlirkit.base.outputs import is_ours, kind_info
 
     path = Path(path)
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise MlirkitError(f"cannot write {path}: {parent} is not a directory")
+            break
     if not (path.exists() or path.is_symlink()):
         return
     directory, description, _ = kind_info(kind)
@@ -202,8 +207,6 @@ def claim_output(path: str | os.PathLike, overwrite: bool, kind: str, directory:
     published = False
     try:
         try:
-            if path.parent.exists() and not path.parent.is_dir():
-                raise MlirkitError(f"cannot write {path}: {path.parent} is not a directory")
             refuse_existing(path, overwrite, kind)
             created = _make_parents(path.parent)
             lock.acquire()
