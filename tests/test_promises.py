@@ -231,3 +231,15 @@ def test_a_second_writer_fails_at_once(cli, ws, tmp_path, capsys):
         release.write_text("1")
         assert holder.wait(60) == 0, holder.stderr.read()
     assert listing(out.parent) == []
+
+
+def test_faiss_failing_to_write_is_one_line(ws, tmp_path, capsys, monkeypatch):
+    import faiss
+
+    def full(index, name):
+        raise RuntimeError("Error in faiss::FileIOWriter::operator()\nfwrite failed: No space left on device")
+
+    monkeypatch.setattr(faiss, "write_index", full)
+    main, argv = _encode(ws, tmp_path / "new" / "index")
+    fails_with_one_line(main, argv, capsys, "cannot write", "FAISS could not write index")
+    assert listing(tmp_path) == []

@@ -179,15 +179,17 @@ def _temp_prefix(path: Path, kind: str = "tmp") -> str:
     return f".{path.name}.{kind}-{os.getpid()}-"
 
 
-def _is_output_error(e: OSError, path: Path) -> bool:
-    """Whether an ``OSError`` raised inside a write block is about this output (not about an input)."""
+def _is_output_error(e: OSError, path: Path, tmp: Path) -> bool:
+    """Whether an ``OSError`` raised inside a write block is about this output (not about an input):
+    it names no file (``write`` on a full disk), or the output, its temporary or something inside it."""
     if e.filename is None:
         return True
     try:
-        return Path(os.path.abspath(e.filename)).parent == Path(os.path.abspath(path.parent)) \
-            or Path(os.path.abspath(path.parent)) in Path(os.path.abspath(e.filename)).parents
+        name = Path(os.path.abspath(e.filename))
     except (TypeError, ValueError):
         return False
+    mine = {Path(os.path.abspath(path)), Path(os.path.abspath(tmp))}
+    return name in mine or any(parent in mine for parent in name.parents)
 
 
 def write_error(path: Path, e: OSError) -> MlirkitError:
@@ -225,7 +227,7 @@ def claim_output(path: str | os.PathLike, overwrite: bool, kind: str, directory:
         try:
             yield tmp
         except OSError as e:
-            if _is_output_error(e, path):
+            if _is_output_error(e, path, tmp):
                 raise write_error(path, e) from None
             raise
         try:

@@ -1,6 +1,7 @@
 """Streaming writer of an index directory (FAISS inner-product index + sidecars)."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -102,7 +103,11 @@ class IndexWriter:
             if self.count == 0:
                 raise MlirkitError("no documents to index")
             type_meta = self._finish_index()
-            faiss.write_index(self.index, str(self.tmp / FAISS_FILE))
+            try:
+                faiss.write_index(self.index, str(self.tmp / FAISS_FILE))
+            except RuntimeError as e:  # FAISS reports a failed fwrite (full disk) as RuntimeError
+                reason = (str(e).strip().splitlines() or ["write failed"])[-1]
+                raise OSError(errno.EIO, f"FAISS could not write {FAISS_FILE} ({reason})") from None
             if self._raw is not None:
                 _raw_to_npy(self.tmp / "embeddings.f32", self.tmp / EMBEDDINGS_FILE, self.count, self.dim)
             meta = {
