@@ -64,3 +64,17 @@ def test_truncated_checkpoint_is_one_line(tmp_path):
     with pytest.raises(MlirkitError, match="refused as a trainer checkpoint") as e:
         load_checkpoint_file(tmp_path / "trainer_state.pt")
     assert "\n" not in str(e.value)
+
+
+def test_every_torch_load_in_mlirkit_is_weights_only():
+    import re
+    from pathlib import Path
+
+    import mlirkit
+
+    calls = []
+    for path in Path(mlirkit.__file__).parent.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "weights_only=False" not in text, path
+        calls += [(path, m.group(0)) for m in re.finditer(r"torch\.load\([^)]*\)", text)]
+    assert calls and all("weights_only=True" in call for _, call in calls), calls
