@@ -90,9 +90,10 @@ class OutputLock:
             raise busy from None
         # a lock file unlinked by its previous holder after we opened it locks nothing: the claim is
         # only ours when the locked file is still the one at the lock path
+        fd = getattr(getattr(lock, "_context", None), "lock_file_fd", None)
         try:
-            same = os.path.samestat(os.fstat(lock._context.lock_file_fd), os.stat(self.file))
-        except (OSError, AttributeError, TypeError):
+            same = fd is None or os.path.samestat(os.fstat(fd), os.stat(self.file))
+        except OSError:
             same = False
         if not same:
             lock.release()
