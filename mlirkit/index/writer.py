@@ -60,16 +60,28 @@ class IndexWriter:
         self._claim = ExitStack()
         self.tmp = self._claim.enter_context(claim_output(self.path, self.overwrite, "index", directory=True))
         self._stack = ExitStack()
-        self._docid = self._stack.enter_context(open(self.tmp / DOCID_FILE, "w", encoding="utf-8"))
-        self._langs = self._stack.enter_context(open(self.tmp / LANGS_FILE, "w", encoding="utf-8"))
-        self._raw = self._stack.enter_context(open(self.tmp / "embeddings.f32", "wb")) if self.save_embeddings else None
-        self._spool = None
-        if self.index_spec.type.trained:
-            self._spool = self._stack.enter_context(open(self.tmp / "vectors.f32", "wb"))
-            self.index = None
-        else:
-            self.index = self.index_spec.new_index(self.dim)
+        try:  # an interrupt during set-up (e.g. SIGTERM while faiss is imported) leaves no temporary behind
+            self._docid = self._stack.enter_context(open(self.tmp / DOCID_FILE, "w", encoding="utf-8"))
+            self._langs = self._stack.enter_context(open(self.tmp / LANGS_FILE, "w", encoding="utf-8"))
+            self._raw = self._stack.enter_context(open(self.tmp / "embeddings.f32", "wb")) if self.save_embeddings else None
+            self._spool = None
+            if self.index_spec.type.trained:
+                self._spool = self._stack.enter_context(open(self.tmp / "vectors.f32", "wb"))
+                self.index = None
+            else:
+                self.index = self.index_spec.new_index(self.dim)
+        except BaseException as e:
+            self._abandon(e)
+            raise
         return self
+
+    def _abandon(self, e: BaseException) -> None:
+        """Close the open files and give the claim back (temporary and lock removed); an OSError about the
+        output is raised as one line."""
+        try:
+            self._stack.close()
+        finally:
+            self._claim.__exit__(type(e), e, e.__traceback__)
 
     def add(self, ids: Sequence[str], langs: Sequence[str], vectors: np.ndarray,
             raw: np.ndarray | None = None) -> None:
@@ -92,13 +104,12 @@ class IndexWriter:
         self.count += len(ids)
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        import faiss
-
         if exc_type is not None:
-            self._stack.close()
-            self._claim.__exit__(exc_type, exc, tb)  # removes the temporary (an OSError becomes one line)
+            self._abandon(exc)
             return
         try:
+            import faiss
+
             self._stack.close()
             if self.count == 0:
                 raise MlirkitError("no documents to index")
@@ -120,8 +131,8 @@ class IndexWriter:
             }
             (self.tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         except BaseException as e:
-            if not self._claim.__exit__(type(e), e, e.__traceback__):
-                raise
+            self._abandon(e)
+            raise
         else:
             self._claim.close()  # publishes the index
 
