@@ -43,7 +43,7 @@ def ws(tmp_path_factory, tiny_model_dir):
     assert run_cli(search_main, ["--index", str(root / "index"), "--topics", str(root / "topics.tsv"),
                                  "--output", str(root / "run.trec"), "--hits", "3", "--quiet"]) == 0
     dim = load_encoder(str(tiny_model_dir), "hf", max_length=64).dim
-    torch.save({"model_name": "m", "source_lang": "en", "v_de": torch.full((dim,), 0.1),
+    torch.save({"source_lang": "en", "v_de": torch.full((dim,), 0.1),  # no model_name: any encoder
                 "v_fr": torch.full((dim,), -0.1)}, root / "vec.pt")
     assert run_cli(shift_main, ["fit", "--pairs", str(root / "vec.pt"), *enc,
                                 "--output", str(root / "t.safetensors")]) == 0
