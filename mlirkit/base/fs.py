@@ -1,6 +1,23 @@
-"""Write to a temporary sibling, rename on success: a crash leaves nothing that looks finished."""
+"""Safe outputs: write to a temporary sibling under an exclusive lock, rename on success.
+
+Every output mlirkit writes goes through :func:`atomic_file` or :func:`atomic_directory`:
+
+- **claimed**: ``.NAME.lock`` beside the output is locked (``filelock``, no waiting) for the whole
+  write; a second writer of the same output fails at once with one line;
+- **overwrite**: an existing output is replaced only with ``overwrite=True`` *and* when
+  :func:`mlirkit.base.outputs.is_ours` says mlirkit wrote it (one check per output kind);
+- **atomic**: the data goes to ``.NAME.tmp-<pid>-<random>`` and is renamed onto ``NAME`` only when
+  the block exits without an exception; on any exception (``KeyboardInterrupt`` and SIGTERM included)
+  the temporary, the lock file and every parent directory this write created are removed;
+- **errors**: an ``OSError`` about the output (disk full, read-only directory, a parent that is a
+  file) becomes one-line :class:`MlirkitError`;
+- **stale temporaries**: ``.NAME.tmp-<pid>-*`` / ``.NAME.old-<pid>-*`` siblings left by a killed run
+  (their pid is no longer alive) are removed, with a warning, by the next write of ``NAME``.
+"""
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import shutil
 import tempfile
@@ -9,6 +26,8 @@ from pathlib import Path
 from typing import Iterator
 
 from mlirkit.base.errors import MlirkitError
+
+logger = logging.getLogger(__name__)
 
 
 def _umask() -> int:
@@ -23,51 +42,242 @@ def publish_mode(path: Path) -> None:
     os.chmod(path, (0o777 if path.is_dir() else 0o666) & ~_umask())
 
 
-def refuse_existing(path: Path, overwrite: bool) -> None:
-    if path.exists() and not overwrite:
+def refuse_existing(path: str | os.PathLike, overwrite: bool, kind: str = "file") -> None:
+    """Raise unless ``path`` may be written: it does not exist, or ``overwrite`` and mlirkit made it."""
+    from mlirkit.base.outputs import is_ours, kind_info
+
+    path = Path(path)
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise MlirkitError(f"cannot write {path}: {parent} is not a directory")
+            break
+    if not (path.exists() or path.is_symlink()):
+        return
+    directory, description, _ = kind_info(kind)
+    if path.is_dir() and not directory:
+        raise MlirkitError(f"{path} is a directory, not {description}: refusing to replace it")
+    if directory and not path.is_dir():
+        raise MlirkitError(f"{path} is a file, not {description}: refusing to replace it")
+    if not overwrite:
         raise MlirkitError(f"{path} already exists (use --overwrite to replace it)")
+    if not is_ours(path, kind):
+        raise MlirkitError(f"{path} exists but is not {description} written by mlirkit: refusing to replace it "
+                           "even with --overwrite (remove it yourself or choose another path)")
+
+
+def lock_path(path: Path) -> Path:
+    return path.parent / f".{path.name}.lock"
+
+
+class OutputLock:
+    """The exclusive claim on one output (``.NAME.lock`` beside it); removed again on release."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.file = lock_path(path)
+        self._lock = None
+
+    def acquire(self) -> None:
+        from filelock import FileLock, Timeout
+
+        busy = MlirkitError(f"{self.path} is being written by another process (lock {self.file} is held); "
+                            "wait for it to finish")
+        lock = FileLock(str(self.file), timeout=0, thread_local=False)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise busy from None
+        # a lock file unlinked by its previous holder after we opened it locks nothing: the claim is
+        # only ours when the locked file is still the one at the lock path
+        fd = getattr(getattr(lock, "_context", None), "lock_file_fd", None)
+        try:
+            same = fd is None or os.path.samestat(os.fstat(fd), os.stat(self.file))
+        except OSError:
+            same = False
+        if not same:
+            lock.release()
+            raise busy
+        self._lock = lock
+
+    def release(self) -> None:
+        if self._lock is None:
+            return
+        try:
+            os.unlink(self.file)
+        except OSError:
+            pass
+        self._lock.release()
+        self._lock = None
+
+
+def _make_parents(directory: Path) -> list[Path]:
+    """Create ``directory`` and its missing ancestors; the ones created, deepest first."""
+    missing = []
+    d = directory
+    while not d.exists() and d != d.parent:
+        if d.is_symlink():
+            break
+        missing.append(d)
+        d = d.parent
+    for p in reversed(missing):
+        try:
+            p.mkdir()
+        except FileExistsError:
+            if not p.is_dir():
+                _remove_parents([m for m in missing if m != p and m.exists()])
+                raise
+    return missing
+
+
+def _remove_parents(created: list[Path]) -> None:
+    for p in created:  # deepest first; only while empty
+        try:
+            p.rmdir()
+        except OSError:
+            break
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale_temporaries(path: Path) -> list[Path]:
+    """Remove ``.NAME.tmp-<pid>-*`` / ``.NAME.old-<pid>-*`` siblings of ``path`` whose process is gone
+    (warning about each); call while holding the output's lock. Returns what was removed."""
+    removed = []
+    try:
+        siblings = list(path.parent.iterdir())
+    except OSError:
+        return removed
+    for kind in ("tmp", "old"):
+        prefix = f".{path.name}.{kind}-"
+        for p in siblings:
+            if not p.name.startswith(prefix):
+                continue
+            pid_text = p.name[len(prefix):].split("-", 1)[0]
+            if pid_text.isdigit() and _pid_alive(int(pid_text)):
+                logger.warning("%s: a temporary of process %s, which is still running; left in place", p, pid_text)
+                continue
+            logger.warning("removing %s, a temporary left by an interrupted write of %s", p, path)
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
+            removed.append(p)
+    return removed
+
+
+def _temp_prefix(path: Path, kind: str = "tmp") -> str:
+    return f".{path.name}.{kind}-{os.getpid()}-"
+
+
+def _is_output_error(e: OSError, path: Path, tmp: Path) -> bool:
+    """Whether an ``OSError`` raised inside a write block is about this output (not about an input):
+    it names no file (``write`` on a full disk), or the output, its temporary or something inside it."""
+    if e.filename is None:
+        return True
+    try:
+        name = Path(os.path.abspath(e.filename))
+    except (TypeError, ValueError):
+        return False
+    mine = {Path(os.path.abspath(path)), Path(os.path.abspath(tmp))}
+    return name in mine or any(parent in mine for parent in name.parents)
+
+
+def write_error(path: Path, e: OSError) -> MlirkitError:
+    reason = e.strerror or errno.errorcode.get(e.errno or 0, "") or str(e) or type(e).__name__
+    where = f" ({e.filename})" if e.filename and os.path.abspath(e.filename) != os.path.abspath(path) else ""
+    return MlirkitError(f"cannot write {path}: {reason}{where}")
 
 
 @contextmanager
-def atomic_directory(path: str | os.PathLike, overwrite: bool = False) -> Iterator[Path]:
-    """Yield an empty temporary directory beside ``path``; on success it replaces ``path``."""
+def claim_output(path: str | os.PathLike, overwrite: bool, kind: str, directory: bool) -> Iterator[Path]:
+    """Lock ``path``, check it may be replaced, and yield a fresh temporary sibling (an empty directory
+    or an empty file); on success the temporary replaces ``path``. See the module docstring."""
     path = Path(path)
-    refuse_existing(path, overwrite)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+    created: list[Path] = []
+    lock = OutputLock(path)
+    tmp: Path | None = None
+    published = False
     try:
+        try:
+            refuse_existing(path, overwrite, kind)
+            created = _make_parents(path.parent)
+            lock.acquire()
+            refuse_existing(path, overwrite, kind)  # again, now that the output is ours to write
+            clean_stale_temporaries(path)
+            if directory:
+                tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(path), dir=path.parent))
+            else:
+                fd, name = tempfile.mkstemp(prefix=_temp_prefix(path), dir=path.parent)
+                os.close(fd)
+                tmp = Path(name)
+        except (FileExistsError, NotADirectoryError) as e:
+            raise MlirkitError(f"cannot write {path}: {e.filename or path.parent} is not a directory") from None
+        except OSError as e:
+            raise write_error(path, e) from None
+        try:
+            yield tmp
+        except OSError as e:
+            if _is_output_error(e, path, tmp):
+                raise write_error(path, e) from None
+            raise
+        try:
+            replace_path(tmp, path)
+        except OSError as e:
+            raise write_error(path, e) from None
+        published = True
+    finally:
+        if not published:
+            if tmp is not None:
+                if tmp.is_dir():
+                    shutil.rmtree(tmp, ignore_errors=True)
+                else:
+                    tmp.unlink(missing_ok=True)
+        lock.release()
+        if not published:
+            _remove_parents(created)
+
+
+@contextmanager
+def atomic_directory(path: str | os.PathLike, overwrite: bool = False, kind: str | None = None) -> Iterator[Path]:
+    """Yield an empty temporary directory beside ``path``; on success it replaces ``path``.
+    ``kind`` (:mod:`mlirkit.base.outputs`) says which existing directories ``overwrite`` may replace;
+    without one only an empty directory is."""
+    with claim_output(path, overwrite, kind or "directory", directory=True) as tmp:
         yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    replace_path(tmp, path)
 
 
 @contextmanager
-def atomic_file(path: str | os.PathLike, overwrite: bool = False, mode: str = "w") -> Iterator[object]:
+def atomic_file(path: str | os.PathLike, overwrite: bool = False, mode: str = "w",
+                kind: str = "file") -> Iterator[object]:
     """Open a temporary file beside ``path`` for writing; on success it replaces ``path``."""
-    path = Path(path)
-    refuse_existing(path, overwrite)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
-    os.close(fd)
-    try:
+    with claim_output(path, overwrite, kind, directory=False) as tmp:
         with open(tmp, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
             yield f
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    publish_mode(Path(tmp))
-    os.replace(tmp, path)
 
 
 def replace_path(src: Path, dst: Path) -> None:
     """Move ``src`` onto ``dst``; an existing ``dst`` directory is moved aside first, then removed."""
     publish_mode(src)
-    if dst.is_dir():
-        old = Path(tempfile.mkdtemp(prefix=f".{dst.name}.old-", dir=dst.parent))
+    if dst.is_dir() and not dst.is_symlink():
+        old = Path(tempfile.mkdtemp(prefix=_temp_prefix(dst, "old"), dir=dst.parent))
         os.replace(dst, old / dst.name)
-        os.replace(src, dst)
+        try:
+            os.replace(src, dst)
+        except OSError:
+            os.replace(old / dst.name, dst)
+            shutil.rmtree(old, ignore_errors=True)
+            raise
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(src, dst)

@@ -11,7 +11,6 @@ from typing import Any, Sequence
 from mlirkit.benchmark.config import (DEFAULT_BENCHMARK, DEFAULT_ENCODER_OPTIONS, DEFAULT_ENCODERS, METRICS,
                                       BenchmarkConfig)
 from mlirkit.base.cli import ArgumentParser, configure_logging
-from mlirkit.base.errors import MlirkitError
 from mlirkit.encoders.backends import BACKEND_CHOICES, PRECISIONS
 
 logger = logging.getLogger(__name__)
@@ -103,8 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         encoder_options=encoder_options(args), plots=not args.no_plots, show_progress=not args.quiet,
         metrics=METRICS,
     )
-    if config.output.exists() and not config.overwrite:
-        raise MlirkitError(f"{config.output} already exists (use --overwrite to replace it)")
+    from mlirkit.base.fs import refuse_existing
+
+    refuse_existing(config.output, config.overwrite, "benchmark")
     from mlirkit.benchmark.pipeline import default_command, run_benchmark
     from mlirkit.benchmark.report import main_table
 

@@ -124,7 +124,7 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
 
         cache_root = cache_dir("benchmark", "embeddings")
     cache = EmbeddingCache(cache_root, show_progress=config.show_progress)
-    with atomic_directory(config.output, overwrite=config.overwrite) as out:
+    with atomic_directory(config.output, overwrite=config.overwrite, kind="benchmark") as out:
         with timer("load data"):
             if data is None:
                 data = load_benchmark(config.benchmark, config.query_langs, languages=config.languages,

@@ -40,7 +40,7 @@ def export(dataset_id: str, fmt: ExportFormat | str, output: str | Path, *, over
     ds = ir_datasets.load(dataset_id)
     default_lang = ds.docs_lang() if ds.has_docs() else None
     counts = {"docs": 0, "queries": 0, "qrels": 0}
-    with atomic_directory(output, overwrite) as tmp:
+    with atomic_directory(output, overwrite, kind="export") as tmp:
         with open(tmp / "corpus.jsonl", "w", encoding="utf-8") as f:
             for d in tqdm(ds.docs_iter(), desc=f"export {dataset_id} docs", unit="doc", disable=None):
                 lang = getattr(d, "lang", None) or default_lang

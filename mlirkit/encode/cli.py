@@ -63,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(quiet=args.quiet)
     if not 0 <= args.shard_id < args.num_shards:
         raise MlirkitError(f"--shard-id {args.shard_id} must be in [0, --num-shards {args.num_shards})")
-    refuse_existing(Path(args.index), args.overwrite)
+    refuse_existing(Path(args.index), args.overwrite, "index")
     transform = transform_from_args(args)
     if args.langid is not None and args.default_lang is None:
         args.default_lang = UNKNOWN

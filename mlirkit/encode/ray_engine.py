@@ -235,7 +235,7 @@ def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_e
     if options.block_size < 1:
         raise MlirkitError(f"block size must be >= 1, got {options.block_size}")
     index_dir = Path(index_dir)
-    refuse_existing(index_dir, overwrite)
+    refuse_existing(index_dir, overwrite, "index")
     alpha = Alpha.coerce(alpha)
     transform = _loaded(transform)  # fails fast on a bad file, before starting workers
     start_time = time.perf_counter()

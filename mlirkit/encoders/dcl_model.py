@@ -164,7 +164,7 @@ class DisentangledEncoder(nn.Module):
         from mlirkit.base.fs import atomic_directory
 
         path = Path(path)
-        with atomic_directory(path, overwrite=overwrite) as tmp:
+        with atomic_directory(path, overwrite=overwrite, kind="dcl-model") as tmp:
             self.backbone.save_pretrained(str(tmp / BACKBONE_DIR))
             self.tokenizer.save_pretrained(str(tmp / BACKBONE_DIR))
             if self.config.use_disentangler:
@@ -184,8 +184,11 @@ class DisentangledEncoder(nn.Module):
     def tokenize(self, texts: Sequence[str], prefix: str = "", max_length: int | None = None,
                  offsets: bool = False) -> Any:
         """Tokenise ``prefix + text`` (padding to the longest, truncation to ``max_length``)."""
-        return self.tokenizer([prefix + t for t in texts], padding=True, truncation=True,
-                              max_length=max_length or self.config.max_length, return_tensors="pt",
+        from mlirkit.encoders.limits import clip_for_tokenizer
+
+        max_length = max_length or self.config.max_length
+        return self.tokenizer(clip_for_tokenizer(texts, max_length, prefix), padding=True,
+                              truncation=True, max_length=max_length, return_tensors="pt",
                               return_offsets_mapping=offsets, return_special_tokens_mask=offsets)
 
     def encode_hidden(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

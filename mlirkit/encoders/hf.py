@@ -321,7 +321,9 @@ class HFEncoder(Encoder):
         n = len(texts)
         if n == 0:
             return np.zeros((0, self._dim), dtype=np.float32)
-        ids = self.tokenizer.encode([prefix + t for t in texts], self.max_length)
+        from mlirkit.encoders.limits import clip_for_tokenizer
+
+        ids = self.tokenizer.encode(clip_for_tokenizer(texts, self.max_length, prefix), self.max_length)
         lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=n)
         order = np.argsort(-lengths, kind="stable")  # longest first: peak memory shows up at once
         out: np.ndarray | None = None

@@ -6,7 +6,8 @@ SentencePiece vocabulary, trained on 16 languages. Queries and documents share o
 have no prompts. The package already returns unit vectors; that is checked once when the encoder
 is built and recorded in the fingerprint (``normalized_by``: "model", else mlirkit normalises).
 Texts in languages outside the 16 are encoded anyway, with one warning per language.
-``threads`` (BLAS threads) defaults to 1: on a busy 2-core machine more threads were 10x slower.
+A text is encoded from its first ``USEM_MAX_CHARS`` (16,384) characters (:mod:`mlirkit.encoders.limits`):
+memory per document is bounded. ``threads`` (BLAS threads) defaults to 1: on a busy 2-core machine more threads were 10x slower.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlirkit.encoders.base import Encoder
+from mlirkit.encoders.limits import USEM_MAX_CHARS, clip_chars
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import is_known
 
@@ -94,6 +96,7 @@ class USEMEncoder(Encoder):
             "query_prefix": "",
             "doc_prefix": "",
             "max_length": None,
+            "max_chars": USEM_MAX_CHARS,
         }
         if self.denoise:
             fp["denoise"] = True
@@ -140,7 +143,7 @@ class USEMEncoder(Encoder):
         try:
             for start in range(0, len(texts), batch_size):
                 chunk = texts[start:start + batch_size]
-                out[start:start + len(chunk)] = self._use.encode(chunk)
+                out[start:start + len(chunk)] = self._use.encode(clip_chars(chunk, USEM_MAX_CHARS))
                 if bar is not None:
                     bar.update(len(chunk))
         finally:

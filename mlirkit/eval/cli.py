@@ -125,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     for path in args.report:
         report_format(path)
-        refuse_existing(Path(path), args.overwrite)
+        refuse_existing(Path(path), args.overwrite, "report")
     qrels = read_qrels(args.qrels)
     runs = _read_runs(args.runs, args.names)
     doc_langs = None

@@ -193,7 +193,7 @@ def write_report(result: EvaluationResult, path: str | os.PathLike, *, overwrite
     path = Path(path)
     render = REPORT_FORMATS.get(report_format(path))
     text = render(result, digits, per_query)
-    with atomic_file(path, overwrite=overwrite) as f:
+    with atomic_file(path, overwrite=overwrite, kind="report") as f:
         f.write(text)
     return path
 

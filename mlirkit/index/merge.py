@@ -116,7 +116,7 @@ def merge_indexes(shard_dirs: Sequence[str | os.PathLike], output: str | os.Path
     if order not in ("auto", "concat"):
         raise MlirkitError(f"order must be 'auto' or 'concat', got {order!r}")
     output = Path(output)
-    refuse_existing(output, overwrite)
+    refuse_existing(output, overwrite, "index")
     paths = [Path(p) for p in shard_dirs]
     for path in paths:
         if path.resolve() == output.resolve():

@@ -1,10 +1,10 @@
 """Streaming writer of an index directory (FAISS inner-product index + sidecars)."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
-import tempfile
 from collections import Counter
 from contextlib import ExitStack
 import logging
@@ -16,7 +16,7 @@ import numpy as np
 
 from mlirkit import __version__
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.fs import refuse_existing, replace_path
+from mlirkit.base.fs import claim_output
 from mlirkit.index.layout import (DOCID_FILE, EMBEDDINGS_FILE, FAISS_FILE, FORMAT, FORMAT_VERSION, LANGS_FILE,
                                   META_FILE)
 
@@ -57,9 +57,8 @@ class IndexWriter:
         self._seen: set[str] = set()
 
     def __enter__(self) -> "IndexWriter":
-        refuse_existing(self.path, self.overwrite)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.tmp-", dir=self.path.parent))
+        self._claim = ExitStack()
+        self.tmp = self._claim.enter_context(claim_output(self.path, self.overwrite, "index", directory=True))
         self._stack = ExitStack()
         try:  # an interrupt during set-up (e.g. SIGTERM while faiss is imported) leaves no temporary behind
             self._docid = self._stack.enter_context(open(self.tmp / DOCID_FILE, "w", encoding="utf-8"))
@@ -71,11 +70,18 @@ class IndexWriter:
                 self.index = None
             else:
                 self.index = self.index_spec.new_index(self.dim)
-        except BaseException:
-            self._stack.close()
-            shutil.rmtree(self.tmp, ignore_errors=True)
+        except BaseException as e:
+            self._abandon(e)
             raise
         return self
+
+    def _abandon(self, e: BaseException) -> None:
+        """Close the open files and give the claim back (temporary and lock removed); an OSError about the
+        output is raised as one line."""
+        try:
+            self._stack.close()
+        finally:
+            self._claim.__exit__(type(e), e, e.__traceback__)
 
     def add(self, ids: Sequence[str], langs: Sequence[str], vectors: np.ndarray,
             raw: np.ndarray | None = None) -> None:
@@ -98,16 +104,21 @@ class IndexWriter:
         self.count += len(ids)
 
     def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            self._abandon(exc)
+            return
         try:
             import faiss
 
             self._stack.close()
-            if exc_type is not None:
-                return
             if self.count == 0:
                 raise MlirkitError("no documents to index")
             type_meta = self._finish_index()
-            faiss.write_index(self.index, str(self.tmp / FAISS_FILE))
+            try:
+                faiss.write_index(self.index, str(self.tmp / FAISS_FILE))
+            except RuntimeError as e:  # FAISS reports a failed fwrite (full disk) as RuntimeError
+                reason = (str(e).strip().splitlines() or ["write failed"])[-1]
+                raise OSError(errno.EIO, f"FAISS could not write {FAISS_FILE} ({reason})") from None
             if self._raw is not None:
                 _raw_to_npy(self.tmp / "embeddings.f32", self.tmp / EMBEDDINGS_FILE, self.count, self.dim)
             meta = {
@@ -119,10 +130,11 @@ class IndexWriter:
                 "has_embeddings": self._raw is not None, "index_type": type_meta, **self.extra_meta,
             }
             (self.tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-            replace_path(self.tmp, self.path)
-        finally:
-            if self.tmp.exists():
-                shutil.rmtree(self.tmp, ignore_errors=True)
+        except BaseException as e:
+            self._abandon(e)
+            raise
+        else:
+            self._claim.close()  # publishes the index
 
 
     def _finish_index(self) -> dict[str, Any]:

@@ -169,17 +169,17 @@ def _format_score(score: float) -> str:
 
 
 @contextmanager
-def _atomic_text(path: str | os.PathLike, overwrite: bool) -> Iterator[IO[str]]:
+def _atomic_text(path: str | os.PathLike, overwrite: bool, kind: str) -> Iterator[IO[str]]:
     from mlirkit.base.fs import atomic_file
 
     path = Path(path)
     if path.suffix == ".gz":
-        with atomic_file(path, overwrite=overwrite, mode="wb") as raw:
+        with atomic_file(path, overwrite=overwrite, mode="wb", kind=kind) as raw:
             with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
                 with io.TextIOWrapper(gz, encoding="utf-8", newline="\n") as text:
                     yield text
     else:
-        with atomic_file(path, overwrite=overwrite, mode="w") as f:
+        with atomic_file(path, overwrite=overwrite, mode="w", kind=kind) as f:
             yield f
 
 
@@ -200,7 +200,7 @@ def write_run(run: Mapping[str, Mapping[str, float]], path: str | os.PathLike, t
         for rank, (docno, score) in enumerate(ranked(run[qid])[:depth], start=1):
             _check_id(docno, "document id")
             lines.append(f"{qid} Q0 {docno} {rank} {_format_score(score)} {tag}\n")
-    with _atomic_text(path, overwrite) as f:
+    with _atomic_text(path, overwrite, "run") as f:
         f.writelines(lines)
 
 
@@ -217,7 +217,7 @@ def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | os.PathLike,
             if isinstance(rel, bool) or int(rel) != rel:
                 raise MlirkitError(f"relevance of ({qid}, {docno}) must be an integer, got {rel!r}")
             lines.append(f"{qid}\t{docno}\t{int(rel)}\n" if beir else f"{qid} 0 {docno} {int(rel)}\n")
-    with _atomic_text(path, overwrite) as f:
+    with _atomic_text(path, overwrite, "qrels") as f:
         f.writelines(lines)
 
 

@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(quiet=args.quiet)
-    refuse_existing(Path(args.output), args.overwrite)
+    refuse_existing(Path(args.output), args.overwrite, "run")
     from mlirkit.io.topics import read_topics
     from mlirkit.io.trec import write_run
     from mlirkit.search.searcher import Searcher, hits_to_run

@@ -147,8 +147,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from mlirkit.encoders.options import encoder_from_args
     from mlirkit.transforms.io import save_transform, sniff
 
-    if Path(args.output).exists() and not args.overwrite:
-        raise MlirkitError(f"{args.output} already exists (use --overwrite to replace it)")
+    from mlirkit.base.fs import refuse_existing
+
+    refuse_existing(Path(args.output), args.overwrite, "transform")
     if args.max_pairs is not None and args.max_pairs < 1:
         raise MlirkitError("--max-pairs must be at least 1")
     corpus_only = [o for o, v in (("--relative-to-overall", args.relative_to_overall), ("--min-docs", args.min_docs),

@@ -115,6 +115,31 @@ class _Forward(nn.Module):
         return out
 
 
+def load_checkpoint_file(path: Path, map_location: Any = None) -> Any:
+    """Read a checkpoint file written by :meth:`Trainer.save_checkpoint` with ``torch.load(weights_only=True)``:
+    tensors, numbers, strings and containers only, so a crafted file cannot run code; anything else is refused."""
+    import pickle
+
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError, ValueError) as e:
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise MlirkitError(f"{path}: refused as a trainer checkpoint (only tensors and plain values are loaded, "
+                           f"weights_only=True): {reason}") from None
+
+
+def _numpy_rng_state() -> tuple[str, torch.Tensor, int, int, float]:
+    """numpy's legacy RNG state with its key as a tensor, so the RNG file loads with ``weights_only=True``."""
+    name, key, pos, has_gauss, cached = np.random.get_state()
+    return name, torch.from_numpy(np.asarray(key, dtype=np.int64)), int(pos), int(has_gauss), float(cached)
+
+
+def _set_numpy_rng_state(state: Any) -> None:
+    name, key, pos, has_gauss, cached = state
+    np.random.set_state((name, np.asarray(key.numpy() if isinstance(key, torch.Tensor) else key, dtype=np.uint32),
+                         int(pos), int(has_gauss), float(cached)))
+
+
 class Trainer:
     """Train a :class:`DisentangledEncoder` with the DCL objective (see the module docstring)."""
 
@@ -492,7 +517,7 @@ class Trainer:
 
         path = self.out_dir / f"checkpoint-{self.step:07d}"
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        rng_state = {"torch": torch.get_rng_state(), "python": random.getstate(), "numpy": np.random.get_state(),
+        rng_state = {"torch": torch.get_rng_state(), "python": random.getstate(), "numpy": _numpy_rng_state(),
                      "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
         # every process writes its RNG state beside the shared directory first, rank 0 then builds the dir
         rng_tmp = self.out_dir / f".rng-{self.step:07d}-rank{self.rank}.pt"
@@ -500,7 +525,7 @@ class Trainer:
         self.alignments.save(self.out_dir / f".align-{self.step:07d}-rank{self.rank}.json")
         dd.barrier()
         if self.rank == 0:
-            with atomic_directory(path, overwrite=True) as tmp:
+            with atomic_directory(path, overwrite=True, kind="checkpoint") as tmp:
                 self.model.save(tmp / FINAL_DIR, overwrite=True, extra_files={CONFIG_FILE: self.cfg.to_json()})
                 torch.save({"step": self.step, "optimizer": self.optimizer.state_dict(),
                             "scheduler": self.scheduler.state_dict(),
@@ -523,7 +548,7 @@ class Trainer:
         path = ckpts[-1]
         saved = DisentangledEncoder.load(path / FINAL_DIR)
         self.model.load_state_dict(saved.state_dict())
-        state = torch.load(path / "trainer_state.pt", map_location=self.device, weights_only=False)
+        state = load_checkpoint_file(path / "trainer_state.pt", map_location=self.device)
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         if self.scaler is not None and state.get("scaler"):
@@ -531,10 +556,10 @@ class Trainer:
         self.step = int(state["step"])
         rng_file = path / f"rng-rank{self.rank}.pt"
         if rng_file.is_file():
-            rng = torch.load(rng_file, weights_only=False)
+            rng = load_checkpoint_file(rng_file)
             torch.set_rng_state(rng["torch"])
             random.setstate(rng["python"])
-            np.random.set_state(rng["numpy"])
+            _set_numpy_rng_state(rng["numpy"])
             if rng.get("cuda") is not None and torch.cuda.is_available():
                 torch.cuda.set_rng_state_all(rng["cuda"])
         al_file = path / f"alignments-rank{self.rank}.json"

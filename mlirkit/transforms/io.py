@@ -24,10 +24,11 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.fs import atomic_file
+from mlirkit.base.outputs import TRANSFORM_FORMAT
 from mlirkit.io.files import GZIP_MAGIC
 from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform, check_finite
 
-FORMAT = "mlirkit-transform"
+FORMAT = TRANSFORM_FORMAT  # defined with the "is this ours?" checks
 FORMAT_VERSION = 1
 LANGID_PREFIX = "langid."
 
@@ -90,7 +91,7 @@ def save_transform(t: LanguageTransform, path: str | os.PathLike, overwrite: boo
         meta.pop("langid", None)
     blob = save(tensors, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION),
                                    "meta": json.dumps(meta, ensure_ascii=False, sort_keys=True)})
-    with atomic_file(path, overwrite=overwrite, mode="wb") as f:
+    with atomic_file(path, overwrite=overwrite, mode="wb", kind="transform") as f:
         f.write(blob)
     t.meta = meta
     t.path = path

@@ -106,8 +106,13 @@ def test_existing_output_needs_overwrite(tmp_path, corpus, tiny_model_dir, capsy
     argv = ["--corpus", str(corpus), "--index", str(index), "--encoder", str(tiny_model_dir), "--quiet"]
     code, _, err = run(encode_main, argv, capsys)
     assert code == 2 and "already exists (use --overwrite" in err and (index / "keep").exists()
+    # --overwrite replaces only what mlirkit made: this directory is not an index
     code, _, err = run(encode_main, [*argv, "--overwrite"], capsys)
-    assert code == 0 and not (index / "keep").exists() and len(DenseIndex(index).docids) == 5
+    assert code == 2 and "is not an index directory written by mlirkit" in err and (index / "keep").read_text() == "x"
+    (index / "keep").unlink()
+    assert run(encode_main, [*argv, "--overwrite"], capsys)[0] == 0  # an empty directory is anyone's
+    code, _, err = run(encode_main, [*argv, "--overwrite"], capsys)
+    assert code == 0 and len(DenseIndex(index).docids) == 5
 
 
 def test_search_refuses_other_encoder(tmp_path, corpus, tiny_model_dir, capsys):
