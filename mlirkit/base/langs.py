@@ -2,11 +2,24 @@
 
 :func:`is_unknown` is the one unknown-language rule: ``None``, ``""``, ``"und"`` and ``"unknown"``
 (what the SHIFT authors' files write) are unknown; every other code is known.
+
+:func:`check_lang` is the one grammar of a language code, applied by every reader (``mlirkit.io``):
+a BCP-47-like string :data:`LANG_RE`, i.e. a 2-3 letter primary code followed by optional
+``-subtag`` parts of 2-8 letters or digits: ``en``, ``pt-BR``, ``zh-Hant``, ``sr-Latn-RS``, and
+mMARCO's ``dt`` (Dutch). Case is kept as written. Lists, numbers, NaN, ``en_US`` (underscore),
+``english`` (too long) and codes with spaces are refused; the unknown names are normalised to
+:data:`UNKNOWN`.
 """
 from __future__ import annotations
 
+import re
+
+from mlirkit.base.errors import MlirkitError
+
 UNKNOWN = "und"
 UNKNOWN_NAMES = frozenset({"", UNKNOWN, "unknown"})  # (and None)
+#: the grammar of a language code (see the module docstring)
+LANG_RE = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*")
 
 
 def is_unknown(lang: str | None) -> bool:
@@ -20,3 +33,21 @@ def is_known(lang: str | None) -> bool:
 def normalize_unknown(lang: str | None) -> str:
     """``lang``, or :data:`UNKNOWN` for any unknown name."""
     return UNKNOWN if is_unknown(lang) else lang
+
+
+def is_lang_code(value: object) -> bool:
+    """True when ``value`` is a string following :data:`LANG_RE` (the unknown names aside)."""
+    return isinstance(value, str) and LANG_RE.fullmatch(value) is not None
+
+
+def check_lang(value: object, where: object) -> str:
+    """``value`` as a language code: an unknown name (or None) -> :data:`UNKNOWN`; a string following
+    :data:`LANG_RE` -> itself; anything else (a list, a number, NaN, ``en_US``) raises
+    :class:`MlirkitError` starting with ``where`` (e.g. ``corpus.jsonl:3``)."""
+    if value is None or (isinstance(value, str) and value in UNKNOWN_NAMES):
+        return UNKNOWN
+    if is_lang_code(value):
+        return value
+    what = repr(value) if isinstance(value, str) else f"{type(value).__name__} {value!r}"[:80]
+    raise MlirkitError(f"{where}: invalid language {what} (expected a code such as en, pt-BR or zh-Hant, "
+                       "or 'und' for unknown)")
