@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
+from mlirkit.base.vectors import check_finite  # noqa: F401 (re-exported: fit, corpus_fit, io use it)
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import is_unknown  # noqa: F401  (re-exported: the one rule, mlirkit.base.langs)
 from mlirkit.base.registry import Registry
@@ -55,11 +56,6 @@ def parse_alpha(text: str | Sequence[str]) -> float | dict[str, float]:
 
 def alpha_to_json(alpha: AlphaLike) -> float | dict[str, float]:
     return Alpha.coerce(alpha).to_json()
-
-
-def check_finite(name: str, array: np.ndarray, where: object = "") -> None:
-    if not np.all(np.isfinite(array)):
-        raise MlirkitError(f"{where}{': ' if where else ''}{name} contains NaN or inf")
 
 
 class LanguageTransform:
@@ -112,6 +108,17 @@ class LanguageTransform:
     def languages(self) -> list[str]:
         return list(self.params)
 
+    def check_alpha(self, alpha: AlphaLike) -> Alpha:
+        """``alpha`` as an :class:`Alpha` whose per-language overrides all name languages of this
+        transform; an override for another language (a typo, a language never fitted) is an error."""
+        alpha = Alpha.coerce(alpha)
+        unknown = sorted(set(alpha.overrides) - set(self.languages))
+        if unknown:
+            raise MlirkitError(f"--alpha for {', '.join(repr(l) for l in unknown)}: transform {self._name()} has no "
+                               f"parameters for {'it' if len(unknown) == 1 else 'them'} "
+                               f"(languages: {', '.join(self.languages)})")
+        return alpha
+
     def touches(self, side: str) -> bool:
         _check_side(side)
         return side in self.sides
@@ -149,7 +156,7 @@ class LanguageTransform:
         work in place).
         """
         _check_side(side)
-        alpha = Alpha.coerce(alpha)
+        alpha = self.check_alpha(alpha)
         embs = np.asarray(embs)
         if embs.ndim != 2:
             raise MlirkitError(f"embeddings must be a 2-d array, got shape {embs.shape}")
@@ -185,7 +192,7 @@ class LanguageTransform:
         return {
             "method": self.method,
             "source_lang": self.source_lang,
-            "alpha": Alpha.coerce(alpha).to_json(),
+            "alpha": self.check_alpha(alpha).to_json(),
             "languages": self.languages,
             "sides": list(self.sides),
             "dim": self.dim,
