@@ -192,7 +192,7 @@ class LanguageTransform:
         return {
             "method": self.method,
             "source_lang": self.source_lang,
-            "alpha": self.check_alpha(alpha).to_json(),
+            "alpha": Alpha.coerce(alpha).to_json(),
             "languages": self.languages,
             "sides": list(self.sides),
             "dim": self.dim,

@@ -192,3 +192,32 @@ def test_directory_given_for_a_file(tmp_path):
 
     with pytest.raises(MlirkitError, match="it is a directory"):
         list(iter_lines(tmp_path))
+
+
+def test_unreadable_file_and_read_error_are_one_error(tmp_path, monkeypatch):
+    """Permission denied when opening, an I/O error in the middle of a file (root reads every file, so both
+    are simulated): one MlirkitError naming the file."""
+    import io as _io
+
+    import mlirkit.io.files as files
+
+    p = tmp_path / "c.tsv"
+    p.write_text("d1\ta\ten\nd2\tb\ten\n", encoding="utf-8")
+
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(files, "open", denied, raising=False)
+    with pytest.raises(MlirkitError, match=r"c\.tsv: cannot read \(.*Permission denied"):
+        list(read_corpus(p))
+    monkeypatch.undo()
+
+    class Failing(_io.BytesIO):
+        def readline(self, size=-1):
+            if self.tell() > 0:
+                raise OSError(5, "Input/output error")
+            return super().readline(size)
+
+    monkeypatch.setattr(files, "open_binary", lambda path: Failing(p.read_bytes()))
+    with pytest.raises(MlirkitError, match=r"c\.tsv: cannot read \(.*Input/output error"):
+        list(read_corpus(p))

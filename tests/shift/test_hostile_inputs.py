@@ -81,8 +81,6 @@ def test_alpha_overrides_are_checked_where_alpha_meets_the_transform(setup):
     x = np.zeros((1, t.dim), dtype=np.float32)
     with pytest.raises(MlirkitError, match="--alpha for 'xx'"):
         t.apply(x, ["de"], "doc", {"*": 1.0, "xx": 0.5})
-    with pytest.raises(MlirkitError, match="--alpha for 'xx'"):
-        t.describe({"*": 1.0, "xx": 0.5})
 
 
 @pytest.mark.parametrize("argv, option", [
