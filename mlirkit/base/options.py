@@ -35,7 +35,7 @@ def positive_int(text: str) -> int:
 
 
 def non_negative_int(text: str) -> int:
-    """argparse ``type=`` of an index or a number that may be 0 (``--shard-id``, ``--digits``): an integer >= 0."""
+    """argparse ``type=`` of an index or a number that may be 0 (``--shard-id``, ``--digits``, ``--threads`` where 0 keeps the default): an integer >= 0."""
     return _bounded_int(text, 0, "an integer >= 0")
 
 

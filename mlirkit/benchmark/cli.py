@@ -12,7 +12,7 @@ from mlirkit.benchmark.config import (DEFAULT_BENCHMARK, DEFAULT_ENCODER_OPTIONS
                                       BenchmarkConfig)
 from mlirkit.base.cli import configure_logging
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import positive_int
+from mlirkit.base.options import non_negative_int, positive_int
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--batch-size", type=positive_int, default=None, help=f"texts per forward pass (default: {_defaults('batch_size')})")
     g.add_argument("--quantize", choices=["int8", "none"], default=None,
                    help=f"dynamic int8 quantisation of the linear layers, or none (default: {_defaults('quantize')})")
-    g.add_argument("--threads", type=positive_int, default=None, help="CPU threads for encoding (default: torch's)")
+    g.add_argument("--threads", type=non_negative_int, default=None, help="CPU threads for encoding (default: torch's)")
     return p
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from mlirkit.encoders import DEFAULT_ENCODER, ENCODER_CLASSES
 from mlirkit.encoders.hf import DTYPES, QUANTIZE
 from mlirkit.encoders.prefixes import POOLINGS
-from mlirkit.base.options import positive_int
+from mlirkit.base.options import non_negative_int, positive_int
 
 OPTION_NAMES = ("batch_size", "max_length", "pooling", "normalize", "query_prefix", "doc_prefix",
                 "device", "dtype", "quantize", "threads")
@@ -30,7 +30,7 @@ def add_encoder_args(parser: argparse.ArgumentParser, *, required: bool = False,
     g.add_argument("--dtype", choices=DTYPES, default=None, help="model weights dtype (hf; default float32)")
     g.add_argument("--quantize", choices=QUANTIZE, default=None,
                    help="dynamic quantisation of the linear layers (hf, CPU; changes vectors, see docs/encoders.md)")
-    g.add_argument("--threads", type=positive_int, default=None, help="CPU threads for encoding and FAISS")
+    g.add_argument("--threads", type=non_negative_int, default=None, help="CPU threads for encoding and FAISS")
 
 
 def encoder_options(args: argparse.Namespace) -> dict[str, Any]:
