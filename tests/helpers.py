@@ -89,3 +89,46 @@ class ClusterEncoder:
     def encode_docs(self, texts, langs=None, *, batch_size=None, show_progress=False):
         r = np.random.default_rng(len(texts))
         return np.stack([self.centers[l] + r.normal(size=12) for l in langs]).astype(np.float32)
+
+
+def tree_listing(root: Path) -> list[str]:
+    """Every path under ``root`` (sorted, relative): what a refused command must leave unchanged."""
+    return sorted(p.relative_to(root).as_posix() for p in Path(root).rglob("*"))
+
+
+def assert_refused(main, argv, capsys, root: Path, message: str) -> str:
+    """Run a CLI ``main`` through :func:`mlirkit.base.cli.run_cli`: exit 2, one ``error:`` line on stderr naming
+    ``message``, no traceback, and nothing added, removed or left behind under ``root``. Returns the line.
+
+    INFO logging is switched off for the run (progress messages are not errors); warnings would count, and
+    so would anything but third-party progress bars (``NN%|``)."""
+    import logging
+    import re
+
+    from mlirkit.base.cli import run_cli
+
+    before = tree_listing(root)
+    logging.disable(logging.INFO)
+    try:
+        code = run_cli(main, argv)
+    finally:
+        logging.disable(logging.NOTSET)
+    err = capsys.readouterr().err
+    lines = [line for line in re.split(r"[\r\n]+", err) if line.strip() and not re.search(r"\d+%\|", line)]
+    assert code == 2, err
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err and message in lines[0], err
+    assert tree_listing(root) == before
+    return lines[0]
+
+
+def assert_usage_error(main, argv, capsys, root: Path, option: str) -> None:
+    """An argparse refusal (a bad option value): exit 2 naming ``option``, no traceback, nothing written."""
+    import pytest
+
+    before = tree_listing(root)
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and f"argument {option}" in err.splitlines()[-1] and "Traceback" not in err, err
+    assert tree_listing(root) == before

@@ -8,11 +8,23 @@ code on the right is canonical (ISO 639-1). mMARCO, ir_datasets and the SHIFT au
 ``dt`` (formats.md, section 0), MultiEuP and ISO call it ``nl``. Every place that compares or looks up
 languages (transform parameters, evaluation) goes through :func:`canonical`, so a ``dt`` vector
 applies to ``nl`` documents and a ``dt`` query is "the same language" as an ``nl`` document.
+:func:`check_lang` is the one grammar of a language code, applied by every reader (``mlirkit.io``):
+a BCP-47-like string :data:`LANG_RE`, i.e. a 2-3 letter primary code followed by optional
+``-subtag`` parts of 2-8 letters or digits: ``en``, ``pt-BR``, ``zh-Hant``, ``sr-Latn-RS``, and
+mMARCO's ``dt`` (Dutch). Case is kept as written. Lists, numbers, NaN, ``en_US`` (underscore),
+``english`` (too long) and codes with spaces are refused; the unknown names are normalised to
+:data:`UNKNOWN`.
 """
 from __future__ import annotations
 
+import re
+
+from mlirkit.base.errors import MlirkitError
+
 UNKNOWN = "und"
 UNKNOWN_NAMES = frozenset({"", UNKNOWN, "unknown"})  # (and None)
+#: the grammar of a language code (see the module docstring)
+LANG_RE = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*")
 
 #: alias -> canonical code (one table, used everywhere)
 ALIASES: dict[str, str] = {"dt": "nl"}
@@ -36,3 +48,19 @@ def canonical(lang: str | None) -> str | None:
     if not lang:
         return lang
     return ALIASES.get(lang, lang)
+def is_lang_code(value: object) -> bool:
+    """True when ``value`` is a string following :data:`LANG_RE` (the unknown names aside)."""
+    return isinstance(value, str) and LANG_RE.fullmatch(value) is not None
+
+
+def check_lang(value: object, where: object) -> str:
+    """``value`` as a language code: an unknown name (or None) -> :data:`UNKNOWN`; a string following
+    :data:`LANG_RE` -> itself; anything else (a list, a number, NaN, ``en_US``) raises
+    :class:`MlirkitError` starting with ``where`` (e.g. ``corpus.jsonl:3``)."""
+    if value is None or (isinstance(value, str) and value in UNKNOWN_NAMES):
+        return UNKNOWN
+    if is_lang_code(value):
+        return value
+    what = repr(value) if isinstance(value, str) else f"{type(value).__name__} {value!r}"[:80]
+    raise MlirkitError(f"{where}: invalid language {what} (expected a code such as en, pt-BR or zh-Hant, "
+                       "or 'und' for unknown)")

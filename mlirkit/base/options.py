@@ -26,3 +26,26 @@ def parse_key_values(items: Iterable[str] | None, option: str, *, expected: str 
             raise MlirkitError(f"{option}: {key!r} given twice")
         out[key] = value
     return out
+
+
+def positive_int(text: str) -> int:
+    """argparse ``type=`` of every count option (``--hits``, ``--chunk-size``, ``--batch-size``, ``--k``,
+    shard counts, ...): an integer >= 1, else argparse's error (exit 2) naming the option."""
+    return _bounded_int(text, 1, "a positive integer")
+
+
+def non_negative_int(text: str) -> int:
+    """argparse ``type=`` of an index or a number that may be 0 (``--shard-id``, ``--digits``, ``--threads`` where 0 keeps the default): an integer >= 0."""
+    return _bounded_int(text, 0, "an integer >= 0")
+
+
+def _bounded_int(text: str, minimum: int, what: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+    return value

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 from mlirkit.benchmark.config import (DEFAULT_BENCHMARK, DEFAULT_ENCODER_OPTIONS, DEFAULT_ENCODERS, METRICS,
                                       BenchmarkConfig)
 from mlirkit.base.cli import ArgumentParser, configure_logging
+from mlirkit.base.options import non_negative_int, positive_int
 from mlirkit.encoders.backends import BACKEND_CHOICES, PRECISIONS
 
 logger = logging.getLogger(__name__)
@@ -39,24 +40,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a small slice (100 query groups, 50 pairs per language, 5 alphas) for a first look")
     p.add_argument("--benchmark", default=DEFAULT_BENCHMARK,
                    help="benchmark id prefix: {prefix}/{query-lang}/{dev,test} must be registered ids")
-    p.add_argument("--max-pairs", type=int, default=BenchmarkConfig.max_pairs,
+    p.add_argument("--max-pairs", type=positive_int, default=BenchmarkConfig.max_pairs,
                    help="translation pairs per language for fitting each condition's transforms")
     p.add_argument("--cache-dir", type=Path, default=None,
                    help="embedding cache (default: $MLIRKIT_CACHE/benchmark/embeddings or the user cache)")
-    p.add_argument("--depth", type=int, default=BenchmarkConfig.depth, help="hits per query in the runs")
-    p.add_argument("--permutations", type=int, default=BenchmarkConfig.n_permutations,
+    p.add_argument("--depth", type=positive_int, default=BenchmarkConfig.depth, help="hits per query in the runs")
+    p.add_argument("--permutations", type=positive_int, default=BenchmarkConfig.n_permutations,
                    help="permutations of the Fisher randomization test")
     p.add_argument("--seed", type=int, default=BenchmarkConfig.seed)
     p.add_argument("--no-plots", action="store_true", help="skip the plots")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     g = p.add_argument_group("encoder options (Hugging Face encoders; defaults keep the run within its time budget)")
-    g.add_argument("--max-length", type=int, default=None,
+    g.add_argument("--max-length", type=positive_int, default=None,
                    help=f"maximum tokens per text (default: {_defaults('max_length')})")
-    g.add_argument("--batch-size", type=int, default=None, help=f"texts per forward pass (default: {_defaults('batch_size')})")
+    g.add_argument("--batch-size", type=positive_int, default=None, help=f"texts per forward pass (default: {_defaults('batch_size')})")
     g.add_argument("--quantize", choices=["int8", "none"], default=None,
                    help="torch dynamic int8 quantisation of the linear layers (faster than torch fp32, not than the "
                         "default backend, and it costs quality: docs/results.md), or none (default: none)")
-    g.add_argument("--threads", type=int, default=None, help="CPU threads for encoding (default: torch's)")
+    g.add_argument("--threads", type=non_negative_int, default=None, help="CPU threads for encoding (default: torch's)")
     g.add_argument("--backend", choices=BACKEND_CHOICES, default=None,
                    help=f"what runs the model: torch, openvino, onnx, or auto = openvino on the CPU (unless "
                         f"--quantize int8), torch elsewhere (default: {_defaults('backend')})")

@@ -15,6 +15,7 @@ from mlirkit.base.langs import UNKNOWN
 from mlirkit.base.fs import refuse_existing
 from mlirkit.index.types import add_index_type_args, index_spec_from_args
 from mlirkit.transforms.options import add_transform_args, transform_from_args
+from mlirkit.base.options import non_negative_int, positive_int
 
 if TYPE_CHECKING:
     from mlirkit.index.types import IndexSpec
@@ -37,11 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--default-lang", default=None, help="language of documents that have none")
     p.add_argument("--text-field", nargs="+", default=None, help="JSONL fields joined as the document text")
     p.add_argument("--skip-empty", action="store_true", help="skip documents with empty text (counted) instead of failing")
-    p.add_argument("--shard-id", type=int, default=0)
-    p.add_argument("--num-shards", type=int, default=1, help="encode only documents i with i %% num_shards == shard_id")
+    p.add_argument("--shard-id", type=non_negative_int, default=0)
+    p.add_argument("--num-shards", type=positive_int, default=1, help="encode only documents i with i %% num_shards == shard_id")
     p.add_argument("--save-embeddings", action="store_true", help="also keep untransformed vectors in embeddings.npy")
     add_transform_args(p)
-    p.add_argument("--chunk-size", type=int, default=2048, help="documents encoded and written per step")
+    p.add_argument("--chunk-size", type=positive_int, default=2048, help="documents encoded and written per step")
     p.add_argument("--overwrite", action="store_true", help="replace an existing index directory")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_index_type_args(p)
@@ -49,10 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--engine", choices=ENGINES, default="local",
                    help="local: this process; ray: a Ray cluster (pip install 'mlirkit[ray]')")
     g.add_argument("--address", default=None, help="Ray cluster address (default: start a local one)")
-    g.add_argument("--num-workers", type=int, default=1, help="Ray encoder actors (each loads the model once)")
+    g.add_argument("--num-workers", type=positive_int, default=1, help="Ray encoder actors (each loads the model once)")
     g.add_argument("--num-gpus-per-worker", type=float, default=0.0, help="GPUs per Ray actor")
     g.add_argument("--num-cpus-per-worker", type=float, default=1.0, help="CPUs per Ray actor")
-    g.add_argument("--block-size", type=int, default=10_000, help="documents per Ray task and shard")
+    g.add_argument("--block-size", type=positive_int, default=10_000, help="documents per Ray task and shard")
     g.add_argument("--shard-root", default=None,
                    help="directory for the Ray shards, shared by all workers (default: beside --index)")
     return p

@@ -103,7 +103,8 @@ class Indexer:
                 ids = [d.doc_id for d in chunk]
                 langs = [d.lang for d in chunk]
                 raw = self.encoder.encode_docs([d.text for d in chunk], langs, batch_size=self.batch_size)
-                vectors = transform_and_normalize(raw, langs, "doc", self.transform, self.alpha, strict=self.strict)
+                vectors = transform_and_normalize(raw, langs, "doc", self.transform, self.alpha, strict=self.strict,
+                                                  where=f"encoder output (documents {ids[0]!r}..{ids[-1]!r})")
                 writer.add(ids, langs, vectors, raw=raw)
                 stats.lang_counts.update(langs)
                 stats.documents += len(chunk)

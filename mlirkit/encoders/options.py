@@ -8,6 +8,7 @@ from mlirkit.encoders import DEFAULT_ENCODER, ENCODER_CLASSES
 from mlirkit.encoders.backends import BACKEND_CHOICES, BACKEND_ENV, PRECISIONS
 from mlirkit.encoders.hf import DTYPES, QUANTIZE
 from mlirkit.encoders.prefixes import POOLINGS
+from mlirkit.base.options import non_negative_int, positive_int
 
 OPTION_NAMES = ("batch_size", "max_length", "pooling", "normalize", "query_prefix", "doc_prefix",
                 "device", "dtype", "quantize", "threads", "family", "trust_remote_code", "backend", "precision")
@@ -19,8 +20,8 @@ def add_encoder_args(parser: argparse.ArgumentParser, *, required: bool = False,
                    help=f"preset name, Hugging Face model id or local path (default: {default})")
     g.add_argument("--encoder-class", choices=ENCODER_CLASSES.names(), default=None,
                    help="encoder class; default: the preset's, 'dcl' for a DCL directory, else 'hf'")
-    g.add_argument("--batch-size", type=int, default=None, help="texts per forward pass")
-    g.add_argument("--max-length", type=int, default=None, help="maximum tokens per text")
+    g.add_argument("--batch-size", type=positive_int, default=None, help="texts per forward pass")
+    g.add_argument("--max-length", type=positive_int, default=None, help="maximum tokens per text")
     g.add_argument("--pooling", choices=POOLINGS, default=None, help="override the model family's pooling")
     g.add_argument("--normalize", action=argparse.BooleanOptionalAction, default=None,
                    help="L2-normalise encoder outputs (default: the model family's)")
@@ -30,7 +31,7 @@ def add_encoder_args(parser: argparse.ArgumentParser, *, required: bool = False,
     g.add_argument("--dtype", choices=DTYPES, default=None, help="model weights dtype (hf; default float32)")
     g.add_argument("--quantize", choices=QUANTIZE, default=None,
                    help="dynamic quantisation of the linear layers (hf, CPU; changes vectors, see docs/encoders.md)")
-    g.add_argument("--threads", type=int, default=None, help="CPU threads for encoding and FAISS")
+    g.add_argument("--threads", type=non_negative_int, default=None, help="CPU threads for encoding and FAISS")
     g.add_argument("--family", default=None,
                    help="model family of an hf model that does not say (mlirkit.encoders.prefixes: "
                         "multilingual-e5, bge-m3, qwen3-embedding, ...; 'none': mean pooling, no prompts, "

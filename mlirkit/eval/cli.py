@@ -20,7 +20,7 @@ from typing import Sequence
 
 from mlirkit.base.cli import ArgumentParser, configure_logging
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import split_key_value
+from mlirkit.base.options import non_negative_int, positive_int, split_key_value
 from mlirkit.eval.numba_cache import ensure_numba_cache_dir
 from mlirkit.io.qrels import read_qrels
 
@@ -82,10 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--correction", default="holm", choices=CORRECTIONS.names(),
                    help="multiple-comparison correction per metric (default holm)")
     p.add_argument("--max-p", type=float, default=0.05, help="significance threshold for marks (default 0.05)")
-    p.add_argument("--permutations", type=int, default=1000, help="Fisher test permutations (default 1000, as ranx)")
+    p.add_argument("--permutations", type=positive_int, default=1000, help="Fisher test permutations (default 1000, as ranx)")
     p.add_argument("--seed", type=int, default=42, help="Fisher test random seed (default 42)")
-    p.add_argument("--breakdown-k", type=int, help="cut-off of the per-language tables (default: from the metrics)")
-    p.add_argument("--digits", type=int, default=4, help="digits in tables (default 4)")
+    p.add_argument("--breakdown-k", type=positive_int, help="cut-off of the per-language tables (default: from the metrics)")
+    p.add_argument("--digits", type=non_negative_int, default=4, help="digits in tables (default 4)")
     p.add_argument("--plot-mix", metavar="PREFIX", help="also draw the top-k language mix to PREFIX.png/.svg")
     p.add_argument("--group-by", action="append", default=[], metavar="KEY",
                    choices=["language", "family", "genus", "script", "resource", "resource_level"],
@@ -185,7 +185,7 @@ def build_plot_parser() -> argparse.ArgumentParser:
     m.add_argument("--names", nargs="+")
     _add_lang_args(m, doc_langs_required=True)
     m.add_argument("--qrels", help="add a bar for the relevant documents")
-    m.add_argument("--k", type=int, default=20)
+    m.add_argument("--k", type=positive_int, default=20)
     m.add_argument("--title")
     m.add_argument("--out", "--output", dest="out", required=True, metavar="PREFIX",
                    help="output file prefix (PREFIX.png and PREFIX.svg)")
@@ -195,7 +195,7 @@ def build_plot_parser() -> argparse.ArgumentParser:
     j.add_argument("--transform", help="transform file to apply to --index's embeddings (mlirkit.shift)")
     add_alpha_arg(j, default=Alpha(), help="alpha for --transform (default 1.0; per language: 0.6,ja=1.0)")
     j.add_argument("--method", default="pca", choices=["pca", "tsne"])
-    j.add_argument("--max-points", type=int, default=3000)
+    j.add_argument("--max-points", type=positive_int, default=3000)
     j.add_argument("--seed", type=int, default=0)
     j.add_argument("--out", "--output", dest="out", required=True, metavar="PREFIX",
                    help="output file prefix (PREFIX.png and PREFIX.svg)")

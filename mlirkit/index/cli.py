@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 from mlirkit.base.cli import ArgumentParser, configure_logging, set_threads
 from mlirkit.index.types import add_index_type_args, index_spec_from_args
+from mlirkit.base.options import non_negative_int
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--order", choices=["auto", "concat"], default="auto",
                    help="auto: restore corpus order for a complete --num-shards split, else concatenate")
     add_index_type_args(m, default=None)
-    m.add_argument("--threads", type=int, default=None, help="FAISS threads (training, HNSW build)")
+    m.add_argument("--threads", type=non_negative_int, default=None, help="FAISS threads (training, HNSW build)")
     m.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     m.add_argument("--quiet", action="store_true", help="no progress bar")
     i = sub.add_parser("info", help="print an index directory's type, size and memory model as JSON")

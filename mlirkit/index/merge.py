@@ -24,6 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from mlirkit.base.vectors import check_finite
 from mlirkit.base.errors import MlirkitError
 from mlirkit.index.layout import TRANSFORM_FILE
 
@@ -200,6 +201,9 @@ class _RowSource:
         block = self.index.faiss_index.reconstruct_n(lo, hi - lo)
         picked = block[np.asarray(rows) - lo]
         raw = None if self.raw is None else np.asarray(self.raw[np.asarray(rows)], dtype=np.float32)
+        check_finite("indexed vectors", picked, self.index.path)
+        if raw is not None:
+            check_finite("embeddings.npy", raw, self.index.path)
         return picked, raw
 
 

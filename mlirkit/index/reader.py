@@ -15,6 +15,48 @@ from mlirkit.index.layout import DOCID_FILE, EMBEDDINGS_FILE, FAISS_FILE, LANGS_
 from mlirkit.base.langs import UNKNOWN
 
 
+#: the types of the ``meta.json`` fields that readers use (None: the field may be null)
+_META_TYPES: dict[str, tuple[type, ...]] = {
+    "dim": (int,), "count": (int,), "encoder": (dict,), "transform": (dict, type(None)),
+    "normalized": (bool,), "has_embeddings": (bool,), "lang_counts": (dict,), "shard": (dict, type(None)),
+    "index_type": (dict, type(None)), "encoder_name": (str, type(None)), "encoder_options": (dict, type(None)),
+}
+_POSITIVE = ("dim",)
+
+
+def read_meta(path: Path) -> dict[str, Any]:
+    """An index's ``meta.json``: a JSON object whose known fields have their types (:data:`_META_TYPES`);
+    anything else (not JSON, not UTF-8, a number where an object belongs) is one error naming the file."""
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise MlirkitError(f"{path}: cannot read ({e})") from None
+    except (ValueError, RecursionError) as e:
+        raise MlirkitError(f"{path}: not valid JSON ({str(e) or type(e).__name__})") from None
+    if not isinstance(meta, dict):
+        raise MlirkitError(f"{path}: expected a JSON object, got {type(meta).__name__}")
+    for key, types in _META_TYPES.items():
+        if key not in meta:
+            continue
+        value = meta[key]
+        bad_bool = isinstance(value, bool) and bool not in types
+        if bad_bool or not isinstance(value, types) or (key in _POSITIVE and value < 1):
+            allowed = " or ".join("null" if t is type(None) else {"dict": "an object", "int": "an integer",
+                                                                   "str": "a string", "bool": "a boolean"}[t.__name__]
+                                  for t in types)
+            raise MlirkitError(f"{path}: field {key!r} must be {allowed}{' >= 1' if key in _POSITIVE else ''}, "
+                               f"got {value!r:.60}")
+    index_type = meta.get("index_type")
+    if isinstance(index_type, dict) and (not isinstance(index_type.get("name"), str)
+                                         or not isinstance(index_type.get("params") or {}, dict)):
+        raise MlirkitError(f"{path}: field 'index_type' needs a string 'name' and an object 'params'")
+    shard = meta.get("shard")
+    if isinstance(shard, dict) and any(k in shard and (not isinstance(shard[k], int) or isinstance(shard[k], bool))
+                                       for k in ("id", "count")):
+        raise MlirkitError(f"{path}: field 'shard' needs integer 'id' and 'count'")
+    return meta
+
+
 class DenseIndex:
     """An index directory. ``meta`` is ``{}`` for a plain Pyserini index (no ``meta.json``).
 
@@ -30,7 +72,7 @@ class DenseIndex:
         if not (self.path / FAISS_FILE).is_file() or not (self.path / DOCID_FILE).is_file():
             raise MlirkitError(f"{self.path} is not an index directory (needs '{FAISS_FILE}' and '{DOCID_FILE}')")
         meta_path = self.path / META_FILE
-        self.meta: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+        self.meta: dict[str, Any] = read_meta(meta_path) if meta_path.is_file() else {}
 
     @cached_property
     def docids(self) -> list[str]:

@@ -7,7 +7,10 @@
 - ir_datasets id (e.g. ``mlirkit/ddtp/en``): language from the record's ``lang`` or ``docs_lang()``.
 
 Every document needs a language: a missing one is an error naming file and line unless
-``default_lang`` is given. Empty text and duplicate ids are errors too (``skip_empty=True`` skips
+``default_lang`` is given; ``"unknown"`` and ``"und"`` are read as :data:`~mlirkit.base.langs.UNKNOWN`.
+Ids, texts and languages are checked where they are read (:mod:`mlirkit.io.fields`,
+:func:`mlirkit.base.langs.check_lang`): an integer id is converted to its decimal text, any other
+non-string id, title or text is an error, never stringified. Empty text and duplicate ids are errors too (``skip_empty=True`` skips
 empty documents and counts them in :attr:`CorpusStats.skipped_empty`).
 """
 from __future__ import annotations
@@ -17,6 +20,8 @@ from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 from mlirkit.base.errors import MlirkitError, format_error
+from mlirkit.base.langs import check_lang
+from mlirkit.io.fields import check_id, check_text
 from mlirkit.io.files import iter_lines, read_jsonl_objects
 from mlirkit.io.records import Doc
 from mlirkit.io.sources import SourceKind, file_format, load_ir_dataset, source_kind
@@ -33,6 +38,8 @@ def read_corpus(source: str | os.PathLike, *, default_lang: str | None = None,
                 stats: CorpusStats | None = None) -> Iterator[Doc]:
     """Yield :class:`Doc` records from ``source`` (see module docstring), streaming."""
     stats = stats if stats is not None else CorpusStats()
+    if default_lang is not None:
+        default_lang = check_lang(default_lang, "default language")
     if source_kind(source) is SourceKind.FILE:
         fmt = file_format(source)
         records = _jsonl_docs(source, text_fields) if fmt == "jsonl" else id_text_lang_tsv(source, "id")
@@ -40,10 +47,13 @@ def read_corpus(source: str | os.PathLike, *, default_lang: str | None = None,
         records = _ir_datasets_docs(str(source))
     seen: set[str] = set()
     for where, doc_id, text, lang in records:
-        if not lang:
+        doc_id = check_id(doc_id, where, "document id")
+        if lang is None or lang == "":
             if default_lang is None:
                 raise MlirkitError(f"{where}: missing field \"lang\" (give --default-lang to set one)")
             lang = default_lang
+        else:
+            lang = check_lang(lang, where)
         if doc_id in seen:
             raise MlirkitError(f"{where}: duplicate document id {doc_id!r}")
         seen.add(doc_id)
@@ -67,29 +77,35 @@ def count_docs(source: str | os.PathLike) -> int | None:
 
 
 def _field(obj: dict, name: str, path: object, line: int) -> str:
+    """A required text field (a string, never a stringified number)."""
     value = obj.get(name)
     if value is None:
         raise format_error(path, line, f"missing field {name!r}")
-    if not isinstance(value, (str, int)):
-        raise format_error(path, line, f"field {name!r} must be a string, got {type(value).__name__}")
-    return str(value)
+    return check_text(value, f"{path}:{line}", name)
+
+
+def _optional_text(obj: dict, name: str, path: object, line: int) -> str:
+    """An optional text field: absent or null is ``""``, else it must be a string."""
+    value = obj.get(name)
+    return "" if value is None else check_text(value, f"{path}:{line}", name)
 
 
 def _jsonl_docs(path, text_fields: Sequence[str] | None) -> Iterator[tuple[str, str, str, str | None]]:
     for line_no, obj in read_jsonl_objects(path):
         id_field = "_id" if "_id" in obj else "id"
-        doc_id = _field(obj, id_field, path, line_no)
+        if id_field not in obj:
+            raise format_error(path, line_no, f"missing field {id_field!r}")
+        doc_id = check_id(obj[id_field], f"{path}:{line_no}", f"document id (field {id_field!r})")
         if text_fields:
-            parts = [str(obj.get(f) or "") for f in text_fields]
+            parts = [_optional_text(obj, f, path, line_no) for f in text_fields]
             if all(f not in obj for f in text_fields):
                 raise format_error(path, line_no, f"missing field {text_fields[0]!r}")
         elif "contents" in obj:
             parts = [_field(obj, "contents", path, line_no)]
         else:
-            parts = [str(obj.get("title") or ""), _field(obj, "text", path, line_no)]
+            parts = [_optional_text(obj, "title", path, line_no), _field(obj, "text", path, line_no)]
         text = " ".join(p.strip() for p in parts if p and p.strip())
-        lang = obj.get("lang")
-        yield f"{path}:{line_no}", doc_id, text, (str(lang) if lang else None)
+        yield f"{path}:{line_no}", doc_id, text, obj.get("lang")
 
 
 def id_text_lang_tsv(path, id_name: str) -> Iterator[tuple[str, str, str, str | None]]:

@@ -18,7 +18,9 @@
   which skips documents with empty text: they are never indexed; a file's rows are all listed).
 
 One set of rules for every form: an empty id or language, a document listed twice (even with the same
-language) and a source without documents are errors naming the file (and line).
+language) and a source without documents are errors naming the file (and line). Ids follow
+:func:`mlirkit.io.fields.check_id` (a JSON integer id becomes its decimal text) and languages
+:func:`mlirkit.base.langs.check_lang` (``unknown`` is read as ``und``), in an index's ``langs`` file too.
 """
 from __future__ import annotations
 
@@ -27,6 +29,8 @@ from pathlib import Path
 from typing import Iterator
 
 from mlirkit.base.errors import MlirkitError, format_error
+from mlirkit.base.langs import check_lang
+from mlirkit.io.fields import check_id
 from mlirkit.io.files import iter_lines, parse_json_object, read_lines
 from mlirkit.io.index_files import DOCID_FILE, FAISS_FILE, LANGS_FILE
 from mlirkit.io.sources import SourceKind, source_kind
@@ -61,6 +65,8 @@ def _collect(path: Path, records: Iterator[tuple[int, str, str]]) -> dict[str, s
     for line_no, doc_id, lang in records:
         if not doc_id or not lang:
             raise format_error(path, line_no, "empty document id or language")
+        where = f"{path}:{line_no}"
+        doc_id, lang = check_id(doc_id, where, "document id"), check_lang(lang, where)
         if doc_id in out:
             raise format_error(path, line_no, f"duplicate document id {doc_id!r}")
         out[doc_id] = lang
@@ -92,12 +98,13 @@ def _form_of(first_record: str) -> str:
 def _json_record(obj: dict, path: Path, line_no: int) -> tuple[str, str]:
     doc_id = next((obj[k] for k in JSON_ID_FIELDS if k in obj), None)
     lang = obj.get("lang")
-    if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool):
+    if doc_id is None:
         raise format_error(path, line_no, f"missing document id (one of {', '.join(JSON_ID_FIELDS)})")
     if not isinstance(lang, str):
         raise format_error(path, line_no, "missing field 'lang'" if lang is None
                            else f"field 'lang' must be a string, got {type(lang).__name__}")
-    return str(doc_id).strip(), lang.strip()
+    doc_id = check_id(doc_id, f"{path}:{line_no}", "document id") if not isinstance(doc_id, str) else doc_id
+    return doc_id.strip(), lang.strip()
 
 
 def _from_index(path: Path) -> dict[str, str]:
@@ -109,6 +116,8 @@ def _from_index(path: Path) -> dict[str, str]:
     docids, langs = read_lines(path / DOCID_FILE), read_lines(path / LANGS_FILE)
     if len(langs) != len(docids):
         raise MlirkitError(f"{path / LANGS_FILE}: {len(langs)} lines but {len(docids)} document ids")
+    docids = [check_id(d, f"{path / DOCID_FILE}:{n}", "document id") for n, d in enumerate(docids, start=1)]
+    langs = [check_lang(lang, f"{path / LANGS_FILE}:{n}") for n, lang in enumerate(langs, start=1)]
     out = dict(zip(docids, langs))
     if len(out) != len(docids):
         raise MlirkitError(f"{path}: duplicate document ids in '{DOCID_FILE}'")

@@ -2,8 +2,11 @@
 
 A file is gzip-compressed when it starts with the gzip magic bytes ``1f 8b``, whatever its name (a
 ``.txt`` may be compressed, a ``.gz`` may be plain). A missing or unreadable file, and a truncated or
-corrupt gzip stream (noticed while reading), raise :class:`~mlirkit.base.errors.MlirkitError` naming
-the file; a line that is not valid UTF-8 raises an error naming file and line.
+corrupt gzip stream (noticed while reading), a directory given as a file and any ``OSError`` while
+reading raise :class:`~mlirkit.base.errors.MlirkitError` naming the file; a line that is not valid
+UTF-8 raises an error naming file and line. A UTF-8 byte-order mark at the start of a file (after
+decompression) is dropped by the line readers, so the first id of a TSV, TREC or JSONL file is clean.
+A JSON line nested too deeply or holding an integer too long to convert is an error naming file and line.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from typing import IO, Iterator
 from mlirkit.base.errors import MlirkitError, format_error
 
 GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def _unreadable(path: object, error: BaseException) -> MlirkitError:
@@ -59,6 +63,8 @@ def is_gzip(path: str | os.PathLike) -> bool:
 def open_binary(path: str | os.PathLike) -> IO[bytes]:
     """Open a file for binary reading, decompressing it when it is gzip (by content, not by name)."""
     path = Path(path)
+    if path.is_dir():
+        raise MlirkitError(f"{path}: no such file (it is a directory)")
     if not path.is_file():
         raise MlirkitError(f"{path}: no such file")
     try:
@@ -83,14 +89,32 @@ def decode_line(raw: bytes, path: object, line_no: int) -> str:
 def iter_lines(path: str | os.PathLike, *, skip_comments: bool = False,
                keep_blank: bool = False) -> Iterator[tuple[int, str]]:
     """``(line number from 1, text)`` for each non-blank line (every line with ``keep_blank``),
-    decoding UTF-8 strictly; ``skip_comments`` also skips lines whose first non-blank character is ``#``."""
+    decoding UTF-8 strictly; ``skip_comments`` also skips lines whose first non-blank character is ``#``.
+    A byte-order mark at the start of the file is dropped."""
     with open_binary(path) as f:
-        for line_no, raw in enumerate(f, start=1):
+        for line_no, raw in enumerate(_raw_lines(f, path), start=1):
+            if line_no == 1 and raw.startswith(UTF8_BOM):
+                raw = raw[len(UTF8_BOM):]
             line = decode_line(raw, path, line_no)
             stripped = line.strip()
             if not keep_blank and (not stripped or (skip_comments and stripped.startswith("#"))):
                 continue
             yield line_no, line
+
+
+def _raw_lines(f: IO[bytes], path: object) -> Iterator[bytes]:
+    """The raw lines of an open file; an ``OSError`` while reading (an I/O error, a truncated gzip
+    stream) becomes :class:`MlirkitError` naming the file."""
+    while True:
+        try:
+            raw = f.readline()
+        except MlirkitError:
+            raise
+        except (OSError, EOFError, zlib.error) as e:
+            raise _unreadable(path, e) from None
+        if not raw:
+            return
+        yield raw
 
 
 def read_lines(path: str | os.PathLike) -> list[str]:
@@ -111,10 +135,14 @@ def parse_json_object(line: str, path: object, line_no: int) -> dict:
         obj = json.loads(line)
     except json.JSONDecodeError as e:
         raise format_error(path, line_no, f"invalid JSON ({e.msg} at column {e.colno})") from None
+    except RecursionError:
+        raise format_error(path, line_no, "invalid JSON (nested too deeply)") from None
+    except ValueError as e:  # e.g. an integer beyond Python's int max str digits
+        raise format_error(path, line_no, f"invalid JSON ({e})") from None
     if not isinstance(obj, dict):
         raise format_error(path, line_no, "expected a JSON object")
     return obj
 
 
-__all__ = ["GZIP_MAGIC", "decode_line", "is_gzip", "iter_lines", "open_binary", "open_text", "parse_json_object",
+__all__ = ["GZIP_MAGIC", "UTF8_BOM", "decode_line", "is_gzip", "iter_lines", "open_binary", "open_text", "parse_json_object",
            "read_jsonl_objects", "read_lines"]

@@ -5,7 +5,7 @@
 - anything else: an ir_datasets id with qrels (e.g. ``mlirkit/ddtp/en/test``).
 
 Both follow one rule (:func:`mlirkit.io.trec.add_judgement`): a (query, document) pair judged twice is
-an error, and so are qrels without any judgement.
+an error, and so are qrels without any judgement; ids are checked by :func:`mlirkit.io.fields.check_id`.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import os
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.io import trec
+from mlirkit.io.fields import check_id
 from mlirkit.io.sources import SourceKind, load_ir_dataset, source_kind
 
 
@@ -26,7 +27,9 @@ def read_qrels(source: str | os.PathLike) -> dict[str, dict[str, int]]:
         raise MlirkitError(f"{dataset_id} has no qrels")
     qrels: dict[str, dict[str, int]] = {}
     for n, r in enumerate(dataset.qrels_iter(), start=1):
-        trec.add_judgement(qrels, r.query_id, r.doc_id, int(r.relevance), f"{dataset_id} (qrel {n})", None)
+        where = f"{dataset_id} (qrel {n})"
+        trec.add_judgement(qrels, check_id(r.query_id, where, "query id"), check_id(r.doc_id, where, "document id"),
+                           int(r.relevance), where, None)
     if not qrels:
         raise MlirkitError(f"{dataset_id}: empty qrels")
     return qrels

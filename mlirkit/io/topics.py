@@ -4,14 +4,18 @@
 - TSV: ``qid<TAB>text[<TAB>lang]`` (Pyserini's topic TSV, with an optional language column).
 - ir_datasets id: ``query_id``, ``text``, language from the record's ``lang`` or ``queries_lang()``.
 
-A query without a language gets ``default_lang`` (``--query-lang``), else :data:`~mlirkit.base.langs.UNKNOWN`.
+A query without a language gets ``default_lang`` (``--query-lang``), else :data:`~mlirkit.base.langs.UNKNOWN`;
+``"unknown"`` and ``"und"`` are read as unknown too. Ids, texts and languages are checked as in
+:mod:`mlirkit.io.corpus` (:mod:`mlirkit.io.fields`: an integer id becomes its decimal text, any other
+non-string id or text is an error).
 """
 from __future__ import annotations
 
 import os
 
 from mlirkit.base.errors import MlirkitError, format_error
-from mlirkit.base.langs import UNKNOWN
+from mlirkit.base.langs import UNKNOWN, check_lang, is_unknown
+from mlirkit.io.fields import check_id, check_text
 from mlirkit.io.corpus import id_text_lang_tsv, ir_dataset_part
 from mlirkit.io.files import read_jsonl_objects
 from mlirkit.io.records import Query
@@ -23,15 +27,18 @@ def read_topics(source: str | os.PathLike, *, default_lang: str | None = None) -
         rows = _jsonl(source) if file_format(source) == "jsonl" else id_text_lang_tsv(source, "qid")
     else:
         rows = _ir_datasets(str(source))
+    default = check_lang(default_lang, "query language") if default_lang is not None else UNKNOWN
     queries: list[Query] = []
     seen: set[str] = set()
     for where, qid, text, lang in rows:
+        qid = check_id(qid, where, "query id")
+        lang = check_lang(lang, where)
         if qid in seen:
             raise MlirkitError(f"{where}: duplicate query id {qid!r}")
         seen.add(qid)
         if not text.strip():
             raise MlirkitError(f"{where}: empty text for query {qid!r}")
-        queries.append(Query(qid, text, lang or default_lang or UNKNOWN))
+        queries.append(Query(qid, text, default if is_unknown(lang) else lang))
     if not queries:
         raise MlirkitError(f"{source}: no queries")
     return queries
@@ -43,9 +50,10 @@ def _jsonl(path):
         if qid is None:
             raise format_error(path, line_no, "missing field '_id'")
         text = obj.get("text")
-        if not isinstance(text, str):
+        if text is None:
             raise format_error(path, line_no, "missing field 'text'")
-        yield f"{path}:{line_no}", str(qid), text, obj.get("lang")
+        where = f"{path}:{line_no}"
+        yield where, check_id(qid, where, "query id"), check_text(text, where), obj.get("lang")
 
 
 def _ir_datasets(dataset_id: str):

@@ -9,7 +9,9 @@ Formats (``formats.md`` section 7):
   integer); BEIR: a TSV whose first line is the header ``query-id<TAB>corpus-id<TAB>score`` followed
   by ``qid<TAB>docno<TAB>int`` rows.
 
-Ids are strings (never converted to numbers). Blank lines and lines starting with ``#`` are
+Ids are strings (never converted to numbers), checked by :func:`mlirkit.io.fields.check_id` (no
+control characters; a BEIR TSV id with a space inside is refused). A byte-order mark at the start of
+the file is dropped. Blank lines and lines starting with ``#`` are
 skipped. Files starting with the gzip magic bytes are decompressed (:mod:`mlirkit.io.files`). Every
 malformed line raises :class:`~mlirkit.base.errors.InputFormatError` naming ``file:line``; a (query,
 document) pair that occurs twice is refused.
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import IO, Iterator, Mapping
 
 from mlirkit.base.errors import MlirkitError, format_error
+from mlirkit.io.fields import check_id
 from mlirkit.io.files import iter_lines
 
 RUN_TAG_RE = re.compile(r"^[A-Za-z0-9_.+:=@-]{1,128}$")
@@ -67,6 +70,12 @@ def _parse_int(text: str, what: str, path: Path, line_no: int) -> int:
         raise format_error(path, line_no, f"{what} {text!r} is not an integer") from None
 
 
+def _check_ids(qid: str, docno: str, path: Path, line_no: int) -> None:
+    where = f"{path}:{line_no}"
+    check_id(qid, where, "query id")
+    check_id(docno, where, "document id")
+
+
 def read_run_with_tag(path: str | os.PathLike) -> tuple[dict[str, dict[str, float]], str]:
     """Read a 6-column TREC run: ``({qid: {docno: score}}, run tag)``."""
     path = Path(path)
@@ -78,6 +87,7 @@ def read_run_with_tag(path: str | os.PathLike) -> tuple[dict[str, dict[str, floa
         if len(cols) != 6:
             raise format_error(path, line_no, f"expected 6 columns (qid Q0 docno rank score tag), got {len(cols)}")
         qid, _, docno, rank, score_text, line_tag = cols
+        _check_ids(qid, docno, path, line_no)
         _parse_int(rank, "rank", path, line_no)
         score = _parse_score(score_text, path, line_no)
         if not RUN_TAG_RE.match(line_tag):
@@ -144,6 +154,7 @@ def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
             if len(cols) != 4:
                 raise format_error(path, line_no, f"expected 4 columns (qid iter docno rel), got {len(cols)}")
             qid, _, docno, rel_text = cols
+        _check_ids(qid, docno, path, line_no)
         add_judgement(qrels, qid, docno, _parse_int(rel_text, "relevance", path, line_no), path, line_no)
     if not qrels:
         raise MlirkitError(f"{path}: empty qrels (no judgement lines)")

@@ -10,6 +10,7 @@ from typing import Sequence
 from mlirkit.base.cli import ArgumentParser, configure_logging, set_threads
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.base.fs import refuse_existing
+from mlirkit.base.options import non_negative_int, positive_int
 from mlirkit.transforms.alpha import add_alpha_arg
 
 logger = logging.getLogger(__name__)
@@ -23,13 +24,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--topics", required=True, help="BEIR queries.jsonl, TSV (qid, text[, lang]) or an ir_datasets id")
     p.add_argument("--output", required=True, help="TREC run file to write")
     add_encoder_args(p, default=None)
-    p.add_argument("--hits", type=int, default=1000, help="hits per query (default 1000)")
+    p.add_argument("--hits", type=positive_int, default=1000, help="hits per query (default 1000)")
     p.add_argument("--query-lang", default=None, help="language of queries that have none")
     p.add_argument("--run-tag", default="mlirkit", help="run tag, the 6th TREC column")
     p.add_argument("--force", action="store_true", help="search with an encoder that differs from the index's (warned)")
     p.add_argument("--mmap", action="store_true", help="memory-map the FAISS index files instead of reading them")
-    p.add_argument("--ef-search", type=int, default=None, help="HNSW candidate list size (default: stored in the index)")
-    p.add_argument("--nprobe", type=int, default=None, help="IVF cells visited (default: stored in the index)")
+    p.add_argument("--ef-search", type=positive_int, default=None, help="HNSW candidate list size (default: stored in the index)")
+    p.add_argument("--nprobe", type=positive_int, default=None, help="IVF cells visited (default: stored in the index)")
     q = p.add_argument_group("query-time SHIFT: each query with its own language's shift, from one index "
                              "(needs embeddings.npy; see docs/shift.md)")
     q.add_argument("--query-shift", choices=["cosine", "ip"], default=None,
@@ -38,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_alpha_arg(q, help="SHIFT alpha at query time, 0.6 or 0.6,ja=1.0 (implies --query-shift cosine; "
                           "default: the index's)")
     q.add_argument("--transform", default=None, help="shift transform file (default: the index's own)")
-    q.add_argument("--candidates", type=int, default=None,
+    q.add_argument("--candidates", type=non_negative_int, default=None,
                    help="rows re-scored per query from a non-flat index (default 1000; 0 = exhaustive, exact)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing run file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -10,6 +10,7 @@ from typing import Any, Sequence
 
 from mlirkit.base.cli import ArgumentParser, configure_logging
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.options import positive_int
 
 logger = logging.getLogger(__name__)
 
@@ -34,11 +35,11 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--source-lang", default=None, help="source (query) language, e.g. en (a .pt file carries its own)")
     f.add_argument("--output", required=True, help="transform file to write (exactly this path)")
     f.add_argument("--langs", nargs="+", default=None, help="target languages to keep (default: all present)")
-    f.add_argument("--max-pairs", type=int, default=None, help="use at most N ids")
-    f.add_argument("--rank", type=int, default=1, help="LIR: number of singular vectors removed (default 1)")
+    f.add_argument("--max-pairs", type=positive_int, default=None, help="use at most N ids")
+    f.add_argument("--rank", type=positive_int, default=1, help="LIR: number of singular vectors removed (default 1)")
     f.add_argument("--text-field", default="text", help="JSONL text field(s), comma-separated (joined by a space)")
     f.add_argument("--langid", action="store_true", help="also fit a language classifier (stored in the file)")
-    f.add_argument("--langid-max-per-lang", type=int, default=5000, help="classifier training passages per language")
+    f.add_argument("--langid-max-per-lang", type=positive_int, default=5000, help="classifier training passages per language")
     f.add_argument("--heldout", type=float, default=0.0,
                    help="fraction of ids (chosen by a hash of the id) kept out of the fit; with --langid the "
                         "classifier's accuracy on them is stored")
@@ -51,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fit V_l = mean(l documents) - mean(source documents) from this index's untransformed vectors")
     c.add_argument("--relative-to-overall", action="store_true",
                    help="V_l = mean(l documents) - mean(all documents), every language shifted (method shift-overall)")
-    c.add_argument("--min-docs", type=int, default=None,
+    c.add_argument("--min-docs", type=positive_int, default=None,
                    help="refuse a language with fewer documents (default %d)" % _default_min_docs())
     c.add_argument("--hybrid-with", default=None, metavar="PAIRS_TRANSFORM",
                    help="a pair-fitted shift transform: its vectors where it has them, corpus vectors for the rest")
@@ -62,14 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--mine-pairs", action="store_true",
                    help="V_l = mean of (x - y) over mutual ratio-margin nearest neighbours x in l, y in the source "
                         "language, re-mined after shifting until V_l stabilises (starts from the corpus vectors)")
-    m.add_argument("--mine-k", type=int, default=None,
+    m.add_argument("--mine-k", type=positive_int, default=None,
                    help="neighbours in the ratio margin (default %d)" % _mining("DEFAULT_K"))
     m.add_argument("--mine-threshold", type=float, default=None,
                    help="keep mutual pairs with margin >= T (default %g)" % _mining("DEFAULT_THRESHOLD"))
-    m.add_argument("--mine-min-pairs", type=int, default=None,
+    m.add_argument("--mine-min-pairs", type=positive_int, default=None,
                    help="fewer kept pairs: keep the corpus vector for that language (default %d)"
                         % _mining("DEFAULT_MIN_PAIRS"))
-    m.add_argument("--mine-rounds", type=int, default=None,
+    m.add_argument("--mine-rounds", type=positive_int, default=None,
                    help="at most this many shift/re-mine/re-fit rounds (default %d)" % _mining("DEFAULT_MAX_ROUNDS"))
     m.add_argument("--mine-center", action="store_true",
                    help="remove the source-language mean from both sides before the cosine (spreads the compressed "
@@ -99,20 +100,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--criterion", choices=["knn", "centroid"], default="knn",
                    help="knn: excess same-language share among the k nearest documents of source-language "
                         "documents; centroid: distance of language centroids")
-    s.add_argument("--k", type=int, default=20, help="neighbours per probe (knn)")
+    s.add_argument("--k", type=positive_int, default=20, help="neighbours per probe (knn)")
     s.add_argument("--grid", nargs="+", type=float, default=None, help="alphas to try (default 0.0 ... 2.0 by 0.1)")
-    s.add_argument("--max-probes", type=int, default=2000, help="source-language documents used as probes")
+    s.add_argument("--max-probes", type=positive_int, default=2000, help="source-language documents used as probes")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--guarded", action="store_true",
                    help="also choose per-language alphas that never lower a language's retrievability (share of its "
                         "documents in some source-language document's top k) below alpha 0 (output key 'guarded')")
-    s.add_argument("--retrievability-k", type=int, default=None,
+    s.add_argument("--retrievability-k", type=positive_int, default=None,
                    help="with --guarded: the k of the retrievability guard (default: --k)")
     e = sub.add_parser("evaluate-langid", help="held-out language-identification accuracy and its retrieval effect")
     e.add_argument("--transform", required=True, help="transform fitted with --langid --heldout")
     e.add_argument("--pairs", required=True, metavar="SRC", help="the parallel data the transform was fitted on")
     e.add_argument("--text-field", default="text")
-    e.add_argument("--max-pairs", type=int, default=200, help="held-out ids to use")
+    e.add_argument("--max-pairs", type=positive_int, default=200, help="held-out ids to use")
     e.add_argument("--heldout", type=float, default=None, help="held-out fraction (default: the one stored at fit time)")
     e.add_argument("--threshold", type=float, default=0.9, help="confidence threshold")
     add_alpha_arg(e, default=Alpha())

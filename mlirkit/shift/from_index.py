@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from mlirkit.base.vectors import check_finite
 from mlirkit.base.errors import MlirkitError
 from mlirkit.index import DenseIndex
 from mlirkit.index.layout import LANGS_FILE
@@ -41,6 +42,7 @@ def index_document_embeddings(index_dir: str | os.PathLike) -> tuple[np.ndarray,
     else:
         logger.info("%s has no embeddings.npy: fitting on the indexed (normalised) vectors", index_dir)
         embs = index.indexed_vectors()
+    check_finite("document vectors", embs, index_dir)
     return embs, list(index.langs), dict(index.encoder)
 
 

@@ -110,7 +110,8 @@ def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform |
         for a in tqdm(range(0, n, chunk_rows), desc="apply", unit="chunk", disable=not show_progress):
             b = min(a + chunk_rows, n)
             raw = read(a, b)
-            vecs = transform_and_normalize(raw, langs[a:b], "doc", t, alpha, strict=strict)
+            vecs = transform_and_normalize(raw, langs[a:b], "doc", t, alpha, strict=strict,
+                                           where=f"{index_path} ({origin}, rows {a}-{b - 1})")
             writer.add(src.docids[a:b], langs[a:b], vecs, raw=raw if src.has_embeddings else None)
     stats = {"documents": n, "vectors": origin, "output": str(output), **{k: v for k, v in sorted(t.counts.items())}}
     logger.info("wrote %s (%d documents, %s)", output, n, ", ".join(f"{k}={v}" for k, v in sorted(t.counts.items())) or "all transformed")

@@ -127,8 +127,9 @@ def load_transform(path: str | os.PathLike) -> LanguageTransform:
     try:
         version = int(raw_meta.get("format_version", "0"))
         meta: dict[str, Any] = json.loads(raw_meta["meta"])
-    except (KeyError, ValueError):
+    except (KeyError, ValueError, TypeError, RecursionError):
         raise MlirkitError(f"{path}: missing or invalid JSON metadata") from None
+    _check_meta_types(meta, path)
     if version > FORMAT_VERSION:
         raise MlirkitError(f"{path}: transform format version {version} is newer than this mlirkit ({FORMAT_VERSION})")
     for key in ("method", "encoder", "source_lang"):
@@ -167,6 +168,25 @@ def load_transform(path: str | os.PathLike) -> LanguageTransform:
     t.path = path
     t.sha256 = hashlib.sha256(data).hexdigest()
     return t
+
+
+#: the types of the metadata fields that :func:`load_transform` uses
+_META_TYPES: dict[str, tuple[type, ...]] = {
+    "method": (str,), "encoder": (dict,), "source_lang": (str,), "languages": (list,), "dim": (int,),
+    "langid": (dict, type(None)),
+}
+
+
+def _check_meta_types(meta: Any, path: Path) -> None:
+    """Wrong types in a transform's metadata are one error naming the file and field."""
+    if not isinstance(meta, dict):
+        raise MlirkitError(f"{path}: metadata must be a JSON object, got {type(meta).__name__}")
+    for key, types in _META_TYPES.items():
+        value = meta.get(key)
+        if key in meta and (not isinstance(value, types) or (isinstance(value, bool) and bool not in types)):
+            raise MlirkitError(f"{path}: metadata field {key!r} has the wrong type ({type(value).__name__})")
+    if not all(isinstance(lang, str) for lang in meta.get("languages", [])):
+        raise MlirkitError(f"{path}: metadata field 'languages' must be a list of strings")
 
 
 def read_shift_pt(path: str | os.PathLike) -> tuple[str, str, dict[str, np.ndarray]]:

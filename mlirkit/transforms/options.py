@@ -64,5 +64,7 @@ def transform_from_args(args: argparse.Namespace) -> TransformOptions:
 
     transform = load_transform(args.transform)
     transform.use_langid(threshold)
+    if args.alpha is not None:
+        transform.check_alpha(args.alpha)  # before any model loads
     return TransformOptions(transform, args.alpha if args.alpha is not None else Alpha(), strict=args.strict,
                             force=args.force, langid_threshold=threshold)

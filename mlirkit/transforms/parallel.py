@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 from mlirkit.base.errors import MlirkitError, format_error
+from mlirkit.base.langs import check_lang
+from mlirkit.io.fields import check_id, check_text
 from mlirkit.io.files import read_jsonl_objects
 from mlirkit.io.sources import SourceKind, source_kind
 
@@ -42,21 +44,23 @@ class ParallelGroup(NamedTuple):
 
 
 def read_parallel_jsonl(path: str | os.PathLike, text_field: str | Sequence[str] = "text") -> Iterator[ParallelGroup]:
-    """Groups of contiguous rows sharing ``id``; every error names the file and line."""
+    """Groups of contiguous rows sharing ``id``; every error names the file and line. Ids, languages and
+    texts are checked as by every reader (:mod:`mlirkit.io.fields`, :func:`mlirkit.base.langs.check_lang`)."""
     path = Path(path)
     fields = [f.strip() for f in text_field.split(",")] if isinstance(text_field, str) else list(text_field)
     done: set[str] = set()
     current: ParallelGroup | None = None
     for line_no, rec in read_jsonl_objects(path):
         for key in ("id", "lang"):
-            if not isinstance(rec.get(key), (str, int)) or rec.get(key) == "":
+            if rec.get(key) is None or rec.get(key) == "":
                 raise format_error(path, line_no, f"missing field {key!r}")
         missing = [f for f in fields if f not in rec]
         if len(missing) == len(fields):
             raise format_error(path, line_no, f"missing text field {', '.join(repr(f) for f in fields)} "
                                               f"(fields: {', '.join(sorted(rec))}; choose one with --text-field)")
-        text = " ".join(str(rec[f]).strip() for f in fields if rec.get(f) not in (None, "")).strip()
-        doc_id, lang = str(rec["id"]), str(rec["lang"])
+        where = f"{path}:{line_no}"
+        text = " ".join(check_text(rec[f], where, f).strip() for f in fields if rec.get(f) not in (None, "")).strip()
+        doc_id, lang = check_id(rec["id"], where, "id"), check_lang(rec["lang"], where)
         if current is None or current.id != doc_id:
             if current is not None:
                 done.add(current.id)

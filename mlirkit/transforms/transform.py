@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
+from mlirkit.base.vectors import check_finite  # noqa: F401 (re-exported: fit, corpus_fit, io use it)
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import canonical
 from mlirkit.base.langs import is_unknown  # noqa: F401  (re-exported: the one rule, mlirkit.base.langs)
@@ -68,11 +69,6 @@ def canonical_params(params: Mapping[str, Any], method: str = "transform") -> di
             raise MlirkitError(f"{method} parameters given twice for one language ({code!r}, alias {lang!r})")
         out[code] = value
     return out
-
-
-def check_finite(name: str, array: np.ndarray, where: object = "") -> None:
-    if not np.all(np.isfinite(array)):
-        raise MlirkitError(f"{where}{': ' if where else ''}{name} contains NaN or inf")
 
 
 class LanguageTransform:
@@ -126,6 +122,19 @@ class LanguageTransform:
     def languages(self) -> list[str]:
         return list(self.params)
 
+    def check_alpha(self, alpha: AlphaLike) -> Alpha:
+        """``alpha`` as an :class:`Alpha` whose per-language overrides all name languages of this
+        transform or its source language (whose documents the query-time shift moves for queries in
+        another language, ``mlirkit.search.query_shift``); an override for another language (a typo, a
+        language never fitted) is an error."""
+        alpha = Alpha.coerce(alpha)
+        unknown = sorted(set(alpha.overrides) - set(self.languages) - {self.source_lang})
+        if unknown:
+            raise MlirkitError(f"--alpha for {', '.join(repr(l) for l in unknown)}: transform {self._name()} has no "
+                               f"parameters for {'it' if len(unknown) == 1 else 'them'} "
+                               f"(languages: {', '.join(self.languages)})")
+        return alpha
+
     def touches(self, side: str) -> bool:
         _check_side(side)
         return side in self.sides
@@ -163,7 +172,7 @@ class LanguageTransform:
         work in place).
         """
         _check_side(side)
-        alpha = Alpha.coerce(alpha)
+        alpha = self.check_alpha(alpha)
         embs = np.asarray(embs)
         if embs.ndim != 2:
             raise MlirkitError(f"embeddings must be a 2-d array, got shape {embs.shape}")

@@ -44,3 +44,28 @@ def test_every_cli_key_value_option_uses_it():
         parse_encoder_options(["=3"])
     with pytest.raises(MlirkitError, match="--alpha '=0.5' is not A or LANG=A"):
         Alpha.from_text("=0.5")
+
+
+def test_positive_int_and_non_negative_int():
+    import argparse
+
+    from mlirkit.base.options import non_negative_int, positive_int
+
+    assert positive_int("3") == 3 and non_negative_int("0") == 0
+    for bad in ("0", "-1", "x", "1.5", ""):
+        with pytest.raises(argparse.ArgumentTypeError, match="expected a positive integer"):
+            positive_int(bad)
+    with pytest.raises(argparse.ArgumentTypeError, match="expected an integer >= 0"):
+        non_negative_int("-1")
+
+
+def test_every_count_option_is_positive():
+    """No CLI reads a count with a bare ``type=int`` (only seeds may be any integer)."""
+    import re
+
+    from tests.helpers import REPO
+
+    for path in sorted((REPO / "mlirkit").rglob("*.py")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if "type=int" in line and "add_argument" in line:
+                assert re.search(r'add_argument\("--seed"', line), f"{path}: {line.strip()}"

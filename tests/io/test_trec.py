@@ -117,8 +117,12 @@ def test_ranked():
 def test_read_qrels_trec_and_beir(tmp_path):
     trec = _write(tmp_path / "q.txt", "q1 0 d1 1\nq1 Q0 d2 0\n# c\n007\t0\td3\t2\n")
     assert read_qrels(trec) == {"q1": {"d1": 1, "d2": 0}, "007": {"d3": 2}}
-    beir = _write(tmp_path / "test.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td 2\t0\n")
-    assert read_qrels(beir) == {"q1": {"d1": 1}, "q2": {"d 2": 0}}
+    beir = _write(tmp_path / "test.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t0\n")
+    assert read_qrels(beir) == {"q1": {"d1": 1}, "q2": {"d2": 0}}
+    # issue 13: an id with a space inside cannot be written to a TREC run, so it is refused where read
+    _write(beir, "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td 2\t0\n")
+    with pytest.raises(MlirkitError, match=r"test\.tsv:3: invalid document id 'd 2'"):
+        read_qrels(beir)
 
 
 @pytest.mark.parametrize("text, line, message", [
