@@ -24,7 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_encoder_args(p, default=None)
     p.add_argument("--hits", type=int, default=1000, help="hits per query (default 1000)")
     p.add_argument("--query-lang", default=None, help="language of queries that have none")
-    p.add_argument("--run-tag", default="mlirkit", help="run tag, the 6th TREC column")
+    p.add_argument("--run-tag", default=None,
+                   help="run tag, the 6th TREC column (default: the output file name without extension, "
+                        "e.g. shift for runs/shift.trec, so ranx.Run.from_file names runs apart)")
     p.add_argument("--force", action="store_true", help="search with an encoder that differs from the index's (warned)")
     p.add_argument("--mmap", action="store_true", help="memory-map the FAISS index files instead of reading them")
     p.add_argument("--ef-search", type=int, default=None, help="HNSW candidate list size (default: stored in the index)")
@@ -39,9 +41,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging()
     refuse_existing(Path(args.output), args.overwrite)
     from mlirkit.io.topics import read_topics
-    from mlirkit.io.trec import write_run
+    from mlirkit.io.trec import default_run_tag, validate_run_tag, write_run
     from mlirkit.search.searcher import Searcher, hits_to_run
 
+    tag = validate_run_tag(args.run_tag) if args.run_tag is not None else default_run_tag(args.output)
     queries = read_topics(args.topics, default_lang=args.query_lang)
     encoder = encoder_from_args(args) if args.encoder else None
     from mlirkit.search.sharded import open_index
@@ -50,6 +53,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     index = open_index(args.index, mmap=args.mmap, ef_search=args.ef_search, nprobe=args.nprobe)
     searcher = Searcher(index, encoder, force=args.force, encoder_overrides=encoder_options(args))
     results = searcher.search(queries, k=args.hits, batch_size=args.batch_size or 64, show_progress=not args.quiet)
-    write_run(hits_to_run(results), args.output, tag=args.run_tag, overwrite=args.overwrite)
+    write_run(hits_to_run(results), args.output, tag=tag, overwrite=args.overwrite)
     print(json.dumps({"run": str(args.output), "queries": len(results), "hits": args.hits}))
     return 0
