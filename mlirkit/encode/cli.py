@@ -30,7 +30,8 @@ logger = logging.getLogger(__name__)
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m mlirkit.encode", description=__doc__)
     p.add_argument("--corpus", required=True,
-                   help="BEIR corpus.jsonl, Pyserini JSONL, TSV (id, text[, lang]), optionally .gz, or an ir_datasets id")
+                   help="BEIR corpus.jsonl, Pyserini JSONL, TSV (id, text[, lang]), optionally .gz, a BEIR dataset folder, "
+                        "a Pyserini JsonCollection folder, or an ir_datasets id")
     p.add_argument("--index", required=True, help="output index directory")
     add_encoder_args(p)
     p.add_argument("--default-lang", default=None, help="language of documents that have none")

@@ -19,7 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--index", required=True, nargs="+", metavar="DIR",
                    help="index directory (mlirkit.encode or Pyserini); several, or a directory of shard-* "
                         "subdirectories, are searched as one (faiss.IndexShards)")
-    p.add_argument("--topics", required=True, help="BEIR queries.jsonl, TSV (qid, text[, lang]) or an ir_datasets id")
+    p.add_argument("--topics", required=True, help="BEIR queries.jsonl, TSV (qid, text[, lang]), a BEIR dataset folder or an ir_datasets id")
     p.add_argument("--output", required=True, help="TREC run file to write")
     add_encoder_args(p, default=None)
     p.add_argument("--hits", type=int, default=1000, help="hits per query (default 1000)")
