@@ -1,8 +1,9 @@
 """The README's Quick start block, extracted from README.md and run verbatim with bash (so it can never drift).
 
 It runs in a temporary directory whose ``.venv`` is the interpreter running the tests, with this
-checkout first on ``PYTHONPATH``, on a small corpus slice (``MLIRKIT_QUICKSTART_DOCS``, which the
-block itself honours) and the real offline e5-small, so it is ``slow``.
+checkout first on ``PYTHONPATH``, on a small corpus slice and few translation groups
+(``MLIRKIT_QUICKSTART_DOCS``, ``MLIRKIT_QUICKSTART_PAIRS``, which the block itself honours) and the real
+offline e5-small, so it is ``slow``.
 """
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ def test_block_shape():
     assert block.count("mlirkit.encode") == 1 and "--save-embeddings" in block
     assert "mlirkit.shift apply" in block and "--max-pairs" in block
     assert "${MLIRKIT_QUICKSTART_DOCS:-" in block and '--max-docs "$N"' in block
+    assert "${MLIRKIT_QUICKSTART_PAIRS:-" in block and '--max-pairs "$P"' in block
     for run in re.findall(r"--runs ((?:runs/\S+\s*)+)", block)[0].split():
         assert f"--output {run}" in block, f"{run} is evaluated but no step writes it"
 
@@ -52,7 +54,7 @@ def test_block_shape():
 def test_quickstart_runs_verbatim(tmp_path):
     ranx = pytest.importorskip("ranx")
     _fake_venv(tmp_path)
-    env = {**os.environ, "MLIRKIT_QUICKSTART_DOCS": "60",
+    env = {**os.environ, "MLIRKIT_QUICKSTART_DOCS": "60", "MLIRKIT_QUICKSTART_PAIRS": "20",
            "PYTHONPATH": os.pathsep.join([str(REPO)] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
     script = "set -euo pipefail\n" + quickstart_block()
     proc = subprocess.run([shutil.which("bash") or "/bin/bash", "-c", script], cwd=tmp_path, env=env,
