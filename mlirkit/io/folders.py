@@ -47,9 +47,13 @@ def json_collection_files(folder: str | os.PathLike) -> list[Path]:
 
 def folder_kind(folder: str | os.PathLike) -> FolderKind:
     """BEIR (has ``corpus.jsonl``) or JsonCollection (has ``.jsonl``/``.json`` files), else an error."""
+    from mlirkit.io.index_files import FAISS_FILE
+
     folder = Path(folder)
     if _first_existing(folder, "corpus.jsonl") is not None:
         return FolderKind.BEIR
+    if (folder / FAISS_FILE).exists():
+        raise MlirkitError(f"{folder} is an index directory, not a corpus, topics or qrels folder")
     if json_collection_files(folder):
         return FolderKind.JSON_COLLECTION
     raise MlirkitError(f"{folder}: a directory, but neither a BEIR dataset folder (corpus.jsonl, queries.jsonl, "

@@ -75,6 +75,12 @@ def test_folder_errors_name_the_file(tmp_path, json_collection):
     empty.mkdir()
     with pytest.raises(MlirkitError, match="neither a BEIR dataset folder"):
         list(read_corpus(empty))
+    index_like = tmp_path / "index"
+    index_like.mkdir()
+    (index_like / "index").write_bytes(b"")
+    (index_like / "meta.json").write_text("{}\n", encoding="utf-8")
+    with pytest.raises(MlirkitError, match="is an index directory"):
+        list(read_corpus(index_like))
     (json_collection / "docs04.jsonl").write_text('{"id": "a5", "contents": "x", "lang": "en"}\nnot json\n',
                                                   encoding="utf-8")
     with pytest.raises(MlirkitError, match=r"docs04\.jsonl:2"):
