@@ -1,4 +1,11 @@
-"""``python -m mlirkit.datasets``: list the registered ids, export one as BEIR or TREC files."""
+"""``python -m mlirkit.datasets``: list the registered ids, export one as BEIR or TREC files.
+
+The ``ir_datasets`` CLI on mlirkit ids: ``python -m mlirkit.datasets export ID {docs,queries,qrels}
+[--format F] [--fields ...]`` is ``ir_datasets export`` itself (same flags, output on stdout), and
+``python -m mlirkit.datasets ir_datasets ARGS...`` runs any ``ir_datasets`` command (``lookup``,
+``list``, ...) after the mlirkit ids are registered. Without mlirkit's entry point:
+``python -c "import mlirkit, ir_datasets; ir_datasets.main_cli()" export mlirkit/ddtp/en docs``.
+"""
 from __future__ import annotations
 
 import argparse
@@ -17,7 +24,10 @@ def build_parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("list", help="ids, languages, sizes, whether their files are here (offline)")
     ls.add_argument("--family", help="only this family (belebele, xquad-r, mlqa, multieup-v2, mmarco-pairs, ddtp, parallel)")
     ls.add_argument("--json", action="store_true", help="one JSON object per line")
-    ex = sub.add_parser("export", help="write a collection as BEIR or TREC/Pyserini files")
+    sub.add_parser("ir_datasets", add_help=False,
+                   help="run the ir_datasets CLI with the mlirkit ids registered (e.g. ir_datasets lookup ID ...)")
+    ex = sub.add_parser("export", help="write a collection as BEIR or TREC/Pyserini files; "
+                                       "`export ID {docs,queries,qrels} [--format F]` is ir_datasets' own export")
     ex.add_argument("dataset_id")
     ex.add_argument("--format", required=True, choices=[f.value for f in ExportFormat])
     ex.add_argument("--output", required=True, help="output directory (written atomically)")
@@ -48,7 +58,36 @@ def _list(family: str | None, as_json: bool) -> int:
     return 0
 
 
+#: the entity types of ``ir_datasets export ID ENTITY``
+IR_DATASETS_ENTITIES = ("docs", "queries", "qrels", "scoreddocs", "docpairs")
+
+
+def ir_datasets_cli(argv: Sequence[str]) -> int:
+    """Run ``ir_datasets ARGV...`` (its own CLI) with the mlirkit ids registered."""
+    import ir_datasets
+
+    import mlirkit.datasets  # noqa: F401  (registers the ids)
+
+    try:
+        ir_datasets.main(list(argv))
+    except SystemExit as e:  # argparse's usage errors and ir_datasets' own exits
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except BrokenPipeError:
+        import os
+        import sys
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import sys
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["ir_datasets"]:
+        return ir_datasets_cli(argv[1:])
+    if argv[:1] == ["export"] and len(argv) > 2 and argv[2] in IR_DATASETS_ENTITIES:
+        return ir_datasets_cli(argv)
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose)
     import mlirkit.datasets  # noqa: F401  (registers the ids)

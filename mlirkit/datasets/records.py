@@ -76,6 +76,43 @@ class _DictDocstore(Docstore):
         return False
 
 
+class DocsIter:
+    """The iterator ``docs_iter()`` returns: sliceable like ir_datasets' own (``docs_iter()[:100]``,
+    ``[10:20]``, ``[::2]``, ``[5]``, fractions ``[0.1:0.2]``), with ir_datasets' slice arithmetic
+    (:func:`ir_datasets.util.apply_sub_slice`, :func:`ir_datasets.util.slice_idx`)."""
+
+    def __init__(self, collection: LazyCollection, where: slice | None = None) -> None:
+        self._collection = collection
+        self._slice = where
+        self._it: Iterator | None = None
+
+    def _bounds(self) -> slice:
+        return self._slice if self._slice is not None else slice(0, len(self._collection().docs))
+
+    def __iter__(self) -> "DocsIter":
+        return self
+
+    def __next__(self):
+        if self._it is None:
+            s = self._bounds()
+            self._it = iter(self._collection().docs[s.start:s.stop:s.step])
+        return next(self._it)
+
+    def __getitem__(self, key):
+        from ir_datasets.util import apply_sub_slice, slice_idx
+
+        if isinstance(key, slice):
+            return DocsIter(self._collection, apply_sub_slice(self._bounds(), key))
+        if isinstance(key, int):
+            s = self._bounds()
+            docs = self._collection().docs[s.start:s.stop:s.step]
+            try:
+                return docs[key]
+            except IndexError:
+                raise IndexError((s, slice_idx(s, key))) from None
+        raise TypeError("key must be int or slice")
+
+
 class CollectionDocs(BaseDocs):
     def __init__(self, collection: LazyCollection, doc_cls: type = Doc, namespace: str = "mlirkit",
                  lang: str | None = None) -> None:
@@ -84,8 +121,8 @@ class CollectionDocs(BaseDocs):
         self._namespace = namespace
         self._lang = lang
 
-    def docs_iter(self) -> Iterator:
-        return iter(self._collection().docs)
+    def docs_iter(self) -> DocsIter:
+        return DocsIter(self._collection)
 
     def docs_count(self) -> int:
         return len(self._collection().docs)

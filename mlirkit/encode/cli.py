@@ -31,7 +31,8 @@ logger = logging.getLogger(__name__)
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mlirkit.encode", description=__doc__)
     p.add_argument("--corpus", required=True,
-                   help="BEIR corpus.jsonl, Pyserini JSONL, TSV (id, text[, lang]), optionally .gz, or an ir_datasets id")
+                   help="BEIR corpus.jsonl, Pyserini JSONL, TSV (id, text[, lang]), optionally .gz, a BEIR dataset folder, "
+                        "a Pyserini JsonCollection folder, or an ir_datasets id")
     p.add_argument("--index", "--output", dest="index", required=True,
                    help="output index directory (--index: the name mlirkit.search reads it by)")
     add_encoder_args(p)
@@ -40,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--skip-empty", action="store_true", help="skip documents with empty text (counted) instead of failing")
     p.add_argument("--shard-id", type=non_negative_int, default=0)
     p.add_argument("--num-shards", type=positive_int, default=1, help="encode only documents i with i %% num_shards == shard_id")
+    p.add_argument("--max-docs", type=positive_int, default=None, metavar="N",
+                   help="encode only the first N documents of the corpus (for trials; default: all)")
     p.add_argument("--save-embeddings", action="store_true", help="also keep untransformed vectors in embeddings.npy")
     add_transform_args(p)
     p.add_argument("--chunk-size", type=positive_int, default=2048, help="documents encoded and written per step")
@@ -82,10 +85,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     stats = CorpusStats()
     docs = read_corpus(args.corpus, default_lang=args.default_lang, text_fields=args.text_field,
                        skip_empty=args.skip_empty, stats=stats)
+    if args.max_docs is not None:
+        docs = islice(docs, args.max_docs)
     if args.num_shards > 1:
         docs = islice(docs, args.shard_id, None, args.num_shards)
     first = list(islice(docs, 1))
     total = count_docs(args.corpus)
+    if total is not None and args.max_docs is not None:
+        total = min(total, args.max_docs)
     if total is not None and args.num_shards > 1:
         total = len(range(args.shard_id, total, args.num_shards))
     if args.engine == "ray":
@@ -96,7 +103,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                       chunk_size=args.chunk_size, strict=transform.strict, force=transform.force,
                       show_progress=not args.quiet, langid_threshold=transform.langid_threshold,
                       encoder_name=args.encoder, encoder_options={"encoder_class": args.encoder_class, **encoder_options(args)},
-                      extra_meta={"corpus": str(args.corpus), "shard": {"id": args.shard_id, "count": args.num_shards}},
+                      extra_meta={"corpus": str(args.corpus), "shard": {"id": args.shard_id, "count": args.num_shards},
+                                  **({"max_docs": args.max_docs} if args.max_docs is not None else {})},
                       index_type=index_spec)
     result = indexer.index(_chain(first, docs), total=total)
     if stats.skipped_empty:
@@ -120,7 +128,8 @@ def _encode_ray(args: argparse.Namespace, docs: Iterable[Doc], transform: Transf
         options=RayOptions(address=args.address, num_workers=args.num_workers,
                            num_gpus_per_worker=args.num_gpus_per_worker, num_cpus_per_worker=args.num_cpus_per_worker,
                            block_size=args.block_size, shard_root=args.shard_root),
-        extra_meta={"corpus": str(args.corpus), "shard": {"id": args.shard_id, "count": args.num_shards}},
+        extra_meta={"corpus": str(args.corpus), "shard": {"id": args.shard_id, "count": args.num_shards},
+                                  **({"max_docs": args.max_docs} if args.max_docs is not None else {})},
         show_progress=not args.quiet,
         indexer_options={"langid_threshold": transform.langid_threshold}
         if transform.langid_threshold is not None else None)

@@ -3,7 +3,7 @@ for several runs at once, as one :class:`~mlirkit.eval.result.EvaluationResult`.
 from __future__ import annotations
 
 import logging
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -46,7 +46,7 @@ def _mean(values: Mapping[str, float] | np.ndarray) -> float:
     return float(arr.mean()) if len(arr) else float("nan")
 
 
-def evaluate(qrels: Mapping[str, Mapping[str, int]], runs: Mapping[str, Mapping[str, Mapping[str, float]]],
+def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, Any] | Sequence[Any],
              metrics: Sequence[str], *, doc_langs: Mapping[str, str] | None = None,
              query_langs: Mapping[str, str] | str | None = None, significance: str | None = "fisher",
              baseline: str | None = None, correction: str = "holm", max_p: float = 0.05,
@@ -60,7 +60,15 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]], runs: Mapping[str, Mapping[
     against it, otherwise every pair; ``correction`` (``"holm"``, ``"bonferroni"``, ``"none"``)
     applies per metric across the comparisons; ``max_p`` is the threshold for the table marks.
     Evaluated queries, tie-breaking and missing results: see :mod:`mlirkit.eval.ranking`.
+
+    ``qrels`` may also be a ``ranx.Qrels``, and ``runs`` ``{name: ranx.Run}`` or a list of named
+    ``ranx.Run``; ``evaluate(...).to_ranx_report()`` is a ``ranx.Report`` (see :mod:`mlirkit.eval.ranx_interop`).
     """
+    from mlirkit.eval.ranx_interop import as_qrels, as_runs
+
+    qrels = as_qrels(qrels)
+    if isinstance(runs, Mapping) or (isinstance(runs, (list, tuple)) and runs):
+        runs = as_runs(runs)
     specs = parse_metrics(metrics)
     if significance is not None:
         TESTS.get(significance)

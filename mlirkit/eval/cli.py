@@ -67,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = ArgumentParser(prog="python -m mlirkit.eval", description=__doc__)
     p.add_argument("--qrels", required=True,
-                   help="TREC 4-column qrels or BEIR TSV (with header), optionally .gz, or an ir_datasets id")
+                   help="TREC 4-column qrels or BEIR TSV (with header), optionally .gz, a BEIR dataset folder "
+                        "(qrels/test.tsv), or an ir_datasets id")
     p.add_argument("--runs", required=True, nargs="+", help="TREC run files (6 columns), optionally .gz")
     p.add_argument("--names", nargs="+", help="run names (default: file name without extension)")
     p.add_argument("--metrics", required=True, nargs="+",

@@ -72,6 +72,12 @@ class EvaluationResult:
 
         return render_markdown(self, digits)
 
+    def to_ranx_report(self, rounding_digits: int = 3, show_percentages: bool = False):
+        """This result as a ``ranx.Report`` (:func:`mlirkit.eval.ranx_interop.to_ranx_report`)."""
+        from mlirkit.eval.ranx_interop import to_ranx_report
+
+        return to_ranx_report(self, rounding_digits, show_percentages)
+
     def to_latex(self, digits: int = 4) -> str:
         from mlirkit.eval.report import render_latex
 

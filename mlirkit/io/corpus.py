@@ -1,9 +1,11 @@
-"""Streaming corpus readers: BEIR JSONL, Pyserini JSONL, TSV, or an ir_datasets id.
+"""Streaming corpus readers: BEIR JSONL, Pyserini JSONL, TSV, a folder, or an ir_datasets id.
 
 - BEIR ``corpus.jsonl``: ``_id``, ``title``, ``text``, optional ``lang``; title and text are joined
   with a space (title first), as the SHIFT authors' benchmark builder does.
 - Pyserini JSONL: ``id``, ``contents``, optional ``lang``.
 - TSV: ``id<TAB>text[<TAB>lang]``, no header.
+- a folder (:mod:`mlirkit.io.folders`): a BEIR dataset folder (its ``corpus.jsonl``) or a Pyserini
+  JsonCollection folder (its ``.jsonl``/``.json`` files in name order, each read as above).
 - ir_datasets id (e.g. ``mlirkit/ddtp/en``): language from the record's ``lang`` or ``docs_lang()``.
 
 Every document needs a language: a missing one is an error naming file and line unless
@@ -43,6 +45,8 @@ def read_corpus(source: str | os.PathLike, *, default_lang: str | None = None,
     if source_kind(source) is SourceKind.FILE:
         fmt = file_format(source)
         records = _jsonl_docs(source, text_fields) if fmt == "jsonl" else id_text_lang_tsv(source, "id")
+    elif source_kind(source) is SourceKind.DIRECTORY:
+        records = _folder_docs(source, text_fields)
     else:
         records = _ir_datasets_docs(str(source))
     seen: set[str] = set()
@@ -70,6 +74,10 @@ def count_docs(source: str | os.PathLike) -> int | None:
     """Number of documents if cheap to know (lines of a file, ``docs_count()``), else None."""
     if source_kind(source) is SourceKind.FILE:
         return sum(1 for _ in iter_lines(source))
+    if source_kind(source) is SourceKind.DIRECTORY:
+        from mlirkit.io.folders import corpus_files, iter_json_objects
+
+        return sum(1 for path in corpus_files(source) for _ in iter_json_objects(path))
     try:
         return load_ir_dataset(str(source)).docs_count()
     except Exception:
@@ -90,8 +98,16 @@ def _optional_text(obj: dict, name: str, path: object, line: int) -> str:
     return "" if value is None else check_text(value, f"{path}:{line}", name)
 
 
-def _jsonl_docs(path, text_fields: Sequence[str] | None) -> Iterator[tuple[str, str, str, str | None]]:
-    for line_no, obj in read_jsonl_objects(path):
+def _folder_docs(folder, text_fields: Sequence[str] | None) -> Iterator[tuple[str, str, str, str | None]]:
+    from mlirkit.io.folders import corpus_files, iter_json_objects
+
+    for path in corpus_files(folder):
+        yield from _jsonl_docs(path, text_fields, iter_json_objects(path))
+
+
+def _jsonl_docs(path, text_fields: Sequence[str] | None,
+                objects: Iterator[tuple[int, dict]] | None = None) -> Iterator[tuple[str, str, str, str | None]]:
+    for line_no, obj in (objects if objects is not None else read_jsonl_objects(path)):
         id_field = "_id" if "_id" in obj else "id"
         if id_field not in obj:
             raise format_error(path, line_no, f"missing field {id_field!r}")

@@ -14,6 +14,8 @@
   - ``docid lang`` (two whitespace-separated columns, no tab);
 
   blank lines and lines starting with ``#`` are skipped;
+- **a corpus folder** (a BEIR dataset folder or a Pyserini JsonCollection folder, :mod:`mlirkit.io.folders`),
+  read as a corpus like an ir_datasets id;
 - **an ir_datasets id** whose documents carry a language (read with :func:`mlirkit.io.corpus.read_corpus`,
   which skips documents with empty text: they are never indexed; a file's rows are all listed).
 
@@ -49,7 +51,9 @@ def read_doc_langs(source: str | os.PathLike) -> dict[str, str]:
     """``{docid: lang}`` from an index directory, a doc-langs or corpus file, or an ir_datasets id
     (the forms and rules are in the module docstring)."""
     kind = source_kind(source)
-    if kind is SourceKind.DIRECTORY:
+    if kind is SourceKind.DIRECTORY and not (Path(source) / FAISS_FILE).exists() and _is_corpus_folder(Path(source)):
+        out = _from_dataset(str(source))  # a BEIR or JsonCollection folder, read as a corpus
+    elif kind is SourceKind.DIRECTORY:
         out = _from_index(Path(source))
     elif kind is SourceKind.FILE:
         out = _collect(Path(source), _file_records(Path(source)))
@@ -105,6 +109,16 @@ def _json_record(obj: dict, path: Path, line_no: int) -> tuple[str, str]:
                            else f"field 'lang' must be a string, got {type(lang).__name__}")
     doc_id = check_id(doc_id, f"{path}:{line_no}", "document id") if not isinstance(doc_id, str) else doc_id
     return doc_id.strip(), lang.strip()
+
+
+def _is_corpus_folder(path: Path) -> bool:
+    from mlirkit.io.folders import folder_kind
+
+    try:
+        folder_kind(path)
+    except MlirkitError:
+        return False
+    return True
 
 
 def _from_index(path: Path) -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 - a file (what :func:`mlirkit.io.sources.source_kind` says): TREC 4-column or BEIR TSV qrels, read by
   :func:`mlirkit.io.trec.read_qrels`;
+- a BEIR dataset folder: its ``qrels/test.tsv`` (:mod:`mlirkit.io.folders`);
 - anything else: an ir_datasets id with qrels (e.g. ``mlirkit/ddtp/en/test``).
 
 Both follow one rule (:func:`mlirkit.io.trec.add_judgement`): a (query, document) pair judged twice is
@@ -18,7 +19,11 @@ from mlirkit.io.sources import SourceKind, load_ir_dataset, source_kind
 
 
 def read_qrels(source: str | os.PathLike) -> dict[str, dict[str, int]]:
-    """Qrels of a TREC/BEIR qrels file or of an ir_datasets id (see the module docstring)."""
+    """Qrels of a TREC/BEIR qrels file, a BEIR folder or an ir_datasets id (see the module docstring)."""
+    if source_kind(source) is SourceKind.DIRECTORY:
+        from mlirkit.io.folders import beir_file
+
+        source = beir_file(source, "qrels")
     if source_kind(source) is SourceKind.FILE:
         return trec.read_qrels(source)
     dataset_id = str(source)

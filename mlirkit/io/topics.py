@@ -2,6 +2,7 @@
 
 - BEIR JSONL: ``_id`` (or ``id``), ``text``, optional ``lang``.
 - TSV: ``qid<TAB>text[<TAB>lang]`` (Pyserini's topic TSV, with an optional language column).
+- a BEIR dataset folder: its ``queries.jsonl`` (:mod:`mlirkit.io.folders`).
 - ir_datasets id: ``query_id``, ``text``, language from the record's ``lang`` or ``queries_lang()``.
 
 A query without a language gets ``default_lang`` (``--query-lang``), else :data:`~mlirkit.base.langs.UNKNOWN`;
@@ -23,6 +24,10 @@ from mlirkit.io.sources import SourceKind, file_format, source_kind
 
 
 def read_topics(source: str | os.PathLike, *, default_lang: str | None = None) -> list[Query]:
+    if source_kind(source) is SourceKind.DIRECTORY:
+        from mlirkit.io.folders import beir_file
+
+        source = beir_file(source, "queries")
     if source_kind(source) is SourceKind.FILE:
         rows = _jsonl(source) if file_format(source) == "jsonl" else id_text_lang_tsv(source, "qid")
     else:

@@ -48,6 +48,18 @@ def validate_run_tag(tag: str) -> str:
     return tag
 
 
+def default_run_tag(path: str | os.PathLike) -> str:
+    """The run tag that names a run after its file: the file name without ``.gz`` and its extension
+    (``runs/shift.trec`` -> ``shift``), characters a tag cannot hold replaced by ``_``. So
+    ``ranx.Run.from_file`` gives runs written to different files different names."""
+    name = Path(path).name
+    if name.lower().endswith(".gz"):
+        name = name[:-3]
+    stem = name.rsplit(".", 1)[0] if "." in name.strip(".") else name
+    tag = re.sub(r"[^A-Za-z0-9_.+:=@-]", "_", stem)[:128]
+    return tag or "run"
+
+
 def _iter_records(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` for every non-blank, non-comment line; strict UTF-8."""
     return iter_lines(path, skip_comments=True)
@@ -232,5 +244,5 @@ def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | os.PathLike,
         f.writelines(lines)
 
 
-__all__ = ["BEIR_HEADER", "RUN_TAG_RE", "add_judgement", "ranked", "read_qrels", "read_run", "read_run_tag", "read_run_with_tag",
+__all__ = ["BEIR_HEADER", "RUN_TAG_RE", "add_judgement", "default_run_tag", "ranked", "read_qrels", "read_run", "read_run_tag", "read_run_with_tag",
            "validate_run_tag", "write_qrels", "write_run"]

@@ -21,12 +21,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--index", required=True, nargs="+", metavar="DIR",
                    help="index directory (mlirkit.encode or Pyserini); several, or a directory of shard-* "
                         "subdirectories, are searched as one (faiss.IndexShards)")
-    p.add_argument("--topics", required=True, help="BEIR queries.jsonl, TSV (qid, text[, lang]) or an ir_datasets id")
+    p.add_argument("--topics", required=True, help="BEIR queries.jsonl, TSV (qid, text[, lang]), a BEIR dataset folder or an ir_datasets id")
     p.add_argument("--output", required=True, help="TREC run file to write")
     add_encoder_args(p, default=None)
     p.add_argument("--hits", type=positive_int, default=1000, help="hits per query (default 1000)")
     p.add_argument("--query-lang", default=None, help="language of queries that have none")
-    p.add_argument("--run-tag", default="mlirkit", help="run tag, the 6th TREC column")
+    p.add_argument("--run-tag", default=None,
+                   help="run tag, the 6th TREC column (default: the output file name without extension, "
+                        "e.g. shift for runs/shift.trec, so ranx.Run.from_file names runs apart)")
     p.add_argument("--force", action="store_true", help="search with an encoder that differs from the index's (warned)")
     p.add_argument("--mmap", action="store_true", help="memory-map the FAISS index files instead of reading them")
     p.add_argument("--ef-search", type=positive_int, default=None, help="HNSW candidate list size (default: stored in the index)")
@@ -51,9 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(quiet=args.quiet)
     refuse_existing(Path(args.output), args.overwrite, "run")
     from mlirkit.io.topics import read_topics
-    from mlirkit.io.trec import write_run
+    from mlirkit.io.trec import default_run_tag, validate_run_tag, write_run
     from mlirkit.search.searcher import Searcher, hits_to_run
 
+    tag = validate_run_tag(args.run_tag) if args.run_tag is not None else default_run_tag(args.output)
     queries = read_topics(args.topics, default_lang=args.query_lang)
     encoder = encoder_from_args(args) if args.encoder else None
     from mlirkit.search.sharded import open_index
@@ -64,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         query_shift=args.query_shift, alpha=args.alpha, transform=args.transform,
                         candidates=args.candidates)
     results = searcher.search(queries, k=args.hits, batch_size=args.batch_size or 64, show_progress=not args.quiet)
-    write_run(hits_to_run(results), args.output, tag=args.run_tag, overwrite=args.overwrite)
+    write_run(hits_to_run(results), args.output, tag=tag, overwrite=args.overwrite)
     report = {"run": str(args.output), "queries": len(results), "hits": args.hits}
     if searcher.shift is not None:
         report["query_shift"] = {**searcher.shift.describe(searcher.shift_alpha), "candidates": searcher.shift_candidates}

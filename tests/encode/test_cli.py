@@ -54,8 +54,33 @@ def test_encode_then_search(tmp_path, corpus, tiny_model_dir, capsys):
                                        "--hits", "3", "--quiet"], capsys)
     assert code == 0, err
     lines = runfile.read_text().splitlines()
-    assert len(lines) == 6 and lines[0].split()[3] == "1" and lines[0].split()[5] == "mlirkit"
+    assert len(lines) == 6 and lines[0].split()[3] == "1" and lines[0].split()[5] == "run"  # the file's stem
     assert set(read_run(runfile)) == {"q1", "q2"}
+    # two runs from a search are two rows in ranx.compare: the tag names the system (the output file)
+    ranx = pytest.importorskip("ranx")
+    other = tmp_path / "other.trec"
+    code, _, err = run(search_main, ["--index", str(index), "--topics", str(topics), "--output", str(other),
+                                     "--hits", "3", "--quiet"], capsys)
+    assert code == 0, err
+    runs = [ranx.Run.from_file(str(runfile), kind="trec"), ranx.Run.from_file(str(other), kind="trec")]
+    assert [r.name for r in runs] == ["run", "other"]
+    report = ranx.compare(ranx.Qrels({"q1": {"d1": 1}, "q2": {"d4": 1}}), runs, metrics=["ndcg@3"])
+    assert report.model_names == ["run", "other"] and len(report.to_dataframe()) == 2
+    code, _, err = run(search_main, ["--index", str(index), "--topics", str(topics), "--output", str(tmp_path / "t"),
+                                     "--run-tag", "my system", "--quiet"], capsys)
+    assert code == 2 and "invalid run tag" in err and not (tmp_path / "t").exists()
+
+
+def test_max_docs_limits_the_corpus(tmp_path, corpus, tiny_model_dir, capsys):
+    index = tmp_path / "index"
+    code, out, err = run(encode_main, ["--corpus", str(corpus), "--index", str(index), "--encoder", str(tiny_model_dir),
+                                       "--max-length", "16", "--max-docs", "2", "--quiet"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["documents"] == 2 and DenseIndex(index).docids == ["d1", "d2"]
+    assert DenseIndex(index).meta["max_docs"] == 2
+    code, _, err = run(encode_main, ["--corpus", str(corpus), "--index", str(tmp_path / "i0"), "--encoder",
+                                     str(tiny_model_dir), "--max-docs", "0"], capsys)
+    assert code == 2 and "--max-docs" in err
 
 
 def test_sharded_encoding_partitions_corpus(tmp_path, corpus, tiny_model_dir, capsys):

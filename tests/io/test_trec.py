@@ -162,3 +162,13 @@ def test_write_qrels_round_trips_both_formats(tmp_path):
         write_qrels(qrels, tmp_path / "q.txt")
     with pytest.raises(MlirkitError, match="must be an integer"):
         write_qrels({"q": {"d": 0.5}}, tmp_path / "bad.txt")
+
+
+def test_default_run_tag_is_the_file_stem():
+    from mlirkit.io.trec import default_run_tag
+
+    assert default_run_tag("runs/shift.trec") == "shift"
+    assert default_run_tag("runs/base.trec.gz") == "base"
+    assert default_run_tag("e5 small@0.6.txt") == "e5_small@0.6"
+    assert default_run_tag("run") == "run"
+    assert default_run_tag(".hidden") == ".hidden"

@@ -1,0 +1,105 @@
+"""ranx objects in and out of :func:`mlirkit.eval.evaluate`.
+
+In: ``qrels`` may be a ``ranx.Qrels`` and ``runs`` a ``{name: ranx.Run}`` mapping or a list of
+``ranx.Run`` (named by ``Run.name``, as ``ranx.compare`` names them), besides plain
+``{qid: {docid: value}}`` dicts. Out: :func:`to_ranx_report` turns an
+:class:`~mlirkit.eval.result.EvaluationResult` into a ``ranx.Report`` (``print(report)``,
+``report.to_latex()``, ``report.to_dataframe()``, ``report.to_dict()``, ``report.save(path)``) with
+mlirkit's own means and significance decisions, so code written for ``ranx.compare`` reads it.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from mlirkit.base.errors import MlirkitError
+
+
+def _is_ranx(obj: Any, cls: str) -> bool:
+    return type(obj).__name__ == cls and type(obj).__module__.split(".")[0] == "ranx"
+
+
+def as_qrels(qrels: Any) -> Mapping[str, Mapping[str, int]]:
+    """``{qid: {docid: relevance}}`` from a dict or a ``ranx.Qrels``."""
+    if _is_ranx(qrels, "Qrels"):
+        return {q: dict(d) for q, d in qrels.to_dict().items()}
+    return qrels
+
+
+def as_run(run: Any) -> Mapping[str, Mapping[str, float]]:
+    """``{qid: {docid: score}}`` from a dict or a ``ranx.Run``."""
+    if _is_ranx(run, "Run"):
+        return {q: dict(d) for q, d in run.to_dict().items()}
+    return run
+
+
+def as_runs(runs: Any) -> dict[str, Mapping[str, Mapping[str, float]]]:
+    """``{name: run}`` from ``{name: dict or ranx.Run}`` or from a list of named ``ranx.Run``."""
+    if isinstance(runs, Mapping):
+        return {name: as_run(run) for name, run in runs.items()}
+    if isinstance(runs, (list, tuple)) and runs and all(_is_ranx(r, "Run") for r in runs):
+        out: dict[str, Mapping[str, Mapping[str, float]]] = {}
+        for i, run in enumerate(runs):
+            if not run.name:
+                raise MlirkitError(f"ranx.Run number {i + 1} has no name (set Run(name=...), or pass {{name: run}})")
+            if run.name in out:
+                raise MlirkitError(f"two ranx runs are named {run.name!r}; give distinct names")
+            out[run.name] = as_run(run)
+        return out
+    raise MlirkitError("runs must be {name: run} (dicts or ranx.Run) or a list of named ranx.Run objects")
+
+
+def _win_tie_loss(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, int]:
+    common = [q for q in a if q in b]
+    return {"W": sum(a[q] > b[q] for q in common), "T": sum(a[q] == b[q] for q in common),
+            "L": sum(a[q] < b[q] for q in common)}
+
+
+def to_ranx_report(result: Any, rounding_digits: int = 3, show_percentages: bool = False):
+    """A ``ranx.Report`` holding ``result``'s runs, metric means and paired tests.
+
+    Pairs that were not tested (``baseline`` given, or ``significance=None``) carry ``p_value``
+    None and are not significant. Metrics ranx has no label for (``tlr@k``, ``samelang@k``) are
+    labelled by their own name in the table.
+    """
+    from ranx.data_structures.frozenset_dict import FrozensetDict
+    from ranx.data_structures.report import Report
+
+    class _Report(Report):
+        def get_metric_label(self, m):
+            try:
+                return super().get_metric_label(m)
+            except KeyError:
+                return m.upper() if "@" not in m else f"{m.split('@')[0].upper()}@{m.split('@')[1]}"
+
+    names = list(result.runs)
+    metrics = list(result.metrics)
+    results = {}
+    for name in names:
+        row = {}
+        for m in metrics:
+            v = float(result.table.loc[name, m])
+            row[m] = 0.0 if math.isnan(v) else v
+        results[name] = row
+    tested = {(c.run_a, c.run_b, c.metric): c for c in result.significance}
+    comparisons = FrozensetDict()
+    win_tie_loss: dict = {}
+    for a in names:
+        for b in names:
+            if a == b:
+                continue
+            if frozenset((a, b)) not in comparisons.keys():
+                entry = {}
+                for m in metrics:
+                    c = tested.get((a, b, m)) or tested.get((b, a, m))
+                    entry[m] = {"p_value": None if c is None else c.p_corrected,
+                                "significant": bool(c is not None and c.significant)}
+                comparisons[a, b] = entry
+            win_tie_loss[(a, b)] = {m: _win_tie_loss(result.per_query[a][m], result.per_query[b][m]) for m in metrics}
+    stat_test = result.settings.get("significance") or "fisher"
+    return _Report(model_names=names, results=results, comparisons=comparisons, metrics=metrics,
+                   max_p=result.settings.get("max_p", 0.05), win_tie_loss=win_tie_loss,
+                   rounding_digits=rounding_digits, show_percentages=show_percentages, stat_test=stat_test)
+
+
+__all__ = ["as_qrels", "as_run", "as_runs", "to_ranx_report"]
