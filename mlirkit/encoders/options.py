@@ -17,7 +17,8 @@ OPTION_NAMES = ("batch_size", "max_length", "pooling", "normalize", "query_prefi
 def add_encoder_args(parser: argparse.ArgumentParser, *, required: bool = False, default: str | None = DEFAULT_ENCODER) -> None:
     g = parser.add_argument_group("encoder")
     g.add_argument("--encoder", required=required, default=None if required else default,
-                   help=f"preset name, Hugging Face model id or local path (default: {default})")
+                   help="preset name, Hugging Face model id or local path (default: "
+                        f"{default if default is not None else 'the one recorded in the index'})")
     g.add_argument("--encoder-class", choices=ENCODER_CLASSES.names(), default=None,
                    help="encoder class; default: the preset's, 'dcl' for a DCL directory, else 'hf'")
     g.add_argument("--batch-size", type=positive_int, default=None, help="texts per forward pass")

@@ -72,7 +72,7 @@ def test_every_readme_cli_answers_help_with_exit_0(module, capsys):
     out = capsys.readouterr().out
     assert out.startswith("usage: python -m " + module)
     if module == "mlirkit.search":
-        assert "(default: mlirkit)" in " ".join(out.split())  # --run-tag's default, from the formatter
+        assert "(default: auto)" in " ".join(out.split())  # --device's default, from the formatter
 
 
 def test_pyserini_trec_eval_help_exits_0():

@@ -78,9 +78,11 @@ def test_max_docs_limits_the_corpus(tmp_path, corpus, tiny_model_dir, capsys):
     assert code == 0, err
     assert json.loads(out)["documents"] == 2 and DenseIndex(index).docids == ["d1", "d2"]
     assert DenseIndex(index).meta["max_docs"] == 2
-    code, _, err = run(encode_main, ["--corpus", str(corpus), "--index", str(tmp_path / "i0"), "--encoder",
-                                     str(tiny_model_dir), "--max-docs", "0"], capsys)
-    assert code == 2 and "--max-docs" in err
+    with pytest.raises(SystemExit) as e:  # a usage error: argparse's positive_int type refuses it
+        run(encode_main, ["--corpus", str(corpus), "--index", str(tmp_path / "i0"), "--encoder",
+                          str(tiny_model_dir), "--max-docs", "0"], capsys)
+    assert e.value.code == 2 and "--max-docs" in capsys.readouterr().err
+    assert not (tmp_path / "i0").exists()
 
 
 def test_sharded_encoding_partitions_corpus(tmp_path, corpus, tiny_model_dir, capsys):
