@@ -81,6 +81,10 @@ class ArgumentParser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
 
+    def error(self, message: str):
+        """A usage error is one line on stderr, like every other mlirkit error, and exit code 2."""
+        self.exit(2, f"error: {self.prog}: {message} (see --help)\n")
+
 
 def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
     """Run ``main(argv)``; a :class:`MlirkitError` becomes ``error: <message>`` on stderr and exit 2.

@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = ArgumentParser(prog="python -m mlirkit.datasets", description=__doc__)
     p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr (no INFO lines, no progress bars)")
     sub = p.add_subparsers(dest="command", required=True)
     ls = sub.add_parser("list", help="ids, languages, sizes, whether their files are here (offline)")
     ls.add_argument("--family", help="only this family (belebele, xquad-r, mlqa, multieup-v2, mmarco-pairs, ddtp, parallel)")
@@ -89,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["export"] and len(argv) > 2 and argv[2] in IR_DATASETS_ENTITIES:
         return ir_datasets_cli(argv)
     args = build_parser().parse_args(argv)
-    configure_logging(args.verbose)
+    configure_logging(args.verbose, quiet=args.quiet)
     import mlirkit.datasets  # noqa: F401  (registers the ids)
 
     if args.command == "list":

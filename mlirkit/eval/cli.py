@@ -96,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="group score = mean over the group's queries (default: mean over its languages)")
     p.add_argument("--overwrite", action="store_true", help="replace existing report files")
     p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr (no INFO lines, no progress bars)")
     return p
 
 
@@ -119,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] == "plot":
         return plot_main(argv[1:])
     args = build_parser().parse_args(argv)
-    configure_logging(args.verbose)
+    configure_logging(args.verbose, quiet=args.quiet)
     from mlirkit.eval.api import evaluate
     from mlirkit.eval.report import report_format, write_report
     from mlirkit.base.fs import refuse_existing
@@ -202,6 +203,7 @@ def build_plot_parser() -> argparse.ArgumentParser:
                    help="output file prefix (PREFIX.png and PREFIX.svg)")
     for sp in (a, m, j):
         sp.add_argument("-v", "--verbose", action="store_true")
+        sp.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr (no INFO lines, no progress bars)")
     return p
 
 
@@ -273,7 +275,7 @@ def _plot_projection(args) -> list[Path]:
 
 def plot_main(argv: Sequence[str]) -> int:
     args = build_plot_parser().parse_args(argv)
-    configure_logging(args.verbose)
+    configure_logging(args.verbose, quiet=args.quiet)
     paths = {"alpha": _plot_alpha, "mix": _plot_mix, "projection": _plot_projection}[args.kind](args)
     for path in paths:
         print(path)

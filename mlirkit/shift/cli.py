@@ -118,12 +118,15 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--threshold", type=float, default=0.9, help="confidence threshold")
     add_alpha_arg(e, default=Alpha())
     add_encoder_args(e)
+    for sp in sub.choices.values():
+        sp.add_argument("-q", "--quiet", action="store_true",
+                        help="only warnings and errors on stderr (no INFO lines, no progress bars)")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging(args.verbose)
+    configure_logging(args.verbose, quiet=args.quiet)
     return {"fit": cmd_fit, "apply": cmd_apply, "inspect": cmd_inspect, "derive": cmd_derive,
             "select-alpha": cmd_select_alpha, "evaluate-langid": cmd_evaluate_langid}[args.command](args)
 
@@ -184,7 +187,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
                                 max_pairs=args.max_pairs, batch_size=args.batch_size or 64, rank=args.rank,
                                 langid=args.langid, langid_max_per_lang=args.langid_max_per_lang,
                                 heldout=args.heldout, langid_threshold=args.langid_threshold,
-                                source_name=args.pairs, show_progress=True)
+                                source_name=args.pairs, show_progress=not args.quiet)
     t.meta["encoder_name"] = args.encoder
     save_transform(t, args.output, overwrite=args.overwrite)
     _print({"output": str(args.output), "sha256": t.sha256, "method": t.method, **report.as_dict()})
@@ -306,7 +309,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
 
     opts = transform_from_args(args)
     stats = apply_to_index(args.index, opts.transform, args.output, alpha=opts.alpha, doc_langs=args.doc_langs,
-                           overwrite=args.overwrite, strict=opts.strict, force=opts.force, show_progress=True)
+                           overwrite=args.overwrite, strict=opts.strict, force=opts.force, show_progress=not args.quiet)
     _print(stats)
     return 0
 
