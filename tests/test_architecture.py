@@ -49,3 +49,19 @@ def test_import_mlirkit_does_not_import_ir_datasets():
     out = subprocess.run([sys.executable, "-c", "import sys, mlirkit; print('ir_datasets' in sys.modules)"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_no_machine_paths_in_tracked_files():
+    """Code defaults, tests, docs and recorded commands name no developer machine's absolute paths
+    (placeholders such as $SHARED_DATA, $MLIRKIT_CACHE or relative work/ directories instead)."""
+    import re
+
+    files = subprocess.run(["git", "ls-files", "*.py", "*.md", "*.sh", "*.cfg", "*.json", "*.txt"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split()
+    if not files:
+        pytest.skip("not a git checkout")
+    pattern = re.compile(r"(^|[^A-Za-z0-9_.$])/(work|home|tmp|root)/")
+    hits = [f"{f}:{n}" for f in files if (ROOT / f).is_file()
+            for n, line in enumerate((ROOT / f).read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+            if pattern.search(line)]
+    assert hits == []
