@@ -18,8 +18,9 @@ from mlirkit.encoders.backends import cpu_supports_bf16, installed, resolve_back
 from mlirkit.encoders.backends import conversion
 from mlirkit.encoders.base import EncoderMismatchError, check_same_encoder
 from mlirkit.base.errors import MlirkitError
+from tests.helpers import SHARED_DATA, require_shared_data
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TEXTS = ["hello world", "Hallo Welt, wie geht's dir heute? Gut, danke.", "日本語のテキストです", "x",
          "Программа копирует файлы в каталог, " * 6, "Le traversier quitte le port deux fois par jour."]
 needs_openvino = pytest.mark.skipif(not installed("openvino"), reason="openvino not installed")
@@ -222,7 +223,7 @@ def test_pyserini_search_wrapper_batches_queries_by_default(monkeypatch):
     assert seen["argv"].count("--batch-size") == 1 and seen["argv"][-1] == "1"
 
 
-DDTP = Path(__file__).resolve().parents[2] / "shared" / "data" / "ddtp" / "descriptions.jsonl.gz"
+DDTP_DIR = SHARED_DATA / "ddtp"
 
 
 @pytest.mark.slow
@@ -232,8 +233,7 @@ def test_real_e5_backends_keep_fp32_fidelity():
     """The offline e5-small on real multilingual DDTP descriptions: fp32 and bf16 paths >= 0.9999."""
     import gzip
 
-    if not DDTP.is_file():
-        pytest.skip(f"{DDTP} not present")
+    DDTP = require_shared_data(DDTP_DIR) / "descriptions.jsonl.gz"
     texts, langs = [], set()
     with gzip.open(DDTP, "rt", encoding="utf-8") as f:
         for line in f:
