@@ -39,8 +39,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.transforms.alpha_select import DEFAULT_GRID, DEFAULT_K, DEFAULT_MAX_PROBES
-from mlirkit.transforms.transform import ALPHA_MAX, ALPHA_MIN, LanguageTransform, is_unknown
+from mlirkit.transforms.alpha_select import DEFAULT_GRID, DEFAULT_K, DEFAULT_MAX_PROBES, checked_grid, known_rows
+from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
 
@@ -104,20 +104,13 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
     ``k`` is the neighbourhood of the gap criterion, ``retrievability_k`` (default ``k``) that of the
     retrievability guard.
     """
-    grid = sorted({float(a) for a in grid})
-    if not grid or any(not (ALPHA_MIN <= a <= ALPHA_MAX) for a in grid):
-        raise MlirkitError(f"alpha grid must be non-empty and inside [{ALPHA_MIN:g}, {ALPHA_MAX:g}]")
+    grid = checked_grid(grid)
     if grid[0] != 0.0:
         raise MlirkitError("the guarded alpha needs 0 in the grid (retrievability is compared with alpha 0)")
     if transform.touches("query") or transform.transforms_source:
         raise MlirkitError(f"the guarded per-language alpha is for transforms that move only non-source "
                            f"documents (shift), not {transform.method}")
-    embs = np.asarray(embs, dtype=np.float32)
-    if embs.ndim != 2 or len(langs) != embs.shape[0]:
-        raise MlirkitError(f"need (n, d) embeddings with n languages, got {embs.shape} and {len(langs)}")
-    keep = np.array([not is_unknown(l) for l in langs], dtype=bool)
-    embs = embs[keep]
-    lang_list = [str(l) for l, kp in zip(langs, keep) if kp]
+    embs, lang_list = known_rows(embs, langs)
     counts = Counter(lang_list)
     src = transform.source_lang
     n = len(lang_list)

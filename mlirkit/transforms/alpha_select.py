@@ -92,6 +92,23 @@ def _neighbour_shares(probes: np.ndarray, docs: np.ndarray, self_rows: np.ndarra
     return hits / hits.sum()
 
 
+
+def checked_grid(grid: Sequence[float]) -> list[float]:
+    """The sorted, de-duplicated alpha grid; empty or outside [ALPHA_MIN, ALPHA_MAX] is an error."""
+    out = sorted({float(a) for a in grid})
+    if not out or any(not (ALPHA_MIN <= a <= ALPHA_MAX) for a in out):
+        raise MlirkitError(f"alpha grid must be non-empty and inside [{ALPHA_MIN:g}, {ALPHA_MAX:g}]")
+    return out
+
+
+def known_rows(embs: np.ndarray, langs: Sequence[str | None]) -> tuple[np.ndarray, list[str]]:
+    """``(float32 embeddings, languages)`` of the rows of known language (the label-free criteria ignore the rest)."""
+    embs = np.asarray(embs, dtype=np.float32)
+    if embs.ndim != 2 or len(langs) != embs.shape[0]:
+        raise MlirkitError(f"need (n, d) embeddings with n languages, got {embs.shape} and {len(langs)}")
+    keep = np.array([not is_unknown(l) for l in langs], dtype=bool)
+    return embs[keep], [str(l) for l, kp in zip(langs, keep) if kp]
+
 def select_alpha(embs: np.ndarray, langs: Sequence[str | None], transform: LanguageTransform, *,
                  criterion: str = "knn", grid: Sequence[float] = DEFAULT_GRID, k: int = DEFAULT_K,
                  max_probes: int = DEFAULT_MAX_PROBES, seed: int = 0, per_language: bool = True,
@@ -103,15 +120,8 @@ def select_alpha(embs: np.ndarray, langs: Sequence[str | None], transform: Langu
     """
     if criterion not in CRITERIA:
         raise MlirkitError(f"criterion must be one of {', '.join(CRITERIA)}, got {criterion!r}")
-    grid = sorted({float(a) for a in grid})
-    if not grid or any(not (ALPHA_MIN <= a <= ALPHA_MAX) for a in grid):
-        raise MlirkitError(f"alpha grid must be non-empty and inside [{ALPHA_MIN:g}, {ALPHA_MAX:g}]")
-    embs = np.asarray(embs, dtype=np.float32)
-    if embs.ndim != 2 or len(langs) != embs.shape[0]:
-        raise MlirkitError(f"need (n, d) embeddings with n languages, got {embs.shape} and {len(langs)}")
-    keep = np.array([not is_unknown(l) for l in langs], dtype=bool)
-    embs = embs[keep]
-    lang_list = [str(l) for l, kp in zip(langs, keep) if kp]
+    grid = checked_grid(grid)
+    embs, lang_list = known_rows(embs, langs)
     counts = Counter(lang_list)
     src = transform.source_lang
     if criterion == "knn" and transform.transforms_source and transform.touches("doc") and not transform.touches("query"):
