@@ -33,15 +33,10 @@ def dcl_components(model: Any, texts: Sequence[str], *, side: str = "doc", batch
             for s in range(0, len(texts), batch_size):
                 chunk = list(texts[s:s + batch_size])
                 if cache is not None:
-                    from mlirkit.train.feature_cache import CachedForward, TextInput
+                    from mlirkit.train.feature_cache import CachedForward, TextInput, pad_blocks
 
-                    blocks = [cache.get(TextInput(t, prefix, max_length)) for t in chunk]
-                    length = max(b.shape[0] for b in blocks)
-                    states = torch.zeros(len(chunk), length, cache.hidden)
-                    mask = torch.zeros(len(chunk), length, dtype=torch.long)
-                    for k, b in enumerate(blocks):
-                        states[k, : b.shape[0]] = b
-                        mask[k, : b.shape[0]] = 1
+                    states, mask = pad_blocks([cache.get(TextInput(t, prefix, max_length)) for t in chunk],
+                                              cache.hidden)
                     h = CachedForward(model, cache.layer)({"x": (states, mask)})["x"]["h"]
                 else:
                     enc = model.tokenize(chunk, prefix, max_length)

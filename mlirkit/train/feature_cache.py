@@ -299,13 +299,7 @@ def embed_cached(model: Any, cache: FeatureCache, texts: Sequence[str], *, side:
         for s in range(0, len(order), batch_size):
             idx = order[s:s + batch_size]
             items = [TextInput(texts[i], prefix, max_length) for i in idx]
-            blocks = [cache.get(x) for x in items]
-            length = max(b.shape[0] for b in blocks)
-            states = torch.zeros(len(idx), length, cache.hidden)
-            mask = torch.zeros(len(idx), length, dtype=torch.long)
-            for k, b in enumerate(blocks):
-                states[k, : b.shape[0]] = b
-                mask[k, : b.shape[0]] = 1
+            states, mask = pad_blocks([cache.get(x) for x in items], cache.hidden)
             r = fwd({"x": (states, mask)})["x"]["s"].float()
             if normalize:
                 r = F.normalize(r, dim=-1)
@@ -314,6 +308,19 @@ def embed_cached(model: Any, cache: FeatureCache, texts: Sequence[str], *, side:
         model.train(was_training)
     return out
 
+
+
+def pad_blocks(blocks: list, hidden: int) -> tuple:
+    """Cached per-text state blocks (L_i, d) -> right-padded states (n, L, d) and attention mask (n, L)."""
+    import torch
+
+    length = max(b.shape[0] for b in blocks)
+    states = torch.zeros(len(blocks), length, hidden)  # (n, L, d)
+    mask = torch.zeros(len(blocks), length, dtype=torch.long)  # (n, L)
+    for k, b in enumerate(blocks):
+        states[k, : b.shape[0]] = b
+        mask[k, : b.shape[0]] = 1
+    return states, mask
 
 def training_inputs(cfg: Any) -> tuple[list[TextInput], list[tuple[TextInput, TextInput]]]:
     """Every model input the configured data can produce, and the parallel pairs (as inputs).
