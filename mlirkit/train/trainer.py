@@ -284,7 +284,7 @@ class Trainer:
 
     def compute_losses(self, batch: Batch, micro: int = 0) -> dict[str, torch.Tensor]:
         """Encode one micro-batch and return ``{loss name: value, "total": ...}``."""
-        c, dev = self.cfg, self.device
+        c = self.cfg
         sp = c.effective_sentence_prefix
         inputs: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
         n_q = len(batch.retrieval)
