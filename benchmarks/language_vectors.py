@@ -14,7 +14,9 @@ packages; :mod:`mlirkit.datasets.ddtp_nonparallel`): its documents are a subset 
 so their embeddings are taken from the pooled corpus's cache entry (``--corpus-from mlirkit/ddtp``).
 
 ``shift-mined``: vectors from pseudo-parallel pairs mined in the corpus (:mod:`mlirkit.transforms.mining`,
-``--mine-k``, ``--mine-threshold``; ``shift-mined-c``: the same with ``center=True``). Every shift system is also run at the guarded per-language
+``--mine-k``, ``--mine-threshold``; ``shift-mined-c``: the same with ``center=True``). ``shift-corpus-tr`` /
+``shift-mined-c-tr``: corpus / centred mined vectors kept out of the documents' topic subspace
+(:mod:`mlirkit.transforms.topic_subspace`, ``--topic-rank``, default auto). Every shift system is also run at the guarded per-language
 label-free alpha (:mod:`mlirkit.transforms.alpha_guard`, rows "guarded"); the report gives per run the
 largest recall@20 loss of any document language against the base. ``--systems`` keeps only the named
 shift systems (faster).
@@ -61,6 +63,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--output", type=Path, required=True)
     p.add_argument("--mine-k", type=int, default=4, help="neighbours of the mining ratio margin")
     p.add_argument("--mine-threshold", type=float, default=1.0, help="ratio-margin threshold of mined pairs")
+    p.add_argument("--topic-rank", default="auto",
+                   help="rank of the topic subspace of shift-corpus-tr / shift-mined-c-tr (a number or auto)")
     p.add_argument("--systems", nargs="+", default=None,
                    help="keep only these shift systems (e.g. shift-pairs-ood shift-pairs-ddtp shift-corpus shift-mined)")
     p.add_argument("--no-fixed", action="store_true", help="leave out centering and LIR")
@@ -169,6 +173,14 @@ def main(argv: list[str] | None = None) -> int:
     transforms["shift-mined-c"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, initial=corpus,
                                                   k=args.mine_k, threshold=args.mine_threshold, center=True,
                                                   origin=data.name)
+    # topic-robust variants: vectors kept out of the pooled within-language (topic) subspace
+    from mlirkit.transforms.topic_subspace import parse_topic_rank, remove_topic, topic_subspace
+
+    rank = parse_topic_rank(args.topic_rank)
+    transforms["shift-corpus-tr"] = remove_topic(corpus, topic_subspace(doc_embs, doc_langs, rank))
+    transforms["shift-mined-c-tr"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, initial=corpus,
+                                                     k=args.mine_k, threshold=args.mine_threshold, center=True,
+                                                     topic_rank=rank, origin=data.name)
     logger.info("mined-pair vectors (%.1fs): %s", time.perf_counter() - t0,
                 {l: p.get("pairs", p.get("mined_pairs")) for l, p in transforms["shift-mined"].meta["provenance"].items()})
     if args.systems:
@@ -234,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
            "chosen_dev_alpha": chosen_dev, "label_free": {n: s.as_dict() for n, s in label_free.items()},
            "guarded": {n: s.as_dict() for n, s in guarded.items()}, "recall_drop_vs_base": drops,
            "mining": transforms["shift-mined"].meta.get("mining") if "shift-mined" in transforms else None,
+           "topic_robust": {n: t.meta.get("topic_robust") for n, t in transforms.items() if t.meta.get("topic_robust")},
            "provenance": {n: t.meta.get("provenance") for n, t in transforms.items()},
            "test": test.to_dict(), "dev": {r: {m: dev.value(r, m) for m in metrics} for r in dev.runs},
            "seconds": round(elapsed, 1), "markdown": report}
@@ -349,6 +362,11 @@ def render(args, data, test, main, chosen_dev, label_free, transforms, command, 
             f"{l}={r['pairs']} ({len(r['rounds'])} rounds{', fallback' if r['fallback'] else ''}, "
             f"median margin {(r['margin'] or {}).get('median', float('nan')):.3f})"
             for l, r in mining["languages"].items()), ""]
+    for name in ("shift-corpus-tr", "shift-mined-c-tr"):
+        if name in transforms:
+            tr = transforms[name].meta["topic_robust"]
+            lines += [f"Topic subspace of {name}: rank {tr['rank']} ({tr['rule']}) of the pooled within-language "
+                      f"covariance of {tr['documents']} documents in {tr['languages']} languages", ""]
     for name, df in test.per_language.items():
         cols = [str(c) for c in df.columns]
         lines += [f"Per language: {name} (test split)", "", "| run | " + " | ".join(cols) + " |",

@@ -58,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a pair-fitted shift transform: its vectors where it has them, corpus vectors for the rest")
     c.add_argument("--blend", type=float, default=None, metavar="W",
                    help="with --hybrid-with: V = (1-W) V_pairs + W V_corpus where both exist")
+    c.add_argument("--topic-rank", default=None, metavar="R",
+                   help="keep the vectors (corpus-fitted or mined) out of the top-R eigenvectors of the documents' "
+                        "pooled within-language covariance (the topic subspace); 'auto': the eigenvalues above the "
+                        "Marchenko-Pastur noise edge")
     m = f.add_argument_group("vectors from pseudo-parallel pairs mined in the index (with --from-index; "
                              "see docs/shift.md)")
     m.add_argument("--mine-pairs", action="store_true",
@@ -158,7 +162,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
         raise MlirkitError("--max-pairs must be at least 1")
     corpus_only = [o for o, v in (("--relative-to-overall", args.relative_to_overall), ("--min-docs", args.min_docs),
                                   ("--hybrid-with", args.hybrid_with), ("--blend", args.blend),
-                                  ("--mine-pairs", args.mine_pairs)) if v not in (None, False)]
+                                  ("--mine-pairs", args.mine_pairs), ("--topic-rank", args.topic_rank))
+                   if v not in (None, False)]
     if args.from_index is not None:
         return _fit_from_index(args)
     if corpus_only:
@@ -216,6 +221,13 @@ def _fit_from_index(args: argparse.Namespace) -> int:
                                    ("--mine-center", args.mine_center or None)) if v is not None}
     if mine_opts and not args.mine_pairs:
         raise MlirkitError(f"{', '.join(mine_opts)} need --mine-pairs")
+    if args.topic_rank is not None:
+        from mlirkit.transforms.topic_subspace import parse_topic_rank
+
+        parse_topic_rank(args.topic_rank)  # bad input fails before the embeddings are read
+    if args.topic_rank is not None and (overall or args.hybrid_with is not None):
+        raise MlirkitError("--topic-rank is for vectors relative to the source language fitted on the index alone; "
+                           "drop --relative-to-overall / --hybrid-with")
     if args.mine_pairs:
         if overall or args.hybrid_with is not None:
             raise MlirkitError("--mine-pairs fits vectors relative to the source language on their own; "
@@ -225,6 +237,12 @@ def _fit_from_index(args: argparse.Namespace) -> int:
     t = fit_corpus_shift_from_index(args.from_index, args.source_lang, relative_to="overall" if overall else "source",
                                     min_docs=DEFAULT_MIN_DOCS if args.min_docs is None else args.min_docs,
                                     only_langs=args.langs)
+    if args.topic_rank is not None:
+        from mlirkit.shift.from_index import index_document_embeddings
+        from mlirkit.transforms.topic_subspace import parse_topic_rank, remove_topic, topic_subspace
+
+        embs, langs, _ = index_document_embeddings(args.from_index)
+        t = remove_topic(t, topic_subspace(embs, langs, parse_topic_rank(args.topic_rank)))
     if pairs_t is not None:
         from mlirkit.transforms.hybrid import hybrid_shift
         from mlirkit.base.langs import is_unknown
@@ -236,7 +254,8 @@ def _fit_from_index(args: argparse.Namespace) -> int:
                          require_langs=index_langs if args.langs is None else args.langs)
     save_transform(t, args.output, overwrite=args.overwrite)
     _print({"output": str(args.output), "sha256": t.sha256, "method": t.method, "source_lang": t.source_lang,
-            "languages": t.languages, "corpus_fit": t.meta.get("corpus_fit"), "provenance": t.meta.get("provenance")})
+            "languages": t.languages, "corpus_fit": t.meta.get("corpus_fit"), "provenance": t.meta.get("provenance"),
+            **({"topic_robust": t.meta["topic_robust"]} if "topic_robust" in t.meta else {})})
     return 0
 
 
@@ -247,8 +266,11 @@ def _fit_mined(args: argparse.Namespace) -> int:
     from mlirkit.transforms.io import save_transform
 
     embs, langs, encoder = index_document_embeddings(args.from_index)
+    from mlirkit.transforms.topic_subspace import parse_topic_rank
+
     opt = {"k": args.mine_k, "threshold": args.mine_threshold, "min_pairs": args.mine_min_pairs,
-           "max_rounds": args.mine_rounds, "tol": args.mine_tol, "center": True if args.mine_center else None}
+           "max_rounds": args.mine_rounds, "tol": args.mine_tol, "center": True if args.mine_center else None,
+           "topic_rank": None if args.topic_rank is None else parse_topic_rank(args.topic_rank)}
     t = mining.fit_mined_shift(embs, langs, args.source_lang, encoder=encoder, origin=str(args.from_index),
                                min_docs=DEFAULT_MIN_DOCS if args.min_docs is None else args.min_docs,
                                only_langs=args.langs, meta={"normalized": bool(encoder.get("normalize", False))},
@@ -260,7 +282,8 @@ def _fit_mined(args: argparse.Namespace) -> int:
             "mining": {**{k: v for k, v in info.items() if k != "languages"},
                        "languages": {l: {"pairs": r["pairs"], "rounds": len(r["rounds"]), "converged": r["converged"],
                                          "fallback": r["fallback"], "margin": r["margin"]}
-                                     for l, r in info["languages"].items()}}})
+                                     for l, r in info["languages"].items()}},
+            **({"topic_robust": t.meta["topic_robust"]} if "topic_robust" in t.meta else {})})
     return 0
 
 

@@ -27,7 +27,9 @@ the language offset does not hide the matches), round ``t`` does:
 5. ``V^(t+1) = (1/|P|) sum_{(x, y) in P} (x - y)`` in float64 on the untransformed embeddings (SHIFT's
    formula over the mined pairs);
 
-until ``||V^(t+1) - V^(t)|| <= tol * ||V^(t)||`` or ``max_rounds`` rounds (the refinement loop of
+(with ``topic`` given, a :class:`~mlirkit.transforms.topic_subspace.TopicSubspace`: projected out of it,
+``V^(t+1) = (I - U_r U_r^T) mean(x - y)``, and so is ``V^(0)``: the topic-robust variant, measured in
+docs/results.md), until ``||V^(t+1) - V^(t)|| <= tol * ||V^(t)||`` or ``max_rounds`` rounds (the refinement loop of
 unsupervised cross-lingual embedding mapping, Artetxe et al. 2018, "A robust self-learning method for
 fully unsupervised cross-lingual mappings of word embeddings"). A language with fewer than
 ``min_pairs`` kept pairs in a round keeps its corpus-fitted vector (recorded, warned): a mean over a
@@ -42,13 +44,16 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms.shift import ShiftTransform
 from mlirkit.transforms.transform import check_finite, is_unknown
+
+if TYPE_CHECKING:
+    from mlirkit.transforms.topic_subspace import TopicSubspace
 
 logger = logging.getLogger(__name__)
 
@@ -140,8 +145,10 @@ def _quantiles(x: np.ndarray) -> dict[str, float] | None:
 def mined_language_vector(tgt_raw: np.ndarray, src_raw: np.ndarray, initial: np.ndarray, *, k: int = DEFAULT_K,
                           threshold: float = DEFAULT_THRESHOLD, min_pairs: int = DEFAULT_MIN_PAIRS,
                           max_rounds: int = DEFAULT_MAX_ROUNDS, tol: float = DEFAULT_TOL, center: bool = False,
-                          chunk_rows: int = DEFAULT_CHUNK_ROWS) -> tuple[np.ndarray, dict[str, Any]]:
-    """``(V_l float64 (d,), record)`` by iterated mining (module docstring) from ``initial`` (d,).
+                          chunk_rows: int = DEFAULT_CHUNK_ROWS,
+                          topic: "TopicSubspace | None" = None) -> tuple[np.ndarray, dict[str, Any]]:
+    """``(V_l float64 (d,), record)`` by iterated mining (module docstring) from ``initial`` (d,); with
+    ``topic``, the initial vector and every refit are projected out of the topic subspace.
 
     ``record`` holds ``rounds`` (one entry per round: pairs kept, mutual candidates, margin and cosine
     quantiles, relative change), ``converged``, ``pairs`` (of the last round), ``fallback`` (True when
@@ -155,7 +162,8 @@ def mined_language_vector(tgt_raw: np.ndarray, src_raw: np.ndarray, initial: np.
     src_raw = np.asarray(src_raw, dtype=np.float64)
     c = src_raw.mean(axis=0) if center else np.zeros(src_raw.shape[1])  # (d,) removed before the cosine
     y = _normalize(src_raw - c)
-    v = np.asarray(initial, dtype=np.float64).copy()
+    keep_out = (lambda u: u) if topic is None else topic.project_out
+    v = keep_out(np.asarray(initial, dtype=np.float64).copy())
     rounds: list[dict[str, Any]] = []
     converged = False
     pairs: MinedPairs | None = None
@@ -167,7 +175,7 @@ def mined_language_vector(tgt_raw: np.ndarray, src_raw: np.ndarray, initial: np.
             entry["change"] = None
             rounds.append(entry)
             break
-        new = (tgt_raw[pairs.tgt] - src_raw[pairs.src]).mean(axis=0)  # (d,) float64
+        new = keep_out((tgt_raw[pairs.tgt] - src_raw[pairs.src]).mean(axis=0))  # (d,) float64
         change = float(np.linalg.norm(new - v) / max(np.linalg.norm(v), 1e-12))
         entry["change"] = round(change, 6)
         entry["norm"] = round(float(np.linalg.norm(new)), 6)
@@ -178,7 +186,7 @@ def mined_language_vector(tgt_raw: np.ndarray, src_raw: np.ndarray, initial: np.
             break
     fallback = pairs is None or len(pairs) < min_pairs
     if fallback:
-        v = np.asarray(initial, dtype=np.float64).copy()
+        v = keep_out(np.asarray(initial, dtype=np.float64).copy())
     record = {"rounds": rounds, "converged": converged, "fallback": fallback,
               "pairs": 0 if pairs is None else len(pairs),
               "margin": None if pairs is None else _quantiles(pairs.margin)}
@@ -189,14 +197,16 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
                     initial: ShiftTransform | None = None, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD,
                     min_pairs: int = DEFAULT_MIN_PAIRS, max_rounds: int = DEFAULT_MAX_ROUNDS, tol: float = DEFAULT_TOL,
                     center: bool = False, min_docs: int | None = None, only_langs: Sequence[str] | None = None,
-                    origin: str | None = None,
+                    origin: str | None = None, topic_rank: int | str | None = None,
                     chunk_rows: int = DEFAULT_CHUNK_ROWS, meta: dict[str, Any] | None = None) -> ShiftTransform:
     """SHIFT vectors from pairs mined in the documents ``embs`` (n, d, untransformed) with languages ``langs``.
 
     ``initial`` gives the round-0 vectors (default: the corpus-fitted ones,
     :func:`~mlirkit.transforms.corpus_fit.fit_corpus_shift`, with ``min_docs`` and ``only_langs``). The
     transform's metadata ``mining`` records the parameters and per language the rounds; ``provenance``
-    says ``mined-pairs`` (or ``corpus`` for a language that fell back).
+    says ``mined-pairs`` (or ``corpus`` for a language that fell back). ``topic_rank`` (a number or
+    ``"auto"``) keeps every vector out of the documents' topic subspace
+    (:mod:`mlirkit.transforms.topic_subspace`; recorded as ``topic_robust``).
     """
     from mlirkit.transforms.corpus_fit import DEFAULT_MIN_DOCS, fit_corpus_shift
 
@@ -223,6 +233,11 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
     missing = [l for l in wanted if l not in initial.params]
     if missing:
         raise MlirkitError(f"no initial vector for {', '.join(missing)}")
+    topic = None
+    if topic_rank is not None:
+        from mlirkit.transforms.topic_subspace import topic_subspace
+
+        topic = topic_subspace(embs, langs, topic_rank)
     params: dict[str, np.ndarray] = {}
     per_lang: dict[str, Any] = {}
     provenance: dict[str, Any] = {}
@@ -234,7 +249,7 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
         check_finite("embeddings", tgt_raw)
         v, record = mined_language_vector(tgt_raw, src_raw, initial.params[lang].astype(np.float64), k=k,
                                           threshold=threshold, min_pairs=min_pairs, max_rounds=max_rounds, tol=tol,
-                                          center=center, chunk_rows=chunk_rows)
+                                          center=center, chunk_rows=chunk_rows, topic=topic)
         params[lang] = v.astype(np.float32)
         record["docs"] = int(len(rows))
         per_lang[lang] = record
@@ -248,7 +263,8 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
         logger.info("%s: %d mined pairs after %d rounds (converged: %s)", lang, record["pairs"],
                     len(record["rounds"]), record["converged"])
     formula = ("V_l = mean over mutual ratio-margin pairs (x in l, y in source) of (x - y), "
-               "re-mined after shifting by V_l until it stabilises")
+               "re-mined after shifting by V_l until it stabilises"
+               + ("; projected out of the topic subspace every round" if topic is not None else ""))
     full_meta: dict[str, Any] = {
         "pairs": None,
         "source": origin,
@@ -261,5 +277,9 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
         "provenance": provenance,
         **(meta or {}),
     }
+    if topic is not None:
+        full_meta["topic_robust"] = {**topic.as_dict(), "applied": "initial vector and every refit",
+                                     "energy_removed_from_initial": {
+                                         l: round(topic.energy_in(initial.params[l]), 6) for l in wanted}}
     return ShiftTransform(params, encoder=encoder, source_lang=source_lang, meta=full_meta)
 

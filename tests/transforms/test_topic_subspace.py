@@ -1,0 +1,153 @@
+"""Topic-robust language vectors: the pooled within-language (topic) subspace projected out."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from mlirkit.base.errors import MlirkitError
+from mlirkit.shift import fit_corpus_shift, load_transform
+from mlirkit.transforms.mining import fit_mined_shift
+from mlirkit.transforms.topic_subspace import (marchenko_pastur_rank, parse_topic_rank, remove_topic,
+                                               topic_subspace, within_language_covariance)
+
+ENC = {"class": "test", "model": "toy"}
+
+
+def _topic_skewed(seed=0, d=32, r=4, n=200, langs=("en", "de", "fr")):
+    """Documents = topic (r strong directions, each language centred on different topics) + a language offset
+    orthogonal to the topic directions + isotropic noise; returns embs, langs, offsets, topic basis."""
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    topics, rest = q[:, :r], q[:, r:]
+    rows, lang_list, offsets = [], [], {}
+    for i, lang in enumerate(langs):
+        centre = 1.5 * rng.normal(size=r)  # this language's own topic mix (the skew)
+        coef = 3.0 * (centre + rng.normal(size=(n, r)))
+        off = np.zeros(d) if lang == "en" else 2.0 * rest @ (lambda u: u / np.linalg.norm(u))(rng.normal(size=d - r))
+        offsets[lang] = off
+        rows.append(coef @ topics.T + off + 0.3 * rng.normal(size=(n, d)))
+        lang_list += [lang] * n
+    return np.concatenate(rows), lang_list, offsets, topics
+
+
+def test_within_language_covariance_is_the_pooled_covariance_written_out():
+    rng = np.random.default_rng(3)
+    embs = rng.normal(size=(41, 6)) + np.repeat(rng.normal(size=(3, 6)) * 4, [10, 20, 11], axis=0)
+    langs = ["en"] * 10 + ["de"] * 20 + ["fr"] * 9 + ["und", ""]  # unknown-language rows are ignored
+    want = sum((embs[np.asarray(langs) == l] - embs[np.asarray(langs) == l].mean(0)).T
+               @ (embs[np.asarray(langs) == l] - embs[np.asarray(langs) == l].mean(0)) for l in ("en", "de", "fr"))
+    want /= 39 - 3
+    for chunk in (4, 65536):
+        cov, n, n_langs = within_language_covariance(embs, langs, chunk_rows=chunk)
+        assert (n, n_langs) == (39, 3)
+        np.testing.assert_allclose(cov, want, rtol=1e-10, atol=1e-12)
+    with pytest.raises(MlirkitError, match="too few"):
+        within_language_covariance(embs[:2], ["en", "de"])
+
+
+def test_marchenko_pastur_rank_counts_the_eigenvalues_above_the_edge():
+    s = np.array([9.0, 5.0, 1.2, 1.0, 0.5, 0.3])
+    edge = s.mean() * (1 + np.sqrt(6 / 50)) ** 2
+    assert marchenko_pastur_rank(s, 50, 6) == (int((s > edge).sum()), pytest.approx(edge))
+    # pure isotropic noise: no direction stands out; planted strong directions: exactly those
+    rng = np.random.default_rng(0)
+    noise = rng.normal(size=(600, 32))
+    assert topic_subspace(noise, ["en"] * 300 + ["de"] * 300).rank == 0
+    embs, langs, _, topics = _topic_skewed()
+    sub = topic_subspace(embs, langs)
+    assert sub.rank == 4 and sub.rule == "marchenko-pastur" and sub.basis.shape == (32, 4)
+    # the estimated subspace is the planted one (principal angles near 0)
+    assert np.linalg.svd(topics.T @ sub.basis, compute_uv=False).min() > 0.99
+    assert topic_subspace(embs, langs, 2).rank == 2 and topic_subspace(embs, langs, 2).rule == "given"
+
+
+def test_projection_equals_the_formula_and_is_recorded():
+    embs, langs, _, _ = _topic_skewed(seed=1)
+    corpus = fit_corpus_shift(embs, langs, "en", encoder=ENC)
+    sub = topic_subspace(embs, langs, 3)
+    out = remove_topic(corpus, sub)
+    for lang, v in corpus.params.items():
+        u = sub.basis
+        want = (np.eye(u.shape[0]) - u @ u.T) @ v.astype(np.float64)
+        np.testing.assert_allclose(out.params[lang], want, atol=1e-5)
+        np.testing.assert_allclose(u.T @ out.params[lang], 0.0, atol=1e-5)  # nothing left in the subspace
+        e = np.sum((u.T @ v.astype(np.float64)) ** 2) / np.sum(v.astype(np.float64) ** 2)
+        assert out.meta["topic_robust"]["energy_removed"][lang] == pytest.approx(e, abs=1e-6)
+    rec = out.meta["topic_robust"]
+    assert rec["rank"] == 3 and rec["rule"] == "given" and rec["documents"] == 600 and rec["languages"] == 3
+    assert out.meta["corpus_fit"] == corpus.meta["corpus_fit"]  # the original provenance is kept
+
+
+def test_topic_robust_vectors_recover_planted_offsets_that_corpus_means_miss():
+    embs, langs, offsets, _ = _topic_skewed(seed=2)
+    corpus = fit_corpus_shift(embs, langs, "en", encoder=ENC)
+    robust = remove_topic(corpus, topic_subspace(embs, langs))
+    mined = fit_mined_shift(embs, langs, "en", encoder=ENC, topic_rank="auto", center=True)
+    assert mined.meta["topic_robust"]["rank"] == 4
+    for lang in ("de", "fr"):
+        err_corpus = np.linalg.norm(corpus.params[lang] - offsets[lang])
+        assert err_corpus > 1.0  # the topic skew biases the corpus means
+        for t in (robust, mined):
+            err = np.linalg.norm(t.params[lang] - offsets[lang])
+            assert err < 0.1 * err_corpus, (lang, err, err_corpus)
+        rounds = mined.meta["mining"]["languages"][lang]["rounds"]
+        assert mined.meta["provenance"][lang]["from"] == "mined-pairs" and rounds[-1]["pairs"] >= 10
+    # an offset partly inside the topic subspace loses exactly that part
+    sub = topic_subspace(embs, langs)
+    v = offsets["de"] + 1.0 * sub.basis[:, 0]
+    np.testing.assert_allclose(sub.project_out(v), offsets["de"] - sub.basis @ (sub.basis.T @ offsets["de"]),
+                               atol=1e-12)
+
+
+def test_topic_rank_refusals():
+    embs, langs, _, _ = _topic_skewed(seed=4, d=8, r=2, n=20)
+    for bad in (-1, 8, "many"):
+        with pytest.raises(MlirkitError, match="topic rank"):
+            topic_subspace(embs, langs, bad)
+    assert parse_topic_rank("auto") == "auto" and parse_topic_rank("5") == 5
+    for bad in ("-2", "x", "1.5"):
+        with pytest.raises(MlirkitError, match="--topic-rank"):
+            parse_topic_rank(bad)
+
+
+def test_cli_fit_topic_rank_corpus_and_mined(tmp_path, capsys):
+    from mlirkit.base.cli import run_cli
+    from mlirkit.index import IndexWriter
+    from mlirkit.shift.cli import main
+
+    embs, langs, offsets, _ = _topic_skewed(seed=5)
+    idx = tmp_path / "idx"
+    with IndexWriter(idx, dim=embs.shape[1], encoder=ENC, normalized=False, save_embeddings=True) as w:
+        w.add([f"d{i}" for i in range(len(embs))], langs, embs)
+    stored = np.asarray(np.load(idx / "embeddings.npy"), dtype=np.float64) if (idx / "embeddings.npy").exists() else embs
+    out = tmp_path / "corpus-tr.safetensors"
+    assert main(["fit", "--from-index", str(idx), "--source-lang", "en", "--topic-rank", "auto",
+                 "--output", str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    t = load_transform(out)
+    want = remove_topic(fit_corpus_shift(stored, langs, "en", encoder=ENC), topic_subspace(stored, langs))
+    for lang in ("de", "fr"):
+        np.testing.assert_allclose(t.params[lang], want.params[lang], atol=1e-5)
+    assert printed["topic_robust"]["rank"] == t.meta["topic_robust"]["rank"] == 4
+
+    out = tmp_path / "mined-tr.safetensors"
+    assert main(["fit", "--from-index", str(idx), "--source-lang", "en", "--mine-pairs", "--mine-center",
+                 "--topic-rank", "3", "--output", str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    t = load_transform(out)
+    want = fit_mined_shift(stored, langs, "en", encoder=ENC, center=True, topic_rank=3)
+    for lang in ("de", "fr"):
+        np.testing.assert_allclose(t.params[lang], want.params[lang], atol=1e-5)
+    assert t.meta["topic_robust"]["rank"] == 3 and t.meta["topic_robust"]["rule"] == "given"
+    assert "every round" in t.meta["mining"]["formula"] and printed["topic_robust"]["rank"] == 3
+
+    for argv, msg in ((["--topic-rank", "x"], "--topic-rank"),
+                      (["--topic-rank", "2", "--relative-to-overall"], "drop --relative-to-overall")):
+        assert run_cli(main, ["fit", "--from-index", str(idx), "--source-lang", "en", "--output",
+                              str(tmp_path / "y.safetensors"), *argv]) == 2
+        assert msg in capsys.readouterr().err
+    assert run_cli(main, ["fit", "--topic-rank", "2", "--pairs", "x", "--source-lang", "en", "--output",
+                          str(tmp_path / "y.safetensors")]) == 2
+    assert "need --from-index" in capsys.readouterr().err
