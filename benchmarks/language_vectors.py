@@ -16,7 +16,8 @@ so their embeddings are taken from the pooled corpus's cache entry (``--corpus-f
 ``shift-mined``: vectors from pseudo-parallel pairs mined in the corpus (:mod:`mlirkit.transforms.mining`,
 ``--mine-k``, ``--mine-threshold``; ``shift-mined-c``: the same with ``center=True``). ``shift-corpus-tr`` /
 ``shift-mined-c-tr``: corpus / centred mined vectors kept out of the documents' topic subspace
-(:mod:`mlirkit.transforms.topic_subspace`, ``--topic-rank``, default auto). Every shift system is also run at the guarded per-language
+(:mod:`mlirkit.transforms.topic_subspace`, ``--topic-rank``, default auto); ``-trt``: the same, projected only
+when the skew test (level ``--topic-test``, default 0.01) finds topic in the corpus vectors. Every shift system is also run at the guarded per-language
 label-free alpha (:mod:`mlirkit.transforms.alpha_guard`, rows "guarded"); the report gives per run the
 largest recall@20 loss of any document language against the base. ``--systems`` keeps only the named
 shift systems (faster).
@@ -65,6 +66,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--mine-threshold", type=float, default=1.0, help="ratio-margin threshold of mined pairs")
     p.add_argument("--topic-rank", default="auto",
                    help="rank of the topic subspace of shift-corpus-tr / shift-mined-c-tr (a number or auto)")
+    p.add_argument("--topic-test", type=float, default=0.01,
+                   help="level of the topic skew test of shift-corpus-trt / shift-mined-c-trt")
     p.add_argument("--systems", nargs="+", default=None,
                    help="keep only these shift systems (e.g. shift-pairs-ood shift-pairs-ddtp shift-corpus shift-mined)")
     p.add_argument("--no-fixed", action="store_true", help="leave out centering and LIR")
@@ -181,6 +184,13 @@ def main(argv: list[str] | None = None) -> int:
     transforms["shift-mined-c-tr"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, initial=corpus,
                                                      k=args.mine_k, threshold=args.mine_threshold, center=True,
                                                      topic_rank=rank, origin=data.name)
+    # the same, projected only when the skew test finds topic in the corpus vectors (level --topic-test)
+    transforms["shift-corpus-trt"] = remove_topic(corpus, topic_subspace(doc_embs, doc_langs, rank),
+                                                  test_level=args.topic_test)
+    transforms["shift-mined-c-trt"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, initial=corpus,
+                                                      k=args.mine_k, threshold=args.mine_threshold, center=True,
+                                                      topic_rank=rank, topic_test_level=args.topic_test,
+                                                      origin=data.name)
     logger.info("mined-pair vectors (%.1fs): %s", time.perf_counter() - t0,
                 {l: p.get("pairs", p.get("mined_pairs")) for l, p in transforms["shift-mined"].meta["provenance"].items()})
     if args.systems:
@@ -362,11 +372,15 @@ def render(args, data, test, main, chosen_dev, label_free, transforms, command, 
             f"{l}={r['pairs']} ({len(r['rounds'])} rounds{', fallback' if r['fallback'] else ''}, "
             f"median margin {(r['margin'] or {}).get('median', float('nan')):.3f})"
             for l, r in mining["languages"].items()), ""]
-    for name in ("shift-corpus-tr", "shift-mined-c-tr"):
+    for name in ("shift-corpus-tr", "shift-mined-c-tr", "shift-corpus-trt", "shift-mined-c-trt"):
         if name in transforms:
             tr = transforms[name].meta["topic_robust"]
+            test = tr.get("skew_test")
             lines += [f"Topic subspace of {name}: rank {tr['rank']} ({tr['rule']}) of the pooled within-language "
-                      f"covariance of {tr['documents']} documents in {tr['languages']} languages", ""]
+                      f"covariance of {tr['documents']} documents in {tr['languages']} languages"
+                      + (f"; skew test: mean share {test['mean_share']:.3f} vs critical {test['critical']:.3f} "
+                         f"(random direction {test['null_mean']:.3f}) -> "
+                         + ("projected" if test["skewed"] else "not projected") if test else ""), ""]
     for name, df in test.per_language.items():
         cols = [str(c) for c in df.columns]
         lines += [f"Per language: {name} (test split)", "", "| run | " + " | ".join(cols) + " |",

@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep the vectors (corpus-fitted or mined) out of the top-R eigenvectors of the documents' "
                         "pooled within-language covariance (the topic subspace); 'auto': the eigenvalues above the "
                         "Marchenko-Pastur noise edge")
+    c.add_argument("--topic-test", type=float, default=None, metavar="LEVEL",
+                   help="with --topic-rank: project only when the vectors hold significantly more of their energy "
+                        "in the topic subspace than a random direction would (one-sided test at LEVEL, e.g. 0.01)")
     m = f.add_argument_group("vectors from pseudo-parallel pairs mined in the index (with --from-index; "
                              "see docs/shift.md)")
     m.add_argument("--mine-pairs", action="store_true",
@@ -162,7 +165,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
         raise MlirkitError("--max-pairs must be at least 1")
     corpus_only = [o for o, v in (("--relative-to-overall", args.relative_to_overall), ("--min-docs", args.min_docs),
                                   ("--hybrid-with", args.hybrid_with), ("--blend", args.blend),
-                                  ("--mine-pairs", args.mine_pairs), ("--topic-rank", args.topic_rank))
+                                  ("--mine-pairs", args.mine_pairs), ("--topic-rank", args.topic_rank),
+                                  ("--topic-test", args.topic_test))
                    if v not in (None, False)]
     if args.from_index is not None:
         return _fit_from_index(args)
@@ -225,6 +229,8 @@ def _fit_from_index(args: argparse.Namespace) -> int:
         from mlirkit.transforms.topic_subspace import parse_topic_rank
 
         parse_topic_rank(args.topic_rank)  # bad input fails before the embeddings are read
+    if args.topic_test is not None and (args.topic_rank is None or not 0.0 < args.topic_test < 1.0):
+        raise MlirkitError("--topic-test LEVEL needs --topic-rank and a level in (0, 1), e.g. 0.01")
     if args.topic_rank is not None and (overall or args.hybrid_with is not None):
         raise MlirkitError("--topic-rank is for vectors relative to the source language fitted on the index alone; "
                            "drop --relative-to-overall / --hybrid-with")
@@ -242,7 +248,8 @@ def _fit_from_index(args: argparse.Namespace) -> int:
         from mlirkit.transforms.topic_subspace import parse_topic_rank, remove_topic, topic_subspace
 
         embs, langs, _ = index_document_embeddings(args.from_index)
-        t = remove_topic(t, topic_subspace(embs, langs, parse_topic_rank(args.topic_rank)))
+        t = remove_topic(t, topic_subspace(embs, langs, parse_topic_rank(args.topic_rank)),
+                         test_level=args.topic_test)
     if pairs_t is not None:
         from mlirkit.transforms.hybrid import hybrid_shift
         from mlirkit.base.langs import is_unknown
@@ -270,7 +277,8 @@ def _fit_mined(args: argparse.Namespace) -> int:
 
     opt = {"k": args.mine_k, "threshold": args.mine_threshold, "min_pairs": args.mine_min_pairs,
            "max_rounds": args.mine_rounds, "tol": args.mine_tol, "center": True if args.mine_center else None,
-           "topic_rank": None if args.topic_rank is None else parse_topic_rank(args.topic_rank)}
+           "topic_rank": None if args.topic_rank is None else parse_topic_rank(args.topic_rank),
+           "topic_test_level": args.topic_test}
     t = mining.fit_mined_shift(embs, langs, args.source_lang, encoder=encoder, origin=str(args.from_index),
                                min_docs=DEFAULT_MIN_DOCS if args.min_docs is None else args.min_docs,
                                only_langs=args.langs, meta={"normalized": bool(encoder.get("normalize", False))},

@@ -198,6 +198,7 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
                     min_pairs: int = DEFAULT_MIN_PAIRS, max_rounds: int = DEFAULT_MAX_ROUNDS, tol: float = DEFAULT_TOL,
                     center: bool = False, min_docs: int | None = None, only_langs: Sequence[str] | None = None,
                     origin: str | None = None, topic_rank: int | str | None = None,
+                    topic_test_level: float | None = None,
                     chunk_rows: int = DEFAULT_CHUNK_ROWS, meta: dict[str, Any] | None = None) -> ShiftTransform:
     """SHIFT vectors from pairs mined in the documents ``embs`` (n, d, untransformed) with languages ``langs``.
 
@@ -206,7 +207,8 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
     transform's metadata ``mining`` records the parameters and per language the rounds; ``provenance``
     says ``mined-pairs`` (or ``corpus`` for a language that fell back). ``topic_rank`` (a number or
     ``"auto"``) keeps every vector out of the documents' topic subspace
-    (:mod:`mlirkit.transforms.topic_subspace`; recorded as ``topic_robust``).
+    (:mod:`mlirkit.transforms.topic_subspace`; recorded as ``topic_robust``); with ``topic_test_level``
+    only when the skew test finds topic in the initial vectors.
     """
     from mlirkit.transforms.corpus_fit import DEFAULT_MIN_DOCS, fit_corpus_shift
 
@@ -234,10 +236,19 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
     if missing:
         raise MlirkitError(f"no initial vector for {', '.join(missing)}")
     topic = None
+    skew: dict[str, Any] | None = None
+    if topic_rank is None and topic_test_level is not None:
+        raise MlirkitError("the topic skew test needs a topic rank")
     if topic_rank is not None:
-        from mlirkit.transforms.topic_subspace import topic_subspace
+        from mlirkit.transforms.topic_subspace import skew_test, topic_subspace
 
         topic = topic_subspace(embs, langs, topic_rank)
+        if topic_test_level is not None:
+            start = [initial.params[l] for l in (sorted(initial.params) if only_langs is None
+                                                  else sorted(set(only_langs) - {source_lang})) if l in initial.params]
+            skew = skew_test(topic, start, topic_test_level)
+            logger.info("topic skew test on the initial vectors: %s", skew)
+    loop_topic = topic if skew is None or skew["skewed"] else None
     params: dict[str, np.ndarray] = {}
     per_lang: dict[str, Any] = {}
     provenance: dict[str, Any] = {}
@@ -249,7 +260,7 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
         check_finite("embeddings", tgt_raw)
         v, record = mined_language_vector(tgt_raw, src_raw, initial.params[lang].astype(np.float64), k=k,
                                           threshold=threshold, min_pairs=min_pairs, max_rounds=max_rounds, tol=tol,
-                                          center=center, chunk_rows=chunk_rows, topic=topic)
+                                          center=center, chunk_rows=chunk_rows, topic=loop_topic)
         params[lang] = v.astype(np.float32)
         record["docs"] = int(len(rows))
         per_lang[lang] = record
@@ -264,7 +275,7 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
                     len(record["rounds"]), record["converged"])
     formula = ("V_l = mean over mutual ratio-margin pairs (x in l, y in source) of (x - y), "
                "re-mined after shifting by V_l until it stabilises"
-               + ("; projected out of the topic subspace every round" if topic is not None else ""))
+               + ("; projected out of the topic subspace every round" if loop_topic is not None else ""))
     full_meta: dict[str, Any] = {
         "pairs": None,
         "source": origin,
@@ -278,8 +289,10 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
         **(meta or {}),
     }
     if topic is not None:
-        full_meta["topic_robust"] = {**topic.as_dict(), "applied": "initial vector and every refit",
-                                     "energy_removed_from_initial": {
-                                         l: round(topic.energy_in(initial.params[l]), 6) for l in wanted}}
+        full_meta["topic_robust"] = {**topic.as_dict(), "applied": skew is None or skew["skewed"],
+                                     "where": "initial vector and every refit",
+                                     "energy_in_subspace_of_initial": {
+                                         l: round(topic.energy_in(initial.params[l]), 6) for l in wanted},
+                                     **({"skew_test": skew} if skew is not None else {})}
     return ShiftTransform(params, encoder=encoder, source_lang=source_lang, meta=full_meta)
 

@@ -9,13 +9,13 @@ import pytest
 from mlirkit.base.errors import MlirkitError
 from mlirkit.shift import fit_corpus_shift, load_transform
 from mlirkit.transforms.mining import fit_mined_shift
-from mlirkit.transforms.topic_subspace import (marchenko_pastur_rank, parse_topic_rank, remove_topic,
+from mlirkit.transforms.topic_subspace import (marchenko_pastur_rank, parse_topic_rank, remove_topic, skew_test,
                                                topic_subspace, within_language_covariance)
 
 ENC = {"class": "test", "model": "toy"}
 
 
-def _topic_skewed(seed=0, d=32, r=4, n=200, langs=("en", "de", "fr")):
+def _topic_skewed(seed=0, d=32, r=4, n=200, langs=("en", "de", "fr"), skew=1.5):
     """Documents = topic (r strong directions, each language centred on different topics) + a language offset
     orthogonal to the topic directions + isotropic noise; returns embs, langs, offsets, topic basis."""
     rng = np.random.default_rng(seed)
@@ -23,7 +23,7 @@ def _topic_skewed(seed=0, d=32, r=4, n=200, langs=("en", "de", "fr")):
     topics, rest = q[:, :r], q[:, r:]
     rows, lang_list, offsets = [], [], {}
     for i, lang in enumerate(langs):
-        centre = 1.5 * rng.normal(size=r)  # this language's own topic mix (the skew)
+        centre = skew * rng.normal(size=r)  # this language's own topic mix (the skew)
         coef = 3.0 * (centre + rng.normal(size=(n, r)))
         off = np.zeros(d) if lang == "en" else 2.0 * rest @ (lambda u: u / np.linalg.norm(u))(rng.normal(size=d - r))
         offsets[lang] = off
@@ -143,7 +143,13 @@ def test_cli_fit_topic_rank_corpus_and_mined(tmp_path, capsys):
     assert t.meta["topic_robust"]["rank"] == 3 and t.meta["topic_robust"]["rule"] == "given"
     assert "every round" in t.meta["mining"]["formula"] and printed["topic_robust"]["rank"] == 3
 
-    for argv, msg in ((["--topic-rank", "x"], "--topic-rank"),
+    out = tmp_path / "corpus-trt.safetensors"
+    assert main(["fit", "--from-index", str(idx), "--source-lang", "en", "--topic-rank", "auto", "--topic-test",
+                 "0.01", "--output", str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["topic_robust"]["skew_test"]["skewed"] is True and printed["topic_robust"]["applied"] is True
+    for argv, msg in ((["--topic-rank", "x"], "--topic-rank"), (["--topic-test", "0.01"], "needs --topic-rank"),
+                      (["--topic-rank", "2", "--topic-test", "2"], "in (0, 1)"),
                       (["--topic-rank", "2", "--relative-to-overall"], "drop --relative-to-overall")):
         assert run_cli(main, ["fit", "--from-index", str(idx), "--source-lang", "en", "--output",
                               str(tmp_path / "y.safetensors"), *argv]) == 2
@@ -151,3 +157,46 @@ def test_cli_fit_topic_rank_corpus_and_mined(tmp_path, capsys):
     assert run_cli(main, ["fit", "--topic-rank", "2", "--pairs", "x", "--source-lang", "en", "--output",
                           str(tmp_path / "y.safetensors")]) == 2
     assert "need --from-index" in capsys.readouterr().err
+
+
+def test_skew_test_null_moments_and_decisions():
+    rng = np.random.default_rng(7)
+    embs, langs, _, _ = _topic_skewed(seed=7, d=40, r=6, n=150, langs=("en", "de", "fr", "es", "it"))
+    sub = topic_subspace(embs, langs)
+    d, r = 40, sub.rank
+    # the null: random directions' share in the subspace has mean r/d and variance 2r(d-r)/(d^2(d+2))
+    shares = np.array([sub.energy_in(v) for v in rng.normal(size=(20000, d))])
+    assert shares.mean() == pytest.approx(r / d, abs=3e-3)
+    assert shares.var() == pytest.approx(2 * r * (d - r) / (d * d * (d + 2)), rel=0.05)
+    test = skew_test(sub, list(rng.normal(size=(4, d))), 0.01)
+    from statistics import NormalDist
+    want = r / d + NormalDist().inv_cdf(0.99) * np.sqrt(2 * r * (d - r) / (d * d * (d + 2)) / 4)
+    assert test["critical"] == pytest.approx(want, abs=1e-6) and test["null_mean"] == pytest.approx(r / d, abs=1e-6)
+    # random directions are rejected about 1 % of the time
+    rejections = np.mean([skew_test(sub, list(rng.normal(size=(4, d))), 0.01)["skewed"] for _ in range(2000)])
+    assert rejections < 0.04
+    with pytest.raises(MlirkitError, match="level"):
+        skew_test(sub, [np.ones(d)], 1.5)
+
+
+def test_skew_test_projects_topic_skewed_vectors_and_keeps_unskewed_ones():
+    embs, langs, offsets, _ = _topic_skewed(seed=8)
+    corpus = fit_corpus_shift(embs, langs, "en", encoder=ENC)
+    out = remove_topic(corpus, topic_subspace(embs, langs), test_level=0.01)
+    assert out.meta["topic_robust"]["applied"] is True and out.meta["topic_robust"]["skew_test"]["skewed"]
+    assert np.linalg.norm(out.params["de"] - offsets["de"]) < 0.1 * np.linalg.norm(corpus.params["de"] - offsets["de"])
+    # every language on the same topics: the corpus means are the offsets, the test keeps them
+    embs, langs, offsets, _ = _topic_skewed(seed=9, skew=0.0, n=400)
+    corpus = fit_corpus_shift(embs, langs, "en", encoder=ENC)
+    out = remove_topic(corpus, topic_subspace(embs, langs), test_level=0.01)
+    rec = out.meta["topic_robust"]
+    assert rec["applied"] is False and rec["skew_test"]["skewed"] is False and rec["energy_removed"]["de"] == 0.0
+    for lang in ("de", "fr"):
+        np.testing.assert_array_equal(out.params[lang], corpus.params[lang])
+    mined = fit_mined_shift(embs, langs, "en", encoder=ENC, center=True, topic_rank="auto", topic_test_level=0.01)
+    plain = fit_mined_shift(embs, langs, "en", encoder=ENC, center=True)
+    assert mined.meta["topic_robust"]["applied"] is False
+    for lang in ("de", "fr"):
+        np.testing.assert_allclose(mined.params[lang], plain.params[lang], atol=1e-6)
+    with pytest.raises(MlirkitError, match="needs a topic rank"):
+        fit_mined_shift(embs, langs, "en", encoder=ENC, topic_test_level=0.01)
