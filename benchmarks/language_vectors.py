@@ -375,12 +375,12 @@ def render(args, data, test, main, chosen_dev, label_free, transforms, command, 
     for name in ("shift-corpus-tr", "shift-mined-c-tr", "shift-corpus-trt", "shift-mined-c-trt"):
         if name in transforms:
             tr = transforms[name].meta["topic_robust"]
-            test = tr.get("skew_test")
+            sk = tr.get("skew_test")
             lines += [f"Topic subspace of {name}: rank {tr['rank']} ({tr['rule']}) of the pooled within-language "
                       f"covariance of {tr['documents']} documents in {tr['languages']} languages"
-                      + (f"; skew test: mean share {test['mean_share']:.3f} vs critical {test['critical']:.3f} "
-                         f"(random direction {test['null_mean']:.3f}) -> "
-                         + ("projected" if test["skewed"] else "not projected") if test else ""), ""]
+                      + (f"; skew test: mean share {sk['mean_share']:.3f} vs critical {sk['critical']:.3f} "
+                         f"(random direction {sk['null_mean']:.3f}) -> "
+                         + ("projected" if sk["skewed"] else "not projected") if sk else ""), ""]
     for name, df in test.per_language.items():
         cols = [str(c) for c in df.columns]
         lines += [f"Per language: {name} (test split)", "", "| run | " + " | ".join(cols) + " |",

@@ -22,7 +22,11 @@ with binary gains; the script first checks that its base and corpus-vector nDCG@
   *any* other language m, ``V_l = mean(x - y + V_m)`` (multi-language consistency), projected out of
   the topic subspace;
 - ``pairs-ddtp-tr r=R``: the reference vectors projected, and the share of each vector's energy in the
-  top-r within-language directions.
+  top-r within-language directions;
+- ``corpus-tr auto, per-language test``: only the languages whose own share in the subspace exceeds the
+  Beta null's ``1 - level`` quantile projected;
+- a paired randomization test (and bootstrap interval) of the topic-robust vectors at the label-free
+  alpha against the pair vectors at their dev alpha, per-query nDCG@20 on the test split.
 
     MLIRKIT_BACKEND=torch PYTHONPATH=. python benchmarks/topic_variants.py \\
         --benchmark mlirkit/ddtp-nonparallel-sorted --cache-dir work/wt18/runs/cache_e5 --threads 1
@@ -101,6 +105,17 @@ class Bed:
         d = self.docs / np.linalg.norm(self.docs, axis=1, keepdims=True) if params is None else self.shifted(params, alpha)
         rows, _ = self.splits[split]
         return np.argsort(-(self.queries[rows] @ d.T), axis=1, kind="stable")[:, :20]
+
+    def per_query(self, params: dict[str, np.ndarray] | None, alpha: Any, split: str) -> np.ndarray:
+        """nDCG@20 of every query of ``split``."""
+        top = self.top20(params, alpha, split)
+        _, rel = self.splits[split]
+        out = []
+        for i, r in enumerate(rel):
+            rank = {int(j): p for p, j in enumerate(top[i])}
+            ideal = sum(1 / np.log2(p + 2) for p in range(min(len(r), 20)))
+            out.append(sum(1 / np.log2(rank[j] + 2) for j in r if j in rank) / ideal if ideal else 0.0)
+        return np.asarray(out)
 
     def score(self, params: dict[str, np.ndarray] | None, alpha: Any, split: str) -> tuple[float, dict[str, float]]:
         """``(nDCG@20, recall@20 per document language)``."""
@@ -263,7 +278,9 @@ def mine_all_languages(bed: Bed, start: dict[str, np.ndarray], project: Callable
 
 
 def main(argv: list[str] | None = None) -> int:
+    from mlirkit.transforms.alpha_select import select_alpha
     from mlirkit.transforms.mining import fit_mined_shift
+    from mlirkit.transforms.shift import ShiftTransform
     from mlirkit.transforms.topic_subspace import remove_topic, topic_subspace
 
     args = parse_args(argv)
@@ -285,6 +302,14 @@ def main(argv: list[str] | None = None) -> int:
     report(bed, f"corpus-tr auto (r={auto.rank})", remove_topic(bed.corpus, auto).params, base_recall)
     tr = fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, initial=bed.corpus, center=True, topic_rank="auto")
     report(bed, f"mined-c-tr auto (r={auto.rank})", tr.params, base_recall)
+    from scipy.stats import beta
+
+    dim = bed.docs.shape[1]
+    for level in (0.05, 0.01):  # per-language skew test: project a language when its own share is significant
+        crit = beta.ppf(1 - level, auto.rank / 2, (dim - auto.rank) / 2)
+        per = {l: auto.project_out(v) if auto.energy_in(v) > crit else v for l, v in corpus.items()}
+        report(bed, f"corpus-tr auto, per-language test at {level:g} ({sum(auto.energy_in(v) > crit for v in corpus.values())}"
+                    f" of {len(corpus)} projected)", per, base_recall)
     for r in (10, 20, 40):
         report(bed, f"corpus-tr r={r}", remove_topic(bed.corpus, topic_subspace(bed.docs, bed.langs, r)).params,
                base_recall)
@@ -303,6 +328,20 @@ def main(argv: list[str] | None = None) -> int:
     for r in (10, 20, 40):
         sub = topic_subspace(bed.docs, bed.langs, r)
         report(bed, f"pairs-ddtp-tr r={r} (parallel text)", remove_topic(bed.pairs, sub).params, base_recall)
+    print()
+    # paired randomization test (two-sided, 10,000 sign flips) against the pair vectors at their dev alpha
+    rng = np.random.default_rng(0)
+    ref_alpha = max(GRID, key=lambda a: (bed.score(pairs, a, "dev")[0], -a))
+    ref = bed.per_query(pairs, ref_alpha, "test")
+    for name, params in (("corpus-tr auto", remove_topic(bed.corpus, auto).params), ("mined-c-tr auto", tr.params)):
+        t = ShiftTransform({l: np.asarray(v, np.float32) for l, v in params.items()}, encoder=FP, source_lang="en")
+        lf = select_alpha(bed.docs, bed.langs, t, grid=(0.0, *GRID), k=20).alpha
+        diff = bed.per_query(params, lf, "test") - ref
+        flips = np.abs((rng.choice([-1.0, 1.0], size=(10000, len(diff))) * diff).mean(axis=1))
+        boot = rng.choice(diff, size=(5000, len(diff))).mean(axis=1)
+        print(f"{name} at the label-free alpha {lf:g} minus pairs-ddtp at the dev alpha {ref_alpha:g}: "
+              f"{diff.mean():+.4f} nDCG@20 (test), p = {np.mean(flips >= abs(diff.mean())):.3f}, "
+              f"bootstrap 95 % interval [{np.quantile(boot, 0.025):+.4f}, {np.quantile(boot, 0.975):+.4f}]")
     print()
     for r in (10, 20, 40):
         sub = topic_subspace(bed.docs, bed.langs, r)
