@@ -31,7 +31,8 @@ variant is also evaluated with SHIFT fitted in its own retrieval space (``+shift
 ``V_l = mean(r(x_l) - r(x_en))`` over ``--shift-groups`` gettext groups, subtracted from the documents.
 Results go to ``WORK/results.json`` (per seed, with per-query scores) and a markdown table on stdout:
 mean +- sd over seeds and a paired Fisher randomization test of each variant (per-query scores
-averaged over seeds) against ``base``.
+averaged over seeds) against ``base`` (``--reference`` picks another row; with every run already in
+``WORK/results.json`` the script only prints the table).
 """
 from __future__ import annotations
 
@@ -136,6 +137,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="ddtp/descriptions.jsonl.gz of the shared data set (for the English short descriptions)")
     p.add_argument("--threads", type=int, default=0,
                    help="torch threads (0 = torch's default); 1 is fastest for the frozen mode on a loaded machine")
+    p.add_argument("--reference", default="base", choices=ALL_VARIANTS,
+                   help="the variant the p-values of the printed table compare against (default: base)")
     p.add_argument("--seed", type=int, default=None, help=argparse.SUPPRESS)  # old single-seed flag
     args = p.parse_args(argv)
     if args.seed is not None:
@@ -351,8 +354,8 @@ def _seed_mean_per_query(runs: Sequence[dict], bed: str, metric: str) -> dict[st
     return {q: float(np.mean([r[bed]["per_query"][metric][q] for r in runs])) for q in qids}
 
 
-def summarise(results: dict[str, dict[str, Any]], mono_langs: Sequence[str]) -> str:
-    """Markdown: mean +- sd over seeds; p = Fisher randomization test vs base (per-query seed means)."""
+def summarise(results: dict[str, dict[str, Any]], mono_langs: Sequence[str], reference: str = "base") -> str:
+    """Markdown: mean +- sd over seeds; p = Fisher randomization test vs ``reference`` (per-query seed means)."""
     import numpy as np
 
     from mlirkit.eval.significance import fisher_randomization_test
@@ -364,9 +367,9 @@ def summarise(results: dict[str, dict[str, Any]], mono_langs: Sequence[str]) -> 
             return "-"
         m, sd = _mean_sd(vals)
         text = f"{m:.4f} ± {sd:.4f}" if len(vals) > 1 else f"{m:.4f}"
-        if variant != "base" and "base" in results and bed in next(iter(results["base"].values())):
+        if variant != reference and reference in results and bed in next(iter(results[reference].values())):
             a = _seed_mean_per_query([r for r in runs if bed in r], bed, metric)
-            b = _seed_mean_per_query(list(results["base"].values()), bed, metric)
+            b = _seed_mean_per_query(list(results[reference].values()), bed, metric)
             common = sorted(set(a) & set(b))
             if common:
                 p = fisher_randomization_test(np.array([a[q] for q in common]), np.array([b[q] for q in common]),
@@ -480,7 +483,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             results_path.write_text(json.dumps(results) + "\n")
             if final is not None and args.mode == "cached":
                 shutil.rmtree(Path(final).parent / FINAL_DIR, ignore_errors=True)  # 470 MB each; results are kept
-    print(summarise({v: results[v] for v in ALL_VARIANTS if v in results}, mono_langs))
+    print(summarise({v: results[v] for v in ALL_VARIANTS if v in results}, mono_langs, args.reference))
     return 0
 
 

@@ -10,12 +10,23 @@ Sources (as the DCL paper's Tables 5-6 group languages by family and by resource
   likely-subtags), e.g. Latn, Cyrl, Hans, Jpan.
 - ``resource``: the class 0-5 of Joshi, Santy, Budhiraja, Bali, Choudhury (2020), "The State and Fate
   of Linguistic Diversity and Inclusion in the NLP World", ACL 2020, table ``lang2tax.txt`` of
-  https://microsoft.github.io/linguisticdiversity/ (5 "the winners" .. 0 "the left-behinds").
-  ``resource_level`` coarsens it to high (5), mid (4), low (0-3), the split of the paper's resource tables.
+  https://microsoft.github.io/linguisticdiversity/assets/lang2tax.txt (5 "the winners" .. 0 "the
+  left-behinds"). ``resource_level`` coarsens it to high (5), mid (4), low (0-3), the split of the
+  paper's resource tables.
 
 The table covers the languages of the bundled and upstream benchmarks (DDTP, LibreOffice help,
-gettext, Belebele, XQuAD-R, MLQA, MultiEuP, mMARCO, MIRACL). The resource classes were transcribed
-for these languages from the published table; an unknown code maps to ``"unknown"`` in every field.
+gettext, Belebele, XQuAD-R, MLQA, MultiEuP, mMARCO, MIRACL); an unknown code maps to ``"unknown"`` in
+every field.
+
+Verification of the resource classes: ``lang2tax.txt`` lists language *names* (lower case) with their
+class, no codes. All 51 classes were checked against the copy of that list in
+MaLA-LM/LangResourceAtlas, ``Joshi-et-al/Joshi-et-al-6-classes.json`` (commit 36f973d6, 2025-07-19;
+its ``lang_name`` fields are the names of ``lang2tax.txt``, its ISO codes were added by language
+models), looking each language up by the name :data:`JOSHI_NAMES` gives; every class agreed, and an
+independent transcription by ISO 639-3 code in a public FLORES evaluation script agreed too. The
+microsoft.github.io original itself could not be fetched (offline machine). Name choices: Chinese is
+``mandarin`` (class 5; ``cantonese`` and ``wu`` are class 1), Slovenian is ``slovenian`` (class 3; the
+list also has a duplicate ``slovene`` in class 0), Malay is ``malay`` and Tagalog ``tagalog``.
 """
 from __future__ import annotations
 
@@ -86,6 +97,19 @@ LANGUAGES: dict[str, LanguageInfo] = {
     "sw": LanguageInfo("Swahili", "Atlantic-Congo", "Bantoid", "Latn", 2),
     "yo": LanguageInfo("Yoruba", "Atlantic-Congo", "Defoid", "Latn", 2),
     "eu": LanguageInfo("Basque", "Basque (isolate)", "Basque", "Latn", 4),
+}
+
+#: ISO 639-1 -> the name under which ``lang2tax.txt`` lists the language (its resource class is looked up by it)
+JOSHI_NAMES: dict[str, str] = {
+    "en": "english", "de": "german", "nl": "dutch", "sv": "swedish", "da": "danish", "af": "afrikaans",
+    "fr": "french", "es": "spanish", "it": "italian", "pt": "portuguese", "ca": "catalan", "ro": "romanian",
+    "ru": "russian", "pl": "polish", "cs": "czech", "uk": "ukrainian", "sk": "slovak", "bg": "bulgarian",
+    "sl": "slovenian", "hr": "croatian", "sr": "serbian", "lt": "lithuanian", "lv": "latvian", "el": "greek",
+    "hi": "hindi", "bn": "bengali", "ur": "urdu", "mr": "marathi", "fa": "persian", "ga": "irish",
+    "fi": "finnish", "et": "estonian", "hu": "hungarian", "ar": "arabic", "he": "hebrew", "mt": "maltese",
+    "am": "amharic", "zh": "mandarin", "ja": "japanese", "ko": "korean", "tr": "turkish", "vi": "vietnamese",
+    "th": "thai", "id": "indonesian", "ms": "malay", "tl": "tagalog", "te": "telugu", "ta": "tamil",
+    "sw": "swahili", "yo": "yoruba", "eu": "basque",
 }
 
 #: the fields a grouped table can use

@@ -231,10 +231,12 @@ class Trainer:
                 for src in c.monolingual:
                     yield from read_monolingual(src)
         w = loss_weights(c)
-        need_par = w.sent_p or w.lambda_t or w.lambda_q
+        # L_LDCL contrasts items of different languages: without HSA it still needs the parallel and
+        # monolingual items (the English retrieval items alone give it no negatives: a zero loss)
+        need_par = w.sent_p or w.lambda_t or w.lambda_q or w.ldcl
         return BatchComposer(
             retrieval=triples if w.ret else None, parallel=parallel if need_par else None,
-            monolingual=mono if w.lambda_q else None, n_retrieval=c.n_retrieval, n_parallel=c.n_parallel,
+            monolingual=mono if (w.lambda_q or w.ldcl) else None, n_retrieval=c.n_retrieval, n_parallel=c.n_parallel,
             n_monolingual=c.n_monolingual, n_hard_negatives=c.n_hard_negatives, seed=c.seed,
             shuffle_buffer=c.shuffle_buffer, rank=self.rank, world_size=self.world)
 

@@ -53,3 +53,18 @@ def test_table3_variants_map_to_config_switches(ab):
     assert ab.TABLE3["base"]["use_disentangler"] is False and ab.TABLE3["full"] == {}
     assert ab.TABLE3["hsa"] == {"use_ldcl": False} and ab.TABLE3["ldcl"]["use_hsa_sentence"] is False
     assert ab.TABLE3["disentangler"]["use_ldcl"] is False and "use_disentangler" not in ab.TABLE3["disentangler"]
+
+
+def test_table_p_values_against_another_reference_row(ab):
+    qs = [f"q{i}" for i in range(12)]
+    rng = np.random.default_rng(1)
+    base = {str(s): _seed_run({q: float(v) for q, v in zip(qs, rng.uniform(0.3, 0.6, 12))}, 0.5) for s in range(3)}
+    dis = {s: _seed_run({q: v + 0.1 for q, v in r["pooled"]["per_query"]["ndcg@20"].items()}, 0.5) for s, r in base.items()}
+    ldcl = {s: _seed_run(dict(r["pooled"]["per_query"]["ndcg@20"]), 0.5) for s, r in dis.items()}  # = dis
+    table = ab.summarise({"base": base, "disentangler": dis, "ldcl": ldcl}, ["de"], reference="disentangler")
+    first = table.split("\n\n")[0].splitlines()  # the pooled table (the monolingual one follows)
+    rows = {line.split(" | ")[0][2:]: line for line in first if line.startswith("| ")}
+    assert "(p=" not in rows["disentangler"].split(" | ")[2]  # the reference row has no p
+    assert rows["ldcl"].split(" | ")[2].endswith("(p=1.000)")  # identical to the reference
+    assert rows["base"].split(" | ")[2].endswith("(p=0.000)")  # 0.1 lower on every query
+    assert ab.parse_args(["--work", "w", "--shared-ddtp", "f", "--reference", "hsa"]).reference == "hsa"

@@ -171,6 +171,22 @@ def test_ablation_switches_remove_terms(base_model, tmp_path, data):
     assert tr.model.semantic is None
 
 
+def test_ldcl_without_hsa_still_gets_multilingual_items(base_model, tmp_path, data):
+    # Table 3's "+LDCL" row (HSA off): the composer must still deliver the parallel and monolingual
+    # items, or L_LDCL sees only English retrieval items, has no other-language negatives and is zero
+    cfg = make_cfg(tmp_path, data).with_updates(**ABLATIONS.get("no_hsa"))
+    tr = Trainer(cfg, model=copy.deepcopy(base_model))
+    batch = next(iter(tr.make_batches()))
+    assert len(batch.parallel) == 4 and len(batch.monolingual) == 4
+    losses = tr.compute_losses(batch)
+    assert set(losses) == {"ret", "ldcl", "orth", "total"} and float(losses["ldcl"].detach()) > 0.1
+    base = Trainer(make_cfg(tmp_path, data).with_updates(**ABLATIONS.get("base"), head_dim=None),
+                   model=DisentangledEncoder.from_backbone(base_model.config.backbone_name, use_disentangler=False,
+                                                           max_length=32))
+    b = next(iter(base.make_batches()))  # nothing needs them: the base fine-tune reads retrieval items only
+    assert len(b.retrieval) == 4 and not b.parallel and not b.monolingual
+
+
 @pytest.mark.slow
 def test_train_writes_model_log_and_resume_reproduces_uninterrupted_run(base_model, tmp_path, data):
     from mlirkit.encoders import load_encoder
