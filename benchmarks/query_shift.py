@@ -27,6 +27,7 @@ rounds, encoding excluded; and for HNSW and IVF-PQ indexes of the pivot vectors 
 ``data/{flores_code}.jsonl``, formats.md 1) whose passages and questions are DDTP test descriptions (real
 translations; the 9 languages both have) and runs the same comparison on ``mlirkit/belebele/multi``
 (the SHIFT authors' pooled construction, queries in every language; dev/test = even/odd query groups). Only public mlirkit API is used.
+``--markdown RESULT.json`` rewrites ``RESULT.md`` from a finished run's JSON.
 """
 from __future__ import annotations
 
@@ -68,7 +69,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=3, help="latency rounds (median)")
     p.add_argument("--latency-queries", type=int, default=2048,
                    help="test queries timed (sorted by language, so re-based indexes get one-language batches)")
-    p.add_argument("--ann-types", nargs="+", default=["hnsw", "ivf-pq"], help="approximate index types checked")
+    p.add_argument("--ann-types", nargs="+", default=["hnsw", "ivf-pq", "ivf-pq:nprobe=128"],
+                   help="approximate index types checked, TYPE[:PARAM=V,...] (mlirkit's defaults otherwise)")
     p.add_argument("--ann-candidates", type=int, nargs="+", default=[50, 100, 200, 1000],
                    help="candidates per query fetched from each approximate index and re-scored exactly")
     p.add_argument("--cache-dir", type=Path, default=Path("runs/query-shift-cache"),
@@ -292,6 +294,7 @@ def ann_check(systems: Systems, alpha, qvecs, qlangs, queries, qrels, doc_langs,
     """HNSW / IVF-PQ indexes of the pivot vectors (mlirkit's default parameters for this corpus size), each
     query's candidates re-scored exactly by the query-time shift (cosine): the share of the exact
     (exhaustive) top ``k`` recovered, nDCG@20, and the seconds for all queries (candidates + re-scoring)."""
+    from mlirkit.base.options import parse_key_values
     from mlirkit.base.vectors import l2_normalize
     from mlirkit.index.types import IndexSpec
 
@@ -300,8 +303,10 @@ def ann_check(systems: Systems, alpha, qvecs, qlangs, queries, qrels, doc_langs,
     exact = qt.search(qvecs, qlangs, k, alpha)
     query_langs = {q.query_id: q.lang for q in queries}
     out: dict[str, Any] = {}
-    for kind in kinds:
-        spec = IndexSpec.create(kind).resolve(x.shape[1], len(x))
+    for kind in kinds:  # "ivf-pq" or "ivf-pq:nprobe=128,nlist=100" (mlirkit's index parameters)
+        name, _, assignments = kind.partition(":")
+        spec = IndexSpec.create(name, parse_key_values([a for a in assignments.split(",") if a], "--ann-types"))
+        spec = spec.resolve(x.shape[1], len(x))
         index = spec.new_index(x.shape[1])
         t0 = time.perf_counter()
         if spec.type.trained:
@@ -449,11 +454,11 @@ def markdown(out: dict[str, Any]) -> str:
     lines.append(f"One index (qt-cos) vs the per-language re-based indexes at alpha {ex['alpha']:g}: identical top 20 for "
                  f"{ex['identical_top20']:.1%} of queries, max |score diff| {ex['max_abs_score_diff']:.1e}")
     lines.append("")
-    lines.append("Approximate indexes of the pivot vectors, candidates re-scored exactly (qt-cos): share of the exact "
-                 "top 20 recovered (nDCG@20; exact "
-                 f"{next(iter(next(iter(out['ann_pivot_rescored'].values())).values()))['ndcg@20_exact']:.4f})\n")
     ann = out["ann_pivot_rescored"]
     cands = [c for c in next(iter(ann.values())) if c not in ("params", "build_seconds")]
+    exact = next(iter(ann.values()))[cands[0]]["ndcg@20_exact"]
+    lines.append(f"Approximate indexes of the pivot vectors, candidates re-scored exactly (qt-cos): share of the exact "
+                 f"top 20 recovered (nDCG@20; exact {exact:.4f})\n")
     lines.append("| index | params | " + " | ".join(f"{c} candidates" for c in cands) + " |")
     lines.append("|---|---|" + "---:|" * len(cands))
     for kind, entry in ann.items():
@@ -465,6 +470,11 @@ def markdown(out: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--markdown"]:  # --markdown RESULT.json: rewrite RESULT.md from a finished run
+        out = json.loads(Path(argv[1]).read_text(encoding="utf-8"))
+        Path(argv[1]).with_suffix(".md").write_text(markdown(out), encoding="utf-8")
+        return 0
     args = parse_args(argv)
     out = run(args)
     args.output.parent.mkdir(parents=True, exist_ok=True)
