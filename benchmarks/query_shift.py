@@ -18,7 +18,7 @@ Reported per query language: nDCG@20, TLR@20, same-language@20 (share of the top
 language); search latency of each system against ``base`` (FAISS flat, as ``mlirkit.search`` searches) and
 against ``base-np`` (the same exhaustive numpy kernel as the query-time scorer, without the shift), on
 ``--latency-queries`` test queries sorted by language in batches of 64, median of ``--repeats`` interleaved
-rounds, encoding excluded; and for HNSW and IVF-PQ indexes of the pivot vectors (``--ann-types``),
+rounds, encoding excluded; and for flat, HNSW and IVF-PQ indexes of the pivot vectors (``--ann-types``),
 ``--ann-candidates`` candidates re-scored exactly: share of the exact top 20 recovered and nDCG@20.
 
     PYTHONPATH=. python benchmarks/query_shift.py --encoder usem --output runs/query-shift-usem.json
@@ -69,8 +69,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=3, help="latency rounds (median)")
     p.add_argument("--latency-queries", type=int, default=2048,
                    help="test queries timed (sorted by language, so re-based indexes get one-language batches)")
-    p.add_argument("--ann-types", nargs="+", default=["hnsw", "ivf-pq", "ivf-pq:nprobe=128"],
-                   help="approximate index types checked, TYPE[:PARAM=V,...] (mlirkit's defaults otherwise)")
+    p.add_argument("--ann-types", nargs="+",
+                   default=["flat", "hnsw", "hnsw:ef_search=512", "ivf-pq", "ivf-pq:nprobe=128"],
+                   help="index types the candidates come from, TYPE[:PARAM=V,...] (mlirkit's defaults otherwise); "
+                        "flat = the exact pivot top C (what the pivot candidates lose, without any approximation)")
     p.add_argument("--ann-candidates", type=int, nargs="+", default=[50, 100, 200, 1000],
                    help="candidates per query fetched from each approximate index and re-scored exactly")
     p.add_argument("--cache-dir", type=Path, default=Path("runs/query-shift-cache"),
@@ -291,7 +293,7 @@ def time_search(systems: Systems, plan: dict[str, float], qvecs, qlangs, k, repe
 
 
 def ann_check(systems: Systems, alpha, qvecs, qlangs, queries, qrels, doc_langs, kinds, candidates, k=20, batch=64):
-    """HNSW / IVF-PQ indexes of the pivot vectors (mlirkit's default parameters for this corpus size), each
+    """Flat / HNSW / IVF-PQ indexes of the pivot vectors (mlirkit's default parameters for this corpus size), each
     query's candidates re-scored exactly by the query-time shift (cosine): the share of the exact
     (exhaustive) top ``k`` recovered, nDCG@20, and the seconds for all queries (candidates + re-scoring)."""
     from mlirkit.base.options import parse_key_values
