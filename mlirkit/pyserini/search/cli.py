@@ -41,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     p, g = wrapper_parser("python -m mlirkit.pyserini.search", "%(prog)s [wrapper options] <pyserini.search.faiss "
                           "arguments>", __doc__, PYSERINI_MODULE, "max_length, query_prefix, pooling, normalize, "
                           "batch_size, device, dtype, threads, backend, precision")
-    g.add_argument("--query-lang", default=None, help="language of the topics (for query-side transforms)")
+    g.add_argument("--query-lang", default=None,
+                   help="language of the queries without one in the topics (query-side transforms, --query-shift)")
     g.add_argument("--force", action="store_true", help="search with an encoder that differs from the index's (warned)")
     g.add_argument("--query-shift", choices=["cosine", "ip"], default=None,
                    help="score each query with V_{l|s} = V_l - V_s for its language s (topics' lang or --query-lang), "
