@@ -25,12 +25,12 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN
+from mlirkit.base.threads import faiss_threads
 from mlirkit.pyserini.jvm import boot_jvm
 from mlirkit.search.query_shift import ShiftPlan, plan_search
 
 boot_jvm()
 
-import faiss  # noqa: E402
 from pyserini.search.faiss import DenseSearchResult, FaissSearcher  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -67,9 +67,10 @@ class QueryShiftFaissSearcher(FaissSearcher):
         return np.asarray(vectors, dtype=np.float32).reshape(len(queries), self.dimension)
 
     def _results(self, vectors: np.ndarray, langs: Sequence[str], k: int, threads: int) -> list[list[DenseSearchResult]]:
-        faiss.omp_set_num_threads(threads)
+        with faiss_threads(threads):  # Pyserini's --threads, for the candidate search (scoped)
+            ranked = plan_search(self.plan, self.index, vectors, langs, k)
         out = []
-        for hits in plan_search(self.plan, self.index, vectors, langs, k):
+        for hits in ranked:
             scores = np.array([s for _, s in hits], dtype=np.float32)
             if self.normalize_distances:
                 scores = self._normalize_to_unit_interval(scores)
