@@ -79,10 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     index = peek_option(rest, "--index")
     if index and (Path(index) / "meta.json").is_file():
         settings.index_encoder, settings.transform, settings.alpha = index_query_side(Path(index))
-    plan = None
     if args.query_shift or args.alpha is not None or args.transform is not None:
-        plan = query_shift_plan(index, rest, args)
-    return run(rest, settings, plan)
+        return run(rest, settings, query_shift_plan(index, rest, args))
+    return run(rest, settings)
 
 
 def query_shift_plan(index: str | None, pyserini_argv: Sequence[str], args):
