@@ -18,8 +18,8 @@ Reported per query language: nDCG@20, TLR@20, same-language@20 (share of the top
 language); search latency of each system against ``base`` (FAISS flat, as ``mlirkit.search`` searches) and
 against ``base-np`` (the same exhaustive numpy kernel as the query-time scorer, without the shift), on
 ``--latency-queries`` test queries sorted by language in batches of 64, median of ``--repeats`` interleaved
-rounds, encoding excluded; and for an HNSW index of the pivot vectors,
-candidates re-scored exactly: overlap with the exact top 20 and nDCG@20.
+rounds, encoding excluded; and for flat, HNSW and IVF-PQ indexes of the pivot vectors (``--ann-types``),
+``--ann-candidates`` candidates re-scored exactly: share of the exact top 20 recovered and nDCG@20.
 
     PYTHONPATH=. python benchmarks/query_shift.py --encoder usem --output runs/query-shift-usem.json
 
@@ -27,6 +27,7 @@ candidates re-scored exactly: overlap with the exact top 20 and nDCG@20.
 ``data/{flores_code}.jsonl``, formats.md 1) whose passages and questions are DDTP test descriptions (real
 translations; the 9 languages both have) and runs the same comparison on ``mlirkit/belebele/multi``
 (the SHIFT authors' pooled construction, queries in every language; dev/test = even/odd query groups). Only public mlirkit API is used.
+``--markdown RESULT.json`` rewrites ``RESULT.md`` from a finished run's JSON.
 """
 from __future__ import annotations
 
@@ -55,16 +56,25 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-length", type=int, default=256, help="HF encoders only")
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--quantize", choices=["int8", "none"], default="none", help="HF encoders only")
+    p.add_argument("--backend", default=None,
+                   help="HF encoders only (default: the encoder's, auto = OpenVINO on the CPU, bf16 where the CPU has it)")
+    p.add_argument("--threads", type=int, default=None, help="encoder threads (default: the encoder's)")
     p.add_argument("--benchmark", default="mlirkit/ddtp/multi", help="ir_datasets id with /dev and /test")
     p.add_argument("--fit-source", default="mlirkit/parallel/ddtp")
     p.add_argument("--fit-name", default="ddtp", help="label of the fit set (the main job's condition name)")
     p.add_argument("--pairs", type=int, default=200, help="translation pairs per language (the main job's 200)")
-    p.add_argument("--alphas", type=float, nargs="+", default=[0.2, 0.4, 0.6, 0.8, 1.0])
+    p.add_argument("--alphas", type=float, nargs="+", default=[round(0.2 * i, 1) for i in range(1, 11)],
+                   help="alpha grid chosen from on dev (default 0.2 ... 2.0)")
     p.add_argument("--depth", type=int, default=100, help="hits per query")
     p.add_argument("--repeats", type=int, default=3, help="latency rounds (median)")
     p.add_argument("--latency-queries", type=int, default=2048,
                    help="test queries timed (sorted by language, so re-based indexes get one-language batches)")
-    p.add_argument("--hnsw-candidates", type=int, nargs="+", default=[100, 1000])
+    p.add_argument("--ann-types", nargs="+",
+                   default=["flat", "hnsw", "hnsw:ef_search=512", "ivf-pq", "ivf-pq:nprobe=128"],
+                   help="index types the candidates come from, TYPE[:PARAM=V,...] (mlirkit's defaults otherwise); "
+                        "flat = the exact pivot top C (what the pivot candidates lose, without any approximation)")
+    p.add_argument("--ann-candidates", type=int, nargs="+", default=[50, 100, 200, 1000],
+                   help="candidates per query fetched from each approximate index and re-scored exactly")
     p.add_argument("--cache-dir", type=Path, default=Path("runs/query-shift-cache"),
                    help="embedding cache (mlirkit.benchmark.cache layout)")
     p.add_argument("--seed-cache", type=Path, default=None,
@@ -282,33 +292,43 @@ def time_search(systems: Systems, plan: dict[str, float], qvecs, qlangs, k, repe
     return {name: float(np.median(v)) for name, v in times.items()}
 
 
-def hnsw_check(systems: Systems, alpha, qvecs, qlangs, queries, qrels, doc_langs, candidates, k=20, batch=64):
-    """HNSW over the pivot vectors, candidates re-scored exactly by the query-time shift (cosine)."""
-    import faiss
-
-    from mlirkit.index.types import IndexSpec
+def ann_check(systems: Systems, alpha, qvecs, qlangs, queries, qrels, doc_langs, kinds, candidates, k=20, batch=64):
+    """Flat / HNSW / IVF-PQ indexes of the pivot vectors (mlirkit's default parameters for this corpus size), each
+    query's candidates re-scored exactly by the query-time shift (cosine): the share of the exact
+    (exhaustive) top ``k`` recovered, nDCG@20, and the seconds for all queries (candidates + re-scoring)."""
+    from mlirkit.base.options import parse_key_values
     from mlirkit.base.vectors import l2_normalize
+    from mlirkit.index.types import IndexSpec
 
-    x = l2_normalize(systems.t.apply(systems.embs, systems.langs, "doc", alpha)).astype(np.float32)
-    index = IndexSpec.create("hnsw").new_index(x.shape[1])
-    index.add(x)
+    x = np.ascontiguousarray(l2_normalize(systems.t.apply(systems.embs, systems.langs, "doc", alpha)), dtype=np.float32)
     qt = systems.query_time("cosine")
     exact = qt.search(qvecs, qlangs, k, alpha)
-    out = {}
-    for c in candidates:
+    query_langs = {q.query_id: q.lang for q in queries}
+    out: dict[str, Any] = {}
+    for kind in kinds:  # "ivf-pq" or "ivf-pq:nprobe=128,nlist=100" (mlirkit's index parameters)
+        name, _, assignments = kind.partition(":")
+        spec = IndexSpec.create(name, parse_key_values([a for a in assignments.split(",") if a], "--ann-types"))
+        spec = spec.resolve(x.shape[1], len(x))
+        index = spec.new_index(x.shape[1])
         t0 = time.perf_counter()
-        hits = []
-        for a in range(0, len(qvecs), batch):
-            _, rows = index.search(np.ascontiguousarray(qvecs[a:a + batch]), c)
-            hits += qt.search(qvecs[a:a + batch], qlangs[a:a + batch], k, alpha, candidates=rows)
-        seconds = time.perf_counter() - t0
-        overlap = float(np.mean([len({d for d, _ in h} & {d for d, _ in e}) / max(1, len(e))
-                                 for h, e in zip(hits, exact)]))
-        res = evaluate_runs(qrels, {"exact": to_run(exact, queries), f"hnsw-{c}": to_run(hits, queries)},
-                            doc_langs, {q.query_id: q.lang for q in queries})
-        out[str(c)] = {"overlap_at_20": overlap, "ndcg@20": res.value(f"hnsw-{c}", "ndcg@20"),
-                       "ndcg@20_exact": res.value("exact", "ndcg@20"), "seconds": seconds,
-                       "ef_search": int(faiss.downcast_index(index).hnsw.efSearch)}
+        if spec.type.trained:
+            index.train(x)
+        index.add(x)
+        entry: dict[str, Any] = {"params": spec.params, "build_seconds": time.perf_counter() - t0}
+        for c in candidates:
+            t0 = time.perf_counter()
+            hits = []
+            for a in range(0, len(qvecs), batch):
+                _, rows = index.search(np.ascontiguousarray(qvecs[a:a + batch]), c)
+                hits += qt.search(qvecs[a:a + batch], qlangs[a:a + batch], k, alpha, candidates=rows)
+            seconds = time.perf_counter() - t0
+            overlap = float(np.mean([len({d for d, _ in h} & {d for d, _ in e}) / max(1, len(e))
+                                     for h, e in zip(hits, exact)]))
+            res = evaluate_runs(qrels, {"exact": to_run(exact, queries), "ann": to_run(hits, queries)},
+                                doc_langs, query_langs)
+            entry[str(c)] = {"overlap_at_20": overlap, "ndcg@20": res.value("ann", "ndcg@20"),
+                             "ndcg@20_exact": res.value("exact", "ndcg@20"), "seconds": seconds}
+        out[kind] = entry
     return out
 
 
@@ -326,9 +346,10 @@ def run(args) -> dict[str, Any]:
         os.environ["MLIRKIT_DATA"] = str(args.synthetic_upstream)
         notes["synthetic_upstream_langs"] = write_synthetic_belebele(args.synthetic_upstream)
         benchmark = "mlirkit/belebele/multi"
-    options = {"batch_size": args.batch_size}
+    options: dict[str, Any] = {"batch_size": args.batch_size, "threads": args.threads}
     if args.encoder != "usem":
         options["max_length"] = args.max_length
+        options["backend"] = args.backend
         if args.quantize != "none":
             options["quantize"] = args.quantize
     encoder = load_encoder(args.encoder, **options)
@@ -392,8 +413,8 @@ def run(args) -> dict[str, Any]:
     order = [order[i] for i in np.linspace(0, len(order) - 1, min(args.latency_queries, len(order))).astype(int)]
     latency = time_search(systems, {**chosen, "base-np": 0.0}, qvecs["test"][order], [test_langs[i] for i in order],
                           args.depth, args.repeats)
-    hnsw = hnsw_check(systems, chosen["qt-cos"], qvecs["test"], test_langs, test_q, test_qrels, doc_langs,
-                      args.hnsw_candidates)
+    ann = ann_check(systems, chosen["qt-cos"], qvecs["test"], test_langs, test_q, test_qrels, doc_langs,
+                    args.ann_types, args.ann_candidates)
     return {"command": "PYTHONPATH=. python " + " ".join(map(shlex.quote, sys.argv)),
             "encoder": args.encoder, "encoder_fingerprint": encoder.fingerprint, "benchmark": benchmark,
             "documents": len(docs), "documents_per_language": dict(sorted(Counter(langs).items())),
@@ -403,13 +424,16 @@ def run(args) -> dict[str, Any]:
             "dev_ndcg@20": dev_scores, "chosen_alpha": chosen, "test": table,
             "one_index_vs_rebased": {"alpha": a, "identical_top20": same_rank, "max_abs_score_diff": max_diff},
             "latency_seconds": latency, "latency_queries": len(order), "depth": args.depth, "latency_vs_base": {n: v / latency["base"] for n, v in latency.items()},
-            "hnsw_pivot_rescored": hnsw, "encode_seconds": encode_seconds, **notes}
+            "ann_pivot_rescored": ann, "encode_seconds": encode_seconds, **notes}
 
 
 def markdown(out: dict[str, Any]) -> str:
     lines = [f"Encoder `{out['encoder']}`, {out['benchmark']} test split, {out['documents']:,} documents, "
              f"{out['queries']['test']:,} test queries; alpha from dev: "
-             + ", ".join(f"{n} {a:g}" for n, a in out["chosen_alpha"].items() if n != "base"), ""]
+             + ", ".join(f"{n} {a:g}" for n, a in out["chosen_alpha"].items() if n != "base")
+             + f" (grid {min(out['alphas']):g}..{max(out['alphas']):g}; at the grid's edge: "
+             + (", ".join(n for n, a in out["chosen_alpha"].items() if n != "base" and a in
+                          (min(out["alphas"]), max(out["alphas"]))) or "none") + ")", ""]
     langs = [la for la in out["test"] if la != "all"] + ["all"]
     for metric in METRICS:
         lines.append(f"**{metric}** (rows: query language)\n")
@@ -431,14 +455,28 @@ def markdown(out: dict[str, Any]) -> str:
     ex = out["one_index_vs_rebased"]
     lines.append(f"One index (qt-cos) vs the per-language re-based indexes at alpha {ex['alpha']:g}: identical top 20 for "
                  f"{ex['identical_top20']:.1%} of queries, max |score diff| {ex['max_abs_score_diff']:.1e}")
-    for c, h in out["hnsw_pivot_rescored"].items():
-        lines.append(f"HNSW (efSearch {h['ef_search']}) + {c} candidates re-scored: overlap@20 with exact "
-                     f"{h['overlap_at_20']:.3f}, nDCG@20 {h['ndcg@20']:.4f} (exact {h['ndcg@20_exact']:.4f})")
+    lines.append("")
+    ann = out["ann_pivot_rescored"]
+    cands = [c for c in next(iter(ann.values())) if c not in ("params", "build_seconds")]
+    exact = next(iter(ann.values()))[cands[0]]["ndcg@20_exact"]
+    lines.append(f"Approximate indexes of the pivot vectors, candidates re-scored exactly (qt-cos): share of the exact "
+                 f"top 20 recovered (nDCG@20; exact {exact:.4f})\n")
+    lines.append("| index | params | " + " | ".join(f"{c} candidates" for c in cands) + " |")
+    lines.append("|---|---|" + "---:|" * len(cands))
+    for kind, entry in ann.items():
+        params = ", ".join(f"{k}={v}" for k, v in entry["params"].items() if k != "train_size")
+        lines.append(f"| {kind} | {params} | " + " | ".join(
+            f"{entry[c]['overlap_at_20']:.3f} ({entry[c]['ndcg@20']:.4f})" for c in cands) + " |")
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--markdown"]:  # --markdown RESULT.json: rewrite RESULT.md from a finished run
+        out = json.loads(Path(argv[1]).read_text(encoding="utf-8"))
+        Path(argv[1]).with_suffix(".md").write_text(markdown(out), encoding="utf-8")
+        return 0
     args = parse_args(argv)
     out = run(args)
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -48,6 +48,8 @@ logger = logging.getLogger(__name__)
 METRICS = ("cosine", "ip")
 #: extra rows kept beyond k so that ties at the cut-off are broken by doc id (as mlirkit.search does)
 TIE_SLACK = 16
+#: candidates fetched from an approximate index (HNSW, IVF-PQ) for the exact re-scoring
+DEFAULT_CANDIDATES = 1000
 
 
 class _Prepared(NamedTuple):
@@ -237,6 +239,59 @@ def _sorted_hits(docids: Sequence[str], rows: np.ndarray, scores: np.ndarray, k:
     return hits[:k]
 
 
+class ShiftPlan(NamedTuple):
+    """How one index is searched with the query-time shift: the scorer, alpha, and the candidates
+    fetched per query from a non-flat index (None: exhaustive, exact)."""
+
+    shift: QueryTimeShift
+    alpha: Any
+    candidates: int | None
+
+
+def plan_for_index(index, metric: str = "cosine", alpha: Any = None, transform: Any = None,
+                   candidates: int | None = None, *, force: bool = False) -> ShiftPlan:
+    """The query-time shift of an open index (:class:`~mlirkit.index.DenseIndex` or a sharded one).
+
+    ``transform``: a shift file or object (default: the index's own, which must be SHIFT); ``alpha``:
+    default the index's (its own transform) or 1.0 (a given one); ``candidates``: default
+    :data:`DEFAULT_CANDIDATES` when any shard is not flat, else exhaustive (0 = exhaustive too).
+    """
+    from mlirkit.index.layout import TRANSFORM_FILE
+    from mlirkit.index.types import spec_of
+    from mlirkit.transforms import LanguageTransform, load_transform
+    from mlirkit.transforms.alpha import Alpha
+
+    meta_transform = index.transform or {}
+    if transform is None:
+        if meta_transform.get("method") != "shift":
+            raise MlirkitError(f"{index.path}: the query-time shift needs a SHIFT index or a shift "
+                               f"transform (--transform)")
+        transform = load_transform(index.path / TRANSFORM_FILE)
+        alpha = meta_transform.get("alpha", 1.0) if alpha is None else alpha
+    elif not isinstance(transform, LanguageTransform):
+        transform = load_transform(transform)
+    if index.encoder is not None:
+        transform.check_encoder(index.encoder, force=force, dim=index.dim)
+    shift = QueryTimeShift(index_embeddings(index), index.langs, transform, metric=metric, docids=index.docids)
+    shards = getattr(index, "shards", [index])
+    if candidates is None and any(spec_of(sh).name != "flat" for sh in shards):
+        candidates = DEFAULT_CANDIDATES
+    if candidates is not None and candidates < 0:
+        raise MlirkitError(f"candidates must be >= 0, got {candidates}")
+    return ShiftPlan(shift, Alpha.coerce(1.0 if alpha is None else alpha), candidates or None)
+
+
+def plan_search(plan: ShiftPlan, faiss_index, vectors: np.ndarray, langs: Sequence[str | None],
+                k: int) -> list[list[tuple[str, float]]]:
+    """Top ``k`` of each query with its own language's shift: exhaustive, or ``plan.candidates`` rows
+    (at least ``k + TIE_SLACK``) from ``faiss_index`` (the caller sets its threads) re-scored exactly."""
+    candidates = None
+    if plan.candidates:
+        fetch = min(faiss_index.ntotal, max(plan.candidates, k + TIE_SLACK))
+        _, candidates = faiss_index.search(np.ascontiguousarray(vectors, dtype=np.float32), fetch)
+    return plan.shift.search(vectors, langs, k, plan.alpha, candidates=candidates)
+
+
 def index_embeddings(index) -> np.ndarray:
     """The untransformed document vectors of an index (``embeddings.npy``; shards concatenated)."""
     shards = getattr(index, "shards", None)
@@ -245,4 +300,5 @@ def index_embeddings(index) -> np.ndarray:
     return index.embeddings()
 
 
-__all__ = ["METRICS", "QueryTimeShift", "index_embeddings"]
+__all__ = ["DEFAULT_CANDIDATES", "METRICS", "QueryTimeShift", "ShiftPlan", "index_embeddings", "plan_for_index",
+           "plan_search"]

@@ -19,8 +19,6 @@ logger = logging.getLogger(__name__)
 
 #: extra candidates fetched beyond k so that ties at the cut-off are broken by doc id, not by FAISS order
 TIE_SLACK = 16
-#: candidates fetched from an approximate index (HNSW, IVF-PQ) for the exact query-time shift re-scoring
-DEFAULT_CANDIDATES = 1000
 
 
 class Hit(NamedTuple):
@@ -52,7 +50,7 @@ class Searcher:
     (:class:`mlirkit.search.query_shift.QueryTimeShift`; needs ``embeddings.npy``): ``transform`` (a shift
     file or object; default the index's own) and ``alpha`` (default the index's) are chosen at query
     time. A flat index is scored exhaustively; other types give ``candidates`` rows (default
-    :data:`DEFAULT_CANDIDATES`; 0 = exhaustive) that are re-scored exactly.
+    :data:`mlirkit.search.query_shift.DEFAULT_CANDIDATES`; 0 = exhaustive) that are re-scored exactly.
     """
 
     def __init__(self, index_dir: str | os.PathLike, encoder: Encoder | None = None, *,
@@ -92,30 +90,10 @@ class Searcher:
     def _setup_query_shift(self, metric: str, alpha: Any, transform: Any, candidates: int | None,
                            force: bool) -> None:
         """Every query scored with its own language's SHIFT from this one index (see query_shift.py)."""
-        from mlirkit.index.types import spec_of
-        from mlirkit.search.query_shift import QueryTimeShift, index_embeddings
-        from mlirkit.transforms import LanguageTransform, load_transform
+        from mlirkit.search.query_shift import plan_for_index
 
-        meta_transform = self.index.transform or {}
-        if transform is None:
-            if meta_transform.get("method") != "shift":
-                raise MlirkitError(f"{self.index.path}: the query-time shift needs a SHIFT index or a shift "
-                                   f"transform (--transform)")
-            transform = load_transform(self.index.path / TRANSFORM_FILE)
-            alpha = meta_transform.get("alpha", 1.0) if alpha is None else alpha
-        elif not isinstance(transform, LanguageTransform):
-            transform = load_transform(transform)
-        if self.index.encoder is not None:
-            transform.check_encoder(self.index.encoder, force=force, dim=self.index.dim)
-        self.shift = QueryTimeShift(index_embeddings(self.index), self.index.langs, transform, metric=metric,
-                                    docids=self.index.docids)
-        self.shift_alpha = Alpha.coerce(1.0 if alpha is None else alpha)
-        shards = getattr(self.index, "shards", [self.index])
-        if candidates is None and any(spec_of(sh).name != "flat" for sh in shards):
-            candidates = DEFAULT_CANDIDATES
-        if candidates is not None and candidates < 0:
-            raise MlirkitError(f"candidates must be >= 0, got {candidates}")
-        self.shift_candidates = candidates or None  # None or 0: exhaustive
+        self.shift_plan = plan_for_index(self.index, metric, alpha, transform, candidates, force=force)
+        self.shift, self.shift_alpha, self.shift_candidates = self.shift_plan
 
     def encode_queries(self, queries: Sequence[Query], batch_size: int | None = None) -> np.ndarray:
         langs = [q.lang for q in queries]
@@ -129,13 +107,11 @@ class Searcher:
                 return search_index(self.index.faiss_index, self.index.docids, vectors, k)
         if langs is None:
             raise MlirkitError("the query-time shift needs one language per query")
-        candidates = None
-        if self.shift_candidates:
-            fetch = min(self.index.faiss_index.ntotal, max(self.shift_candidates, k + TIE_SLACK))
-            with faiss_threads(self.threads):
-                _, candidates = self.index.faiss_index.search(np.ascontiguousarray(vectors, dtype=np.float32), fetch)
-        return [[Hit(d, s) for d, s in hits]
-                for hits in self.shift.search(vectors, langs, k, self.shift_alpha, candidates=candidates)]
+        from mlirkit.search.query_shift import plan_search
+
+        with faiss_threads(self.threads):
+            hits = plan_search(self.shift_plan, self.index.faiss_index, vectors, langs, k)
+        return [[Hit(d, s) for d, s in h] for h in hits]
 
     def search(self, queries: Sequence[Query], k: int = 1000, batch_size: int = 64,
                show_progress: bool = False) -> dict[str, list[Hit]]:

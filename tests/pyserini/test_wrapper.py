@@ -184,3 +184,15 @@ def test_trec_eval_wrapper_refuses_a_missing_run_file(tmp_path):
 
     with pytest.raises(MlirkitError, match="run file .*missing.trec does not exist"):
         main(["-m", "ndcg_cut.10", str(tmp_path / "q.qrels"), str(tmp_path / "missing.trec")])
+
+
+def test_search_wrapper_refuses_query_shift_on_a_bare_index_before_the_jvm(tmp_path):
+    from mlirkit.pyserini.jvm import jvm_running
+    from mlirkit.pyserini.search.cli import main
+
+    (tmp_path / "idx").mkdir()  # what Pyserini writes (index, docid): no meta.json, no embeddings.npy
+    was_running = jvm_running()
+    for flags in (["--query-shift", "ip"], ["--alpha", "0.5"], ["--transform", "t.safetensors"]):
+        with pytest.raises(MlirkitError, match="needs an mlirkit index directory"):
+            main([*flags, "--index", str(tmp_path / "idx"), "--topics", "t.tsv", "--output", str(tmp_path / "r.trec")])
+    assert jvm_running() == was_running

@@ -5,8 +5,11 @@ run writer) with mlirkit's query encoders selectable by ``--encoder-class mlirki
 Query vectors are ``normalize(T_q(g(q)))`` as in ``mlirkit.search``: ``T_q`` is the query side of the
 index's language transform when it has one (centering, LIR; never SHIFT), which needs each query's
 language: the topics file's own (``lang`` of BEIR ``queries.jsonl``, third TSV column) or ``--query-lang``.
-(The query-time SHIFT for every query language is ``python -m mlirkit.search --query-shift``: Pyserini's
-``FaissSearcher`` scores with the index as it is.)
+With ``--query-shift cosine|ip`` (or ``--alpha`` / ``--transform``), every query is scored with the SHIFT
+of its own language from the one index, exactly as ``python -m mlirkit.search --query-shift`` does
+(:mod:`mlirkit.pyserini.query_shift`: Pyserini's ``FaissSearcher`` opens the index and encodes the queries,
+mlirkit scores them; flat: every document, HNSW/IVF-PQ: ``--candidates`` rows re-scored exactly). It needs
+an mlirkit index directory with ``embeddings.npy``; Pyserini's PRF is refused with it.
 When the index records its encoder (``meta.json``), a different query encoder is refused unless
 ``--force``; an existing ``--output`` file is refused unless ``--overwrite``. ``-h`` lists the
 wrapper's options, then Pyserini's. Queries are encoded in batches: Pyserini's ``--batch-size`` defaults to
@@ -31,13 +34,24 @@ DEFAULT_QUERY_BATCH = 64
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from mlirkit.base.options import non_negative_int
     from mlirkit.pyserini.wrapper import wrapper_parser
+    from mlirkit.transforms.alpha import add_alpha_arg
 
     p, g = wrapper_parser("python -m mlirkit.pyserini.search", "%(prog)s [wrapper options] <pyserini.search.faiss "
                           "arguments>", __doc__, PYSERINI_MODULE, "max_length, query_prefix, pooling, normalize, "
                           "batch_size, device, dtype, threads, backend, precision")
-    g.add_argument("--query-lang", default=None, help="language of the topics (for query-side transforms)")
+    g.add_argument("--query-lang", default=None,
+                   help="language of the queries without one in the topics (query-side transforms, --query-shift)")
     g.add_argument("--force", action="store_true", help="search with an encoder that differs from the index's (warned)")
+    g.add_argument("--query-shift", choices=["cosine", "ip"], default=None,
+                   help="score each query with V_{l|s} = V_l - V_s for its language s (topics' lang or --query-lang), "
+                        "from one index (needs embeddings.npy): cosine = shift then normalise, ip = no renormalisation")
+    add_alpha_arg(g, words=False, help="SHIFT alpha at query time, 0.6 or 0.6,ja=1.0 (implies --query-shift cosine; "
+                                       "default: the index's)")
+    g.add_argument("--transform", default=None, help="shift transform file for the query-time shift (default: the index's own)")
+    g.add_argument("--candidates", type=non_negative_int, default=None,
+                   help="rows re-scored per query from a non-flat index (default 1000; 0 = exhaustive, exact)")
     g.add_argument("--overwrite", action="store_true", help="replace an existing --output run file")
     return p
 
@@ -65,7 +79,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     index = peek_option(rest, "--index")
     if index and (Path(index) / "meta.json").is_file():
         settings.index_encoder, settings.transform, settings.alpha = index_query_side(Path(index))
+    if args.query_shift or args.alpha is not None or args.transform is not None:
+        return run(rest, settings, query_shift_plan(index, rest, args))
     return run(rest, settings)
+
+
+def query_shift_plan(index: str | None, pyserini_argv: Sequence[str], args):
+    """The :class:`~mlirkit.search.query_shift.ShiftPlan` of ``--index`` (refused before the JVM starts
+    when the index is not an mlirkit directory or PRF is asked for)."""
+    from mlirkit.base.errors import MlirkitError
+    from mlirkit.index import DenseIndex
+    from mlirkit.index.layout import META_FILE
+    from mlirkit.pyserini.wrapper import peek_option
+    from mlirkit.search.query_shift import plan_for_index
+
+    if not index or not (Path(index) / META_FILE).is_file():
+        raise MlirkitError(f"--query-shift needs an mlirkit index directory (with {META_FILE} and embeddings.npy), "
+                           f"not {index!r}")
+    if (peek_option(pyserini_argv, "--prf-depth", int) or 0) > 0:
+        raise MlirkitError("--query-shift cannot be combined with Pyserini's PRF (--prf-depth)")
+    return plan_for_index(DenseIndex(index), args.query_shift or "cosine", args.alpha, args.transform,
+                          args.candidates, force=args.force)
 
 
 def topic_langs(topics: str | None, default_lang: str | None = None) -> dict[str, str] | None:
@@ -103,10 +137,22 @@ def index_query_side(index: Path):
     return meta.get("encoder"), transform, alpha
 
 
-def run(pyserini_argv: Sequence[str], settings) -> int:
-    """Run ``pyserini.search.faiss`` with ``pyserini_argv`` and the mlirkit classes built with ``settings``."""
+def run(pyserini_argv: Sequence[str], settings, plan=None) -> int:
+    """Run ``pyserini.search.faiss`` with ``pyserini_argv`` and the mlirkit classes built with ``settings``;
+    with a query-time shift ``plan``, Pyserini's ``FaissSearcher`` is :mod:`mlirkit.pyserini.query_shift`'s."""
     from mlirkit.pyserini.registration import register
     from mlirkit.pyserini.wrapper import run_pyserini_module
 
     names = register(settings)
-    return run_pyserini_module(PYSERINI_MODULE, pyserini_argv, names)
+    patches = []
+    if plan is not None:
+        import pyserini.search.faiss._searcher as searcher_module
+
+        from mlirkit.pyserini.query_shift import searcher_class
+
+        patches.append((searcher_module, "FaissSearcher",
+                        searcher_class(plan, settings.query_langs, settings.query_lang)))
+    rc = run_pyserini_module(PYSERINI_MODULE, pyserini_argv, names, patches)
+    if plan is not None and rc == 0:
+        print(json.dumps({"query_shift": {**plan.shift.describe(plan.alpha), "candidates": plan.candidates}}))
+    return rc
