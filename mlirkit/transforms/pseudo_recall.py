@@ -27,8 +27,10 @@ them one from the corpus itself:
 
 Measured in docs/shift.md ("A harm criterion that follows recall"): as a global alpha it finds the
 labelled dev alpha for vectors that carry topic, where the kNN gap over-corrects; as a per-language
-guard it does not protect a language's recall (its alpha-0 value is low, because source-language probes
-retrieve their own language first, so nearly every alpha passes).
+guard it does not protect a language's recall: its alpha-0 value is low for most languages (source-
+language probes retrieve their own language first, so nearly every alpha passes), and a language close
+to the source language at alpha 0 gets crowded out by the others moving in, which walks many vectors
+back to alpha 0.
 """
 from __future__ import annotations
 
