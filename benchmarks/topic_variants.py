@@ -51,6 +51,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--pairs", type=int, default=50)
     p.add_argument("--min-docs", type=int, default=15)
     p.add_argument("--cache-dir", required=True)
+    p.add_argument("--corpus-from", default=None,
+                   help="take the document embeddings from this pooled bed's cache entry (as language_vectors.py)")
     p.add_argument("--threads", type=int, default=None)
     return p.parse_args(argv)
 
@@ -75,8 +77,15 @@ class Bed:
         encoder = load_encoder(args.encoder, **options)
         cache = EmbeddingCache(args.cache_dir, show_progress=False)
         self.data = data
-        self.docs = cache.embed(encoder, args.encoder, f"{data.name}-corpus", "doc", [d.text for d in data.docs],
-                                [d.lang for d in data.docs]).astype(np.float64)
+        if getattr(args, "corpus_from", None):
+            pooled = load_benchmark(args.corpus_from, ("en",))
+            pooled_embs = cache.embed(encoder, args.encoder, f"{pooled.name}-corpus", "doc",
+                                      [d.text for d in pooled.docs], [d.lang for d in pooled.docs])
+            row = {d.doc_id: i for i, d in enumerate(pooled.docs)}
+            self.docs = pooled_embs[[row[d.doc_id] for d in data.docs]].astype(np.float64)
+        else:
+            self.docs = cache.embed(encoder, args.encoder, f"{data.name}-corpus", "doc", [d.text for d in data.docs],
+                                    [d.lang for d in data.docs]).astype(np.float64)
         self.langs = [d.lang for d in data.docs]
         self.lang_a = np.asarray(self.langs)
         queries = [q for s in data.splits.values() for q in s.queries]

@@ -116,6 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "documents in some source-language document's top k) below alpha 0 (output key 'guarded')")
     s.add_argument("--retrievability-k", type=positive_int, default=None,
                    help="with --guarded: the k of the retrievability guard (default: --k)")
+    s.add_argument("--guard", choices=["retrievability", "pseudo-recall"], default="retrievability",
+                   help="with --guarded: the quantity no language may lose against alpha 0: retrievability, or "
+                        "pseudo-recall (share of its pseudo-relevant documents, mutual ratio-margin pairs with "
+                        "source-language documents mined at alpha 0, in their probe's top k)")
+    s.add_argument("--pseudo-recall", action="store_true",
+                   help="also choose the global alpha of largest mean pseudo-recall@k (output key 'pseudo_recall')")
     e = sub.add_parser("evaluate-langid", help="held-out language-identification accuracy and its retrieval effect")
     e.add_argument("--transform", required=True, help="transform fitted with --langid --heldout")
     e.add_argument("--pairs", required=True, metavar="SRC", help="the parallel data the transform was fitted on")
@@ -313,7 +319,16 @@ def cmd_select_alpha(args: argparse.Namespace) -> int:
         grid = DEFAULT_GRID if args.grid is None else args.grid
         out["guarded"] = select_guarded_alphas(embs, langs, t, grid=sorted({0.0, *grid}), k=args.k,
                                                max_probes=args.max_probes, seed=args.seed,
-                                               retrievability_k=args.retrievability_k).as_dict()
+                                               retrievability_k=args.retrievability_k,
+                                               criterion=args.guard).as_dict()
+    if args.pseudo_recall:
+        from mlirkit.shift.from_index import index_document_embeddings
+        from mlirkit.transforms.pseudo_recall import select_pseudo_recall_alpha
+
+        embs, langs, _ = index_document_embeddings(args.index)
+        grid = DEFAULT_GRID if args.grid is None else args.grid
+        out["pseudo_recall"] = select_pseudo_recall_alpha(embs, langs, t, grid=grid, k=args.k,
+                                                          max_probes=args.max_probes, seed=args.seed).as_dict()
     _print(out)
     return 0
 

@@ -22,6 +22,13 @@ Selection (``grid`` must contain 0):
    above 0 steps down instead); repeat until no language is below. This terminates (each round lowers
    an alpha; at all zeros equality holds), so the result **never lowers a language's
    retrievability** relative to alpha 0 by this criterion, jointly.
+With ``criterion="pseudo-recall"`` the guarded quantity is the **pseudo-recall** ``PR_l`` of
+:mod:`mlirkit.transforms.pseudo_recall` (share of ``l``'s pseudo-relevant documents - mutual ratio-margin
+pairs with probes, mined at alpha 0 - in their probe's top ``k``) instead of ``R_l``, and the candidate of
+step 1 is the admissible alpha of largest ``PR_l^(2)`` (ties: smaller ``gap_l``, then the smaller alpha);
+a language without pseudo-relevant pairs stays at 0. Steps 2 and 3 are unchanged, so the result never
+lowers a language's pseudo-recall below alpha 0.
+
 3. a chosen alpha at the largest grid value is flagged ``at_edge: "upper"`` (the minimum may lie
    beyond the grid: widen it), one at 0 ``at_edge: "lower"`` (no correction chosen), with a warning.
 
@@ -43,6 +50,8 @@ from mlirkit.transforms.alpha_select import DEFAULT_GRID, DEFAULT_K, DEFAULT_MAX
 from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
+
+GUARD_CRITERIA = ("retrievability", "pseudo-recall")
 
 
 @dataclass
@@ -98,12 +107,14 @@ def _retrievability(top: np.ndarray, codes: np.ndarray, n_codes: int, counts: np
 def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transform: LanguageTransform, *,
                           grid: Sequence[float] = DEFAULT_GRID, k: int = DEFAULT_K,
                           max_probes: int = DEFAULT_MAX_PROBES, seed: int = 0, retrievability_k: int | None = None,
-                          chunk_rows: int = 1024) -> GuardedAlphas:
+                          chunk_rows: int = 1024, criterion: str = "retrievability") -> GuardedAlphas:
     """Per-language alphas for ``transform`` on documents ``embs`` (n, d, untransformed) (module docstring).
 
     ``k`` is the neighbourhood of the gap criterion, ``retrievability_k`` (default ``k``) that of the
-    retrievability guard.
+    retrievability guard (or of the pseudo-recall with ``criterion="pseudo-recall"``).
     """
+    if criterion not in GUARD_CRITERIA:
+        raise MlirkitError(f"unknown guard criterion {criterion!r} (choose from {', '.join(GUARD_CRITERIA)})")
     grid = checked_grid(grid)
     if grid[0] != 0.0:
         raise MlirkitError("the guarded alpha needs 0 in the grid (retrievability is compared with alpha 0)")
@@ -133,6 +144,11 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
     moved = [l for l in languages if l in transform.params and l != src]
     if not moved:
         raise MlirkitError("the transform has no vector for any non-source language of these documents")
+    pairs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    if criterion == "pseudo-recall":
+        from mlirkit.transforms.pseudo_recall import pseudo_recall, pseudo_relevant_pairs
+
+        pairs = pseudo_relevant_pairs(embs, codes, src_rows, [languages.index(l) for l in moved])
 
     def shifted(alpha: float | dict[str, float]) -> np.ndarray:
         return _normalize(transform.apply(embs.copy(), lang_list, "doc", alpha)).astype(np.float32)
@@ -144,10 +160,13 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
     for l in moved:
         rows = np.flatnonzero((codes == src_code) | (codes == languages.index(l)))
         subsets[l] = (rows, np.searchsorted(rows, src_rows), (codes[rows] == src_code).astype(np.intp))
+        if pairs:
+            x_rows, pos = pairs[languages.index(l)]
+            subsets[l] += ({1: (np.searchsorted(rows, x_rows), pos)},)
     for alpha in grid:
         docs = shifted(alpha)
         for l in moved:
-            rows, position, two = subsets[l]
+            rows, position, two = subsets[l][:3]
             sub_k = min(k, len(rows) - 1)
             top = _top_k(probes, docs[rows], position, sub_k, chunk_rows)
             src_share = float(two[top].mean())
@@ -156,12 +175,28 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
                 top = _top_k(probes, docs[rows], position, sub_rk, chunk_rows)
             gap[l][alpha] = src_share - (counts[src] - 1) / (counts[src] + counts[l] - 1)
             is_l = 1 - two  # 1 for l's rows
-            retr2[l][alpha] = float(_retrievability(top, is_l, 2, np.bincount(is_l, minlength=2))[1])
+            if pairs:
+                retr2[l][alpha] = (pseudo_recall(docs[rows], position, subsets[l][3], sub_rk)[1]
+                                   if len(subsets[l][3][1][0]) else 0.0)
+            else:
+                retr2[l][alpha] = float(_retrievability(top, is_l, 2, np.bincount(is_l, minlength=2))[1])
     admissible = {l: [a for a in grid if retr2[l][a] >= retr2[l][0.0] - 1e-12] for l in moved}
-    candidates = {l: min(admissible[l], key=lambda a: (gap[l][a], a)) for l in moved}
+    if pairs:
+        for l in moved:
+            if not len(pairs[languages.index(l)][0]):
+                admissible[l] = [0.0]  # no pseudo-relevant pairs: no evidence, no correction
+        candidates = {l: min(admissible[l], key=lambda a: (-retr2[l][a], gap[l][a], a)) for l in moved}
+    else:
+        candidates = {l: min(admissible[l], key=lambda a: (gap[l][a], a)) for l in moved}
 
     # 2. joint check on the whole corpus
     def joint_retrievability(alpha: dict[str, float]) -> np.ndarray:
+        if pairs:
+            pr = pseudo_recall(shifted(alpha), src_rows, pairs, rk, chunk_rows=chunk_rows)
+            out = np.zeros(len(languages))
+            for code, v in pr.items():
+                out[code] = 0.0 if np.isnan(v) else v
+            return out
         return _retrievability(_top_k(probes, shifted(alpha), src_rows, rk, chunk_rows), codes, len(languages),
                                code_counts)
 
@@ -189,13 +224,17 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
             logger.warning("%s: the guarded alpha sits at the top of the grid (%g): the best may lie beyond it",
                            l, grid[-1])
         elif edges[l] == "lower":
-            logger.warning("%s: the guarded alpha is 0 (no correction keeps its retrievability and lowers the gap)", l)
+            logger.warning("%s: the guarded alpha is 0 (no correction keeps its %s and lowers the gap)", l, criterion)
     retrievability = {l: {"alpha_0": float(base[languages.index(l)]), "chosen": float(now[languages.index(l)])}
                       for l in moved}
-    info = {"criterion": "guarded", "k": k, "retrievability_k": rk, "probes": int(len(src_rows)), "documents": n,
+    info = {"criterion": "guarded", "guard": criterion, "k": k, "retrievability_k": rk, "probes": int(len(src_rows)), "documents": n,
             "grid": grid,
             "method": transform.method, "source_lang": src,
-            "retrievability_definition": f"share of a language's documents in the top {rk} of at least one "
-                                         f"{src} document (itself excluded)"}
+            "retrievability_definition": (f"share of a language's documents in the top {rk} of at least one "
+                                          f"{src} document (itself excluded)") if not pairs else
+                                         (f"pseudo-recall: share of a language's pseudo-relevant documents (mutual "
+                                          f"ratio-margin pairs with {src} documents at alpha 0) in their {src} "
+                                          f"document's top {rk}"),
+            **({"pseudo_pairs": {l: int(len(pairs[languages.index(l)][0])) for l in moved}} if pairs else {})}
     logger.info("guarded per-language alphas: %s (repairs: %d)", chosen, len(repairs))
     return GuardedAlphas(chosen, candidates, gap, retr2, retrievability, edges, repairs, info)
