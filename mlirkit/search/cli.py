@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 from typing import Sequence
 
+from mlirkit.base.errors import MlirkitError
 from mlirkit.base.cli import ArgumentParser, configure_logging, set_threads
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.base.fs import refuse_existing
@@ -57,7 +58,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mlirkit.search.searcher import Searcher, hits_to_run
 
     tag = validate_run_tag(args.run_tag) if args.run_tag is not None else default_run_tag(args.output)
+    shift = bool(args.query_shift or args.alpha is not None or args.transform is not None)
+    if args.candidates is not None and not shift:
+        raise MlirkitError("--candidates is for the query-time shift: add --query-shift (or --alpha / --transform)")
     queries = read_topics(args.topics, default_lang=args.query_lang)
+    if shift:
+        from mlirkit.search.query_shift import require_query_langs
+
+        require_query_langs(queries, args.topics)
     encoder = encoder_from_args(args) if args.encoder else None
     from mlirkit.search.sharded import open_index
 

@@ -146,6 +146,10 @@ class QueryTimeShift:
             return 0
         return code
 
+    def fallback_langs(self, query_langs: Sequence[str | None]) -> Counter:
+        """``{lang: queries}`` of the queries that :meth:`source_code` scores with the pivot (no vector)."""
+        return Counter(str(la or UNKNOWN) for la in query_langs if self._lang_index.get(canonical(la) or UNKNOWN) is None)
+
     def _inv_norms_all(self, prepared: _Prepared, key: str) -> np.ndarray:
         """(M, n) float32 ``1 / ||d'_s||`` for every source ``s`` (zero vectors kept, as l2_normalize does)."""
         cached = self._inv_norms.get(key)
@@ -262,6 +266,7 @@ def plan_for_index(index, metric: str = "cosine", alpha: Any = None, transform: 
     from mlirkit.transforms.alpha import Alpha
 
     meta_transform = index.transform or {}
+    given_alpha = alpha
     if transform is None:
         if meta_transform.get("method") != "shift":
             raise MlirkitError(f"{index.path}: the query-time shift needs a SHIFT index or a shift "
@@ -273,6 +278,13 @@ def plan_for_index(index, metric: str = "cosine", alpha: Any = None, transform: 
     if index.encoder is not None:
         transform.check_encoder(index.encoder, force=force, dim=index.dim)
     shift = QueryTimeShift(index_embeddings(index), index.langs, transform, metric=metric, docids=index.docids)
+    if given_alpha is not None:  # an override the shift has no vector for would be silently ignored
+        from mlirkit.base.registry import did_you_mean
+
+        for la in Alpha.coerce(given_alpha).overrides:
+            if la not in shift.langs:
+                raise MlirkitError(f"--alpha {la}=...: the shift transform has no vector for {la!r}"
+                                   f"{did_you_mean(la, shift.langs)} (its languages: {', '.join(shift.langs)})")
     shards = getattr(index, "shards", [index])
     if candidates is None and any(spec_of(sh).name != "flat" for sh in shards):
         candidates = DEFAULT_CANDIDATES
@@ -285,11 +297,28 @@ def plan_search(plan: ShiftPlan, faiss_index, vectors: np.ndarray, langs: Sequen
                 k: int) -> list[list[tuple[str, float]]]:
     """Top ``k`` of each query with its own language's shift: exhaustive, or ``plan.candidates`` rows
     (at least ``k + TIE_SLACK``) from ``faiss_index`` (the caller sets its threads) re-scored exactly."""
+    fallback = plan.shift.fallback_langs(langs)
+    if fallback:
+        logger.warning("%d of %d queries scored with the pivot %r (no vector for their language: %s)",
+                       sum(fallback.values()), len(langs), plan.shift.pivot,
+                       ", ".join(f"{la} {n}" for la, n in sorted(fallback.items())))
     candidates = None
     if plan.candidates:
         fetch = min(faiss_index.ntotal, max(plan.candidates, k + TIE_SLACK))
         _, candidates = faiss_index.search(np.ascontiguousarray(vectors, dtype=np.float32), fetch)
     return plan.shift.search(vectors, langs, k, plan.alpha, candidates=candidates)
+
+
+def require_query_langs(queries: Sequence[Any], source: str) -> None:
+    """Refuse queries (with ``query_id`` and ``lang``) without a language: the query-time shift would score
+    them with the pivot unnoticed; ``source`` names the topics file in the message."""
+    from mlirkit.base.langs import is_known
+
+    missing = [q.query_id for q in queries if not is_known(q.lang)]
+    if missing:
+        raise MlirkitError(f"{source}: {len(missing)} of {len(queries)} queries have no language (first: query id "
+                           f"{missing[0]!r}); the query-time shift scores each with its own language's vector: "
+                           f"give a lang field / third TSV column, or --query-lang")
 
 
 def index_embeddings(index) -> np.ndarray:
@@ -301,4 +330,5 @@ def index_embeddings(index) -> np.ndarray:
 
 
 __all__ = ["DEFAULT_CANDIDATES", "METRICS", "QueryTimeShift", "ShiftPlan", "index_embeddings", "plan_for_index",
-           "plan_search"]
+           "plan_search",
+           "require_query_langs"]

@@ -238,3 +238,53 @@ def test_search_cli_per_query_languages(shift_index, tiny_model_dir, tmp_path, c
             sorted(want, key=lambda x: (-want[x], x))
         for doc, score in want.items():
             assert abs(run[q.query_id][doc] - score) < 1e-5
+
+
+def test_alpha_override_for_a_language_without_a_vector_is_refused(shift_index, tiny_encoder):
+    """An ``--alpha`` override the shift has no vector for would be ignored unnoticed: refused, with a
+    close match named."""
+    from mlirkit.index import DenseIndex
+    from mlirkit.search.query_shift import plan_for_index
+
+    d, _ = shift_index
+    with pytest.raises(MlirkitError, match=r"no vector for 'dee' \(did you mean: de\?\)"):
+        plan_for_index(DenseIndex(d / "pivot"), alpha="0.7,dee=1")
+    with pytest.raises(MlirkitError, match="no vector for 'ja'"):
+        plan_for_index(DenseIndex(d / "pivot"), alpha={"*": 0.7, "ja": 1.0})
+    assert plan_for_index(DenseIndex(d / "pivot"), alpha="0.7,de=1").alpha.for_lang("de") == 1.0
+
+
+def test_queries_of_a_language_without_a_vector_are_warned_about(shift_index, tiny_encoder, caplog):
+    from mlirkit.search.searcher import Searcher
+
+    d, _ = shift_index
+    searcher = Searcher(d / "pivot", tiny_encoder, query_shift="cosine")
+    with caplog.at_level("WARNING", logger="mlirkit.search.query_shift"):
+        hits = searcher.search([*QUERIES[:2], Query("qz", "ferry", "zz")], k=3)
+    assert set(hits) == {"q1", "q2", "qz"}
+    assert "1 of 3 queries scored with the pivot 'en' (no vector for their language: zz 1)" in caplog.text
+
+
+def test_search_cli_query_shift_hostile_topics_and_options(shift_index, tiny_model_dir, tmp_path, capsys):
+    """Queries without a language are refused under the query-time shift (file and query id named, exit 2,
+    no run file); --query-lang fills them in; --candidates alone and a bad --alpha override are refused."""
+    from mlirkit.base.cli import run_cli
+    from mlirkit.io.trec import read_run
+    from mlirkit.search.cli import main
+
+    d, _ = shift_index
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("q1\tferry here\ten\nq2\tFähre hier\tde\nq3\tle fichier\n", encoding="utf-8")
+    out = tmp_path / "run.trec"
+    common = ["--index", str(d / "pivot"), "--topics", str(topics), "--output", str(out), "--encoder",
+              str(tiny_model_dir), "--encoder-class", "hf", "--max-length", "64", "--hits", "5", "--quiet"]
+    for extra, msg in ((["--query-shift", "cosine"], f"{topics}: 1 of 3 queries have no language (first: query id 'q3')"),
+                       (["--candidates", "10"], "--candidates is for the query-time shift"),
+                       (["--query-shift", "cosine", "--query-lang", "fr", "--alpha", "0.5,dee=1"], "did you mean: de?"),
+                       (["--alpha", "ja="], "alpha for 'ja' is not a number")):
+        assert run_cli(main, [*common, *extra]) == 2
+        err = capsys.readouterr().err.strip()
+        assert msg in err and len(err.splitlines()) == 1, err
+        assert not out.exists()
+    assert main([*common, "--query-shift", "cosine", "--query-lang", "fr"]) == 0
+    assert sorted(read_run(out)) == ["q1", "q2", "q3"]
