@@ -196,3 +196,63 @@ def test_search_wrapper_refuses_query_shift_on_a_bare_index_before_the_jvm(tmp_p
         with pytest.raises(MlirkitError, match="needs an mlirkit index directory"):
             main([*flags, "--index", str(tmp_path / "idx"), "--topics", "t.tsv", "--output", str(tmp_path / "r.trec")])
     assert jvm_running() == was_running
+
+
+def test_search_wrapper_refuses_queries_without_a_language_under_the_query_shift_before_the_jvm(tmp_path):
+    from mlirkit.pyserini.jvm import jvm_running
+    from mlirkit.pyserini.search.cli import main
+
+    idx = tmp_path / "idx"
+    idx.mkdir()
+    (idx / "meta.json").write_text("{}")  # an mlirkit index as far as the refusals before the JVM look
+    topics = tmp_path / "t.tsv"
+    topics.write_text("q1\tferry\ten\nq2\tFähre\n", encoding="utf-8")
+    common = ["--index", str(idx), "--output", str(tmp_path / "r.trec")]
+    was_running = jvm_running()
+    with pytest.raises(MlirkitError, match=r"t\.tsv: 1 of 2 queries have no language \(first: query id 'q2'\)"):
+        main(["--query-shift", "cosine", "--topics", str(topics), *common])
+    with pytest.raises(MlirkitError, match="Pyserini's topics 'msmarco-passage-dev-subset' carry none, give --query-lang"):
+        main(["--query-shift", "cosine", "--topics", "msmarco-passage-dev-subset", *common])
+    with pytest.raises(MlirkitError, match="--candidates is for the query-time shift"):
+        main(["--candidates", "10", "--topics", str(topics), *common])
+    assert jvm_running() == was_running and not (tmp_path / "r.trec").exists()
+
+
+@pytest.mark.parametrize("form", ["space", "equals"])
+def test_staged_output_publishes_the_run_only_when_pyserini_succeeds(tmp_path, form):
+    """Pyserini writes its run query by query: a failure in the middle leaves nothing (and an existing
+    run replaced with --overwrite intact); success moves the complete file into place."""
+    from mlirkit.pyserini.search.cli import staged_output
+
+    out = tmp_path / "runs" / "r.trec"
+    argv = ["--index", "idx", *(["--output", str(out)] if form == "space" else [f"--output={out}"]), "--hits", "3"]
+    seen = []
+
+    def left():  # what the output's folder holds (the folder the run created is removed on failure)
+        return sorted(p.name for p in out.parent.iterdir()) if out.parent.exists() else []
+
+    def pyserini(rc, boom=False):
+        def call(args):
+            from mlirkit.pyserini.wrapper import peek_option
+
+            target = peek_option(args, "--output")
+            seen.append(target)
+            with open(target, "w") as f:
+                f.write("q1 Q0 d1 1 1.0 x\n")  # the first query's hits, then the failure
+            if boom:
+                raise MlirkitError("query 2: no vector")
+            return rc
+        return call
+
+    assert staged_output(argv, False, pyserini(1)) == 1
+    assert seen[-1] != str(out) and left() == []
+    with pytest.raises(MlirkitError, match="query 2"):
+        staged_output(argv, False, pyserini(0, boom=True))
+    assert left() == []
+    assert staged_output(argv, False, pyserini(0)) == 0
+    assert out.read_text() == "q1 Q0 d1 1 1.0 x\n" and left() == ["r.trec"]
+    with pytest.raises(MlirkitError, match="already exists"):
+        staged_output(argv, False, pyserini(0))
+    assert staged_output(argv, True, pyserini(2)) == 2
+    assert out.read_text() == "q1 Q0 d1 1 1.0 x\n" and left() == ["r.trec"]
+    assert staged_output(["--index", "idx", "--help"], False, lambda args: 0 if args == ["--index", "idx", "--help"] else 9) == 0

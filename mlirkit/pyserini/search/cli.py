@@ -22,7 +22,7 @@ import argparse
 import json
 import logging
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from mlirkit.base.cli import configure_logging
 
@@ -80,8 +80,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if index and (Path(index) / "meta.json").is_file():
         settings.index_encoder, settings.transform, settings.alpha = index_query_side(Path(index))
     if args.query_shift or args.alpha is not None or args.transform is not None:
-        return run(rest, settings, query_shift_plan(index, rest, args))
-    return run(rest, settings)
+        return run(rest, settings, query_shift_plan(index, rest, args), overwrite=args.overwrite)
+    if args.candidates is not None:
+        from mlirkit.base.errors import MlirkitError
+
+        raise MlirkitError("--candidates is for the query-time shift: add --query-shift (or --alpha / --transform)")
+    return run(rest, settings, overwrite=args.overwrite)
 
 
 def query_shift_plan(index: str | None, pyserini_argv: Sequence[str], args):
@@ -98,6 +102,15 @@ def query_shift_plan(index: str | None, pyserini_argv: Sequence[str], args):
                            f"not {index!r}")
     if (peek_option(pyserini_argv, "--prf-depth", int) or 0) > 0:
         raise MlirkitError("--query-shift cannot be combined with Pyserini's PRF (--prf-depth)")
+    topics = peek_option(pyserini_argv, "--topics")
+    if topics and Path(topics).is_file():
+        from mlirkit.io.topics import read_topics
+        from mlirkit.search.query_shift import require_query_langs
+
+        require_query_langs(read_topics(topics, default_lang=args.query_lang), topics)
+    elif topics and args.query_lang is None:
+        raise MlirkitError(f"--query-shift needs each query's language: Pyserini's topics {topics!r} carry none, "
+                           f"give --query-lang (or a local topics file with a lang field)")
     return plan_for_index(DenseIndex(index), args.query_shift or "cosine", args.alpha, args.transform,
                           args.candidates, force=args.force)
 
@@ -137,9 +150,10 @@ def index_query_side(index: Path):
     return meta.get("encoder"), transform, alpha
 
 
-def run(pyserini_argv: Sequence[str], settings, plan=None) -> int:
+def run(pyserini_argv: Sequence[str], settings, plan=None, *, overwrite: bool = True) -> int:
     """Run ``pyserini.search.faiss`` with ``pyserini_argv`` and the mlirkit classes built with ``settings``;
-    with a query-time shift ``plan``, Pyserini's ``FaissSearcher`` is :mod:`mlirkit.pyserini.query_shift`'s."""
+    with a query-time shift ``plan``, Pyserini's ``FaissSearcher`` is :mod:`mlirkit.pyserini.query_shift`'s.
+    The run file appears only when Pyserini exits 0 (:func:`staged_output`)."""
     from mlirkit.pyserini.registration import register
     from mlirkit.pyserini.wrapper import run_pyserini_module
 
@@ -152,7 +166,43 @@ def run(pyserini_argv: Sequence[str], settings, plan=None) -> int:
 
         patches.append((searcher_module, "FaissSearcher",
                         searcher_class(plan, settings.query_langs, settings.query_lang)))
-    rc = run_pyserini_module(PYSERINI_MODULE, pyserini_argv, names, patches)
+    rc = staged_output(pyserini_argv, overwrite, lambda argv: run_pyserini_module(PYSERINI_MODULE, argv, names, patches))
     if plan is not None and rc == 0:
         print(json.dumps({"query_shift": {**plan.shift.describe(plan.alpha), "candidates": plan.candidates}}))
+    return rc
+
+
+class _NotPublished(Exception):
+    """Pyserini exited non-zero: its (partial) run is discarded."""
+
+
+def with_option(argv: Sequence[str], option: str, value: str) -> list[str]:
+    """``argv`` with every ``option V`` / ``option=V`` given ``value`` instead."""
+    out = list(argv)
+    for i, arg in enumerate(out):
+        if arg == option and i + 1 < len(out):
+            out[i + 1] = value
+        elif arg.startswith(option + "="):
+            out[i] = f"{option}={value}"
+    return out
+
+
+def staged_output(pyserini_argv: Sequence[str], overwrite: bool, call: Callable[[list[str]], int]) -> int:
+    """``call(argv)`` with Pyserini's ``--output`` pointed at a temporary sibling that replaces the run
+    file only when ``call`` returns 0: Pyserini writes its run query by query, so an error in the middle
+    (an encoder, the query-time shift, a JVM failure) would otherwise leave a half-written run."""
+    from mlirkit.base.fs import claim_output
+    from mlirkit.pyserini.wrapper import HELP_FLAGS, peek_option
+
+    output = peek_option(pyserini_argv, "--output")
+    if not output or HELP_FLAGS & set(pyserini_argv):
+        return call(list(pyserini_argv))
+    rc = 1
+    try:
+        with claim_output(Path(output), overwrite, "run", directory=False) as tmp:
+            rc = call(with_option(pyserini_argv, "--output", str(tmp)))
+            if rc != 0:
+                raise _NotPublished
+    except _NotPublished:
+        logger.info("pyserini exited %d: no run written to %s", rc, output)
     return rc
