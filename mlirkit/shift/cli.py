@@ -112,14 +112,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-probes", type=positive_int, default=2000, help="source-language documents used as probes")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--guarded", action="store_true",
-                   help="also choose per-language alphas that never lower a language's retrievability (share of its "
-                        "documents in some source-language document's top k) below alpha 0 (output key 'guarded')")
+                   help="also choose per-language alphas that never lower a language's --guard quantity below alpha 0 "
+                        "(default retrievability: share of its documents in some source-language document's top k; "
+                        "output key 'guarded')")
     s.add_argument("--retrievability-k", type=positive_int, default=None,
-                   help="with --guarded: the k of the retrievability guard (default: --k)")
-    s.add_argument("--guard", choices=["retrievability", "pseudo-recall"], default="retrievability",
+                   help="with --guarded: the k of the guard, retrievability@k or pseudo-recall@k (default: --k)")
+    s.add_argument("--guard", choices=["retrievability", "pseudo-recall"], default=None,
                    help="with --guarded: the quantity no language may lose against alpha 0: retrievability, or "
                         "pseudo-recall (share of its pseudo-relevant documents, mutual ratio-margin pairs with "
-                        "source-language documents mined at alpha 0, in their probe's top k)")
+                        "source-language documents mined at alpha 0, in their probe's top k); default retrievability")
     s.add_argument("--pseudo-recall", action="store_true",
                    help="also choose the global alpha of largest mean pseudo-recall@k (output key 'pseudo_recall')")
     e = sub.add_parser("evaluate-langid", help="held-out language-identification accuracy and its retrieval effect")
@@ -306,27 +307,29 @@ def cmd_select_alpha(args: argparse.Namespace) -> int:
     from mlirkit.transforms.alpha_select import DEFAULT_GRID
     from mlirkit.transforms.io import load_transform
 
+    guard_only = [o for o, v in (("--guard", args.guard), ("--retrievability-k", args.retrievability_k)) if v is not None]
+    if guard_only and not args.guarded:
+        raise MlirkitError(f"{', '.join(guard_only)} {'needs' if len(guard_only) == 1 else 'need'} --guarded")
     t = load_transform(args.transform)
     sel = select_alpha_for_index(args.index, t, criterion=args.criterion, k=args.k,
                                  grid=DEFAULT_GRID if args.grid is None else args.grid,
                                  max_probes=args.max_probes, seed=args.seed)
     out = {"index": str(args.index), "transform": str(args.transform), **sel.as_dict()}
-    if args.guarded:
-        from mlirkit.transforms.alpha_guard import select_guarded_alphas
+    grid = DEFAULT_GRID if args.grid is None else args.grid
+    if args.guarded or args.pseudo_recall:
         from mlirkit.shift.from_index import index_document_embeddings
 
-        embs, langs, _ = index_document_embeddings(args.index)
-        grid = DEFAULT_GRID if args.grid is None else args.grid
+        embs, langs, _ = index_document_embeddings(args.index)  # read once for both
+    if args.guarded:
+        from mlirkit.transforms.alpha_guard import select_guarded_alphas
+
         out["guarded"] = select_guarded_alphas(embs, langs, t, grid=sorted({0.0, *grid}), k=args.k,
                                                max_probes=args.max_probes, seed=args.seed,
                                                retrievability_k=args.retrievability_k,
-                                               criterion=args.guard).as_dict()
+                                               criterion=args.guard or "retrievability").as_dict()
     if args.pseudo_recall:
-        from mlirkit.shift.from_index import index_document_embeddings
         from mlirkit.transforms.pseudo_recall import select_pseudo_recall_alpha
 
-        embs, langs, _ = index_document_embeddings(args.index)
-        grid = DEFAULT_GRID if args.grid is None else args.grid
         out["pseudo_recall"] = select_pseudo_recall_alpha(embs, langs, t, grid=grid, k=args.k,
                                                           max_probes=args.max_probes, seed=args.seed).as_dict()
     _print(out)

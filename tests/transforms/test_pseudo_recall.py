@@ -163,6 +163,13 @@ def test_cli_select_alpha_pseudo_recall(tmp_path, capsys):
     assert out["pseudo_recall"]["alpha"] == want.alpha == 1.0
     guarded = select_guarded_alphas(embs, langs, t, grid=[0.0, 0.5, 1.0, 1.5], k=5, criterion="pseudo-recall")
     assert out["guarded"]["per_language"] == guarded.per_language and out["guarded"]["guard"] == "pseudo-recall"
+    from mlirkit.base.cli import run_cli
+
+    for extra, msg in ((["--guard", "pseudo-recall"], "--guard needs --guarded"),
+                       (["--guard", "retrievability", "--retrievability-k", "3"], "--guard, --retrievability-k need --guarded")):
+        # given without --guarded they were silently ignored
+        assert run_cli(main, ["select-alpha", "--index", str(idx), "--transform", str(path), *extra]) == 2
+        assert msg in capsys.readouterr().err
 
 
 def test_guarded_pseudo_recall_bites_when_one_language_crowds_out_another():
