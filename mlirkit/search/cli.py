@@ -43,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "default: the index's)")
     q.add_argument("--transform", default=None, help="shift transform file (default: the index's own)")
     q.add_argument("--candidates", type=non_negative_int, default=None,
-                   help="rows re-scored per query from a non-flat index (default 1000; 0 = exhaustive, exact)")
+                   help="with the query-time shift: rows re-scored per query from a non-flat index "
+                        "(default 1000; 0 = exhaustive, exact)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing run file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p

@@ -42,7 +42,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.transforms.alpha_select import DEFAULT_GRID, DEFAULT_K, DEFAULT_MAX_PROBES, checked_grid, known_rows
+from mlirkit.base.vectors import l2_normalize
+from mlirkit.transforms.alpha_select import (DEFAULT_GRID, DEFAULT_K, DEFAULT_MAX_PROBES, checked_grid, known_rows,
+                                             select_alpha)
 from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
@@ -54,8 +56,7 @@ Pairs = dict[int, tuple[np.ndarray, np.ndarray]]  # code -> (document rows, prob
 
 
 def _normalize(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
-    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    return l2_normalize(np.asarray(x, dtype=np.float64))
 
 
 def pseudo_relevant_pairs(embs: np.ndarray, codes: np.ndarray, probe_rows: np.ndarray, targets: Sequence[int], *,
@@ -149,8 +150,6 @@ def select_pseudo_recall_alpha(embs: np.ndarray, langs: Sequence[str | None], tr
         for l in judged:
             per[l][alpha] = pr[languages.index(l)]
         curve[alpha] = float(np.mean([per[l][alpha] for l in judged]))
-    from mlirkit.transforms.alpha_select import select_alpha
-
     gap = select_alpha(embs, lang_list, transform, grid=grid, k=k, max_probes=max_probes, seed=seed).curve
     top = max(round(v, 12) for v in curve.values())
     best = min((a for a in grid if round(curve[a], 12) == top), key=lambda a: (gap[a], a))

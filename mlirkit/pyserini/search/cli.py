@@ -9,7 +9,9 @@ With ``--query-shift cosine|ip`` (or ``--alpha`` / ``--transform``), every query
 of its own language from the one index, exactly as ``python -m mlirkit.search --query-shift`` does
 (:mod:`mlirkit.pyserini.query_shift`: Pyserini's ``FaissSearcher`` opens the index and encodes the queries,
 mlirkit scores them; flat: every document, HNSW/IVF-PQ: ``--candidates`` rows re-scored exactly). It needs
-an mlirkit index directory with ``embeddings.npy``; Pyserini's PRF is refused with it.
+an mlirkit index directory with ``embeddings.npy`` and every query's language (topics' or
+``--query-lang``); Pyserini's PRF is refused with it. The run file appears only when Pyserini exits 0
+(it writes a temporary sibling, :func:`staged_output`), so a failure in the middle leaves no partial run.
 When the index records its encoder (``meta.json``), a different query encoder is refused unless
 ``--force``; an existing ``--output`` file is refused unless ``--overwrite``. ``-h`` lists the
 wrapper's options, then Pyserini's. Queries are encoded in batches: Pyserini's ``--batch-size`` defaults to
@@ -51,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
                                        "default: the index's)")
     g.add_argument("--transform", default=None, help="shift transform file for the query-time shift (default: the index's own)")
     g.add_argument("--candidates", type=non_negative_int, default=None,
-                   help="rows re-scored per query from a non-flat index (default 1000; 0 = exhaustive, exact)")
+                   help="with the query-time shift: rows re-scored per query from a non-flat index "
+                        "(default 1000; 0 = exhaustive, exact)")
     g.add_argument("--overwrite", action="store_true", help="replace an existing --output run file")
     return p
 
