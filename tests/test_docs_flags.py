@@ -129,11 +129,12 @@ def test_documented_benchmark_flags_exist(module):
     """The benchmark scripts this session changed (docs/results.md and docs/shift.md run them)."""
     import sys
 
+    saved = list(sys.path)
     sys.path.insert(0, str(ROOT))
     try:
         mod = importlib.import_module(module)
     finally:
-        sys.path.remove(str(ROOT))
+        sys.path[:] = saved  # some scripts put benchmarks/ on the path when imported
     if hasattr(mod, "build_parser"):
         known, _ = _flags(mod.build_parser())
     else:  # the script builds its parser inside parse_args: read the flags off its --help
