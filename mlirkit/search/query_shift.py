@@ -299,9 +299,11 @@ def plan_search(plan: ShiftPlan, faiss_index, vectors: np.ndarray, langs: Sequen
     (at least ``k + TIE_SLACK``) from ``faiss_index`` (the caller sets its threads) re-scored exactly."""
     fallback = plan.shift.fallback_langs(langs)
     if fallback:
+        from mlirkit.base.registry import did_you_mean
+
         logger.warning("%d of %d queries scored with the pivot %r (no vector for their language: %s)",
                        sum(fallback.values()), len(langs), plan.shift.pivot,
-                       ", ".join(f"{la} {n}" for la, n in sorted(fallback.items())))
+                       ", ".join(f"{la} {n}{did_you_mean(la, plan.shift.langs)}" for la, n in sorted(fallback.items())))
     candidates = None
     if plan.candidates:
         fetch = min(faiss_index.ntotal, max(plan.candidates, k + TIE_SLACK))

@@ -260,9 +260,10 @@ def test_queries_of_a_language_without_a_vector_are_warned_about(shift_index, ti
     d, _ = shift_index
     searcher = Searcher(d / "pivot", tiny_encoder, query_shift="cosine")
     with caplog.at_level("WARNING", logger="mlirkit.search.query_shift"):
-        hits = searcher.search([*QUERIES[:2], Query("qz", "ferry", "zz")], k=3)
-    assert set(hits) == {"q1", "q2", "qz"}
-    assert "1 of 3 queries scored with the pivot 'en' (no vector for their language: zz 1)" in caplog.text
+        hits = searcher.search([*QUERIES[:2], Query("qz", "ferry", "zz"), Query("qd", "Fähre", "deu")], k=3)
+    assert set(hits) == {"q1", "q2", "qz", "qd"}
+    assert ("2 of 4 queries scored with the pivot 'en' (no vector for their language: deu 1 (did you mean: de?), "
+            "zz 1)") in caplog.text
 
 
 def test_search_cli_query_shift_hostile_topics_and_options(shift_index, tiny_model_dir, tmp_path, capsys):
