@@ -207,5 +207,5 @@ def staged_output(pyserini_argv: Sequence[str], overwrite: bool, call: Callable[
             if rc != 0:
                 raise _NotPublished
     except _NotPublished:
-        logger.info("pyserini exited %d: no run written to %s", rc, output)
+        logger.debug("pyserini exited %d: no run written to %s", rc, output)  # its error is the one line
     return rc
