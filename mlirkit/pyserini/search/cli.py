@@ -83,12 +83,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if index and (Path(index) / "meta.json").is_file():
         settings.index_encoder, settings.transform, settings.alpha = index_query_side(Path(index))
     if args.query_shift or args.alpha is not None or args.transform is not None:
-        return run(rest, settings, query_shift_plan(index, rest, args), overwrite=args.overwrite)
+        return run(rest, settings, query_shift_plan(index, rest, args))
     if args.candidates is not None:
         from mlirkit.base.errors import MlirkitError
 
         raise MlirkitError("--candidates is for the query-time shift: add --query-shift (or --alpha / --transform)")
-    return run(rest, settings, overwrite=args.overwrite)
+    return run(rest, settings)  # main refused an existing --output without --overwrite already
 
 
 def query_shift_plan(index: str | None, pyserini_argv: Sequence[str], args):
@@ -156,7 +156,8 @@ def index_query_side(index: Path):
 def run(pyserini_argv: Sequence[str], settings, plan=None, *, overwrite: bool = True) -> int:
     """Run ``pyserini.search.faiss`` with ``pyserini_argv`` and the mlirkit classes built with ``settings``;
     with a query-time shift ``plan``, Pyserini's ``FaissSearcher`` is :mod:`mlirkit.pyserini.query_shift`'s.
-    The run file appears only when Pyserini exits 0 (:func:`staged_output`)."""
+    The run file appears only when Pyserini exits 0 (:func:`staged_output`); ``overwrite=False`` refuses an
+    existing one (main has checked ``--overwrite`` before the JVM starts)."""
     from mlirkit.pyserini.registration import register
     from mlirkit.pyserini.wrapper import run_pyserini_module
 
