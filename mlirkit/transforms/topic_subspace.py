@@ -144,7 +144,8 @@ def topic_subspace(embs: np.ndarray, langs: Sequence[str | None], rank: int | st
     else:
         r, rule = int(rank), "given"
         if not 0 <= r < d:
-            raise MlirkitError(f"topic rank must be in [0, {d - 1}] (the embedding has {d} dimensions), got {rank}")
+            raise MlirkitError(f"topic rank (--topic-rank) must be in [0, {d - 1}] (the embedding has {d} "
+                               f"dimensions), got {rank}")
     logger.info("topic subspace: rank %d (%s; Marchenko-Pastur rank %d) from %d documents in %d languages",
                 r, rule, auto_rank, n, n_langs)
     return TopicSubspace(np.ascontiguousarray(u[:, :r]), s, r, rule, edge, n, n_langs)
@@ -169,8 +170,8 @@ def skew_test(subspace: TopicSubspace, vectors: Sequence[np.ndarray], level: flo
 
 
 def parse_topic_rank(value: str) -> int | str:
-    """``"auto"`` or a whole number >= 0 (the CLI's ``--topic-rank``)."""
-    if value == AUTO:
+    """``"auto"`` (any case) or a whole number >= 0 (the CLI's ``--topic-rank``)."""
+    if value.strip().lower() == AUTO:
         return AUTO
     try:
         r = int(value)
