@@ -121,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --guarded: the quantity no language may lose against alpha 0: retrievability, or "
                         "pseudo-recall (share of its pseudo-relevant documents, mutual ratio-margin pairs with "
                         "source-language documents mined at alpha 0, in their probe's top k); default retrievability")
+    s.add_argument("--probe-queries", default=None, metavar="FILE.npy",
+                   help="with --guarded (retrievability guard): unlabelled source-language query embeddings, an "
+                        "(m, d) .npy from the index's encoder, used as probes instead of source-language documents")
     s.add_argument("--pseudo-recall", action="store_true",
                    help="also choose the global alpha of largest mean pseudo-recall@k (output key 'pseudo_recall')")
     e = sub.add_parser("evaluate-langid", help="held-out language-identification accuracy and its retrieval effect")
@@ -307,9 +310,12 @@ def cmd_select_alpha(args: argparse.Namespace) -> int:
     from mlirkit.transforms.alpha_select import DEFAULT_GRID
     from mlirkit.transforms.io import load_transform
 
-    guard_only = [o for o, v in (("--guard", args.guard), ("--retrievability-k", args.retrievability_k)) if v is not None]
+    guard_only = [o for o, v in (("--guard", args.guard), ("--retrievability-k", args.retrievability_k),
+                                 ("--probe-queries", args.probe_queries)) if v is not None]
     if guard_only and not args.guarded:
         raise MlirkitError(f"{', '.join(guard_only)} {'needs' if len(guard_only) == 1 else 'need'} --guarded")
+    if args.probe_queries is not None and (args.guard or "retrievability") != "retrievability":
+        raise MlirkitError("--probe-queries works with --guard retrievability only")
     t = load_transform(args.transform)
     sel = select_alpha_for_index(args.index, t, criterion=args.criterion, k=args.k,
                                  grid=DEFAULT_GRID if args.grid is None else args.grid,
@@ -323,10 +329,21 @@ def cmd_select_alpha(args: argparse.Namespace) -> int:
     if args.guarded:
         from mlirkit.transforms.alpha_guard import select_guarded_alphas
 
+        probes = None
+        if args.probe_queries is not None:
+            import numpy as np
+
+            try:
+                probes = np.load(args.probe_queries, allow_pickle=False)
+            except (OSError, ValueError) as e:
+                raise MlirkitError(f"{args.probe_queries}: cannot read query probes as .npy ({e})") from e
         out["guarded"] = select_guarded_alphas(embs, langs, t, grid=sorted({0.0, *grid}), k=args.k,
                                                max_probes=args.max_probes, seed=args.seed,
                                                retrievability_k=args.retrievability_k,
-                                               criterion=args.guard or "retrievability").as_dict()
+                                               criterion=args.guard or "retrievability",
+                                               probes=probes).as_dict()
+        if probes is not None:
+            out["guarded"]["probe_queries"] = str(args.probe_queries)
     if args.pseudo_recall:
         from mlirkit.transforms.pseudo_recall import select_pseudo_recall_alpha
 

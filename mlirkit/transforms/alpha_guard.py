@@ -29,6 +29,13 @@ step 1 is the admissible alpha of largest ``PR_l^(2)`` (ties: smaller ``gap_l``,
 a language without pseudo-relevant pairs stays at 0. Steps 2 and 3 are unchanged, so the result never
 lowers a language's pseudo-recall below alpha 0.
 
+**Query probes** (``probes=``, retrievability guard only): unlabelled source-language *query*
+embeddings (an (m, d) array from the index's encoder, e.g. a query log or a dev split's queries without
+their qrels) replace the probe documents in both criteria: ``R_l(a)`` = share of ``l``'s documents in the
+top ``k`` of at least one probe query, and ``gap_l`` = share of source-language documents among the probe
+queries' ``k`` nearest minus ``n_src / (n_src + n_l)``. Queries are less same-language-biased than
+documents, so the guard sees harm document probes miss; still label-free (no qrels).
+
 3. a chosen alpha at the largest grid value is flagged ``at_edge: "upper"`` (the minimum may lie
    beyond the grid: widen it), one at 0 ``at_edge: "lower"`` (no correction chosen), with a warning.
 
@@ -86,13 +93,15 @@ def _normalize(x: np.ndarray) -> np.ndarray:
     return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
 
 
-def _top_k(probes: np.ndarray, docs: np.ndarray, self_rows: np.ndarray, k: int, chunk_rows: int) -> np.ndarray:
+def _top_k(probes: np.ndarray, docs: np.ndarray, self_rows: np.ndarray | None, k: int,
+           chunk_rows: int) -> np.ndarray:
     """``(p, k)`` rows of ``docs`` nearest to each probe by inner product (probe ``i`` = ``docs[self_rows[i]]``,
-    excluded)."""
+    excluded; ``self_rows=None``: external probes, nothing excluded)."""
     out = np.empty((len(probes), k), dtype=np.intp)
     for a in range(0, len(probes), chunk_rows):
         scores = probes[a:a + chunk_rows] @ docs.T  # (p, n)
-        scores[np.arange(scores.shape[0]), self_rows[a:a + chunk_rows]] = -np.inf
+        if self_rows is not None:
+            scores[np.arange(scores.shape[0]), self_rows[a:a + chunk_rows]] = -np.inf
         out[a:a + chunk_rows] = np.argpartition(-scores, k - 1, axis=1)[:, :k]
     return out
 
@@ -107,11 +116,14 @@ def _retrievability(top: np.ndarray, codes: np.ndarray, n_codes: int, counts: np
 def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transform: LanguageTransform, *,
                           grid: Sequence[float] = DEFAULT_GRID, k: int = DEFAULT_K,
                           max_probes: int = DEFAULT_MAX_PROBES, seed: int = 0, retrievability_k: int | None = None,
-                          chunk_rows: int = 1024, criterion: str = "retrievability") -> GuardedAlphas:
+                          chunk_rows: int = 1024, criterion: str = "retrievability",
+                          probes: np.ndarray | None = None) -> GuardedAlphas:
     """Per-language alphas for ``transform`` on documents ``embs`` (n, d, untransformed) (module docstring).
 
     ``k`` is the neighbourhood of the gap criterion, ``retrievability_k`` (default ``k``) that of the
-    retrievability guard (or of the pseudo-recall with ``criterion="pseudo-recall"``).
+    retrievability guard (or of the pseudo-recall with ``criterion="pseudo-recall"``). ``probes``: (m, d)
+    unlabelled source-language query embeddings used as probes instead of source-language documents
+    (retrievability guard only; at most ``max_probes`` of them, sampled with ``seed``).
     """
     if criterion not in GUARD_CRITERIA:
         raise MlirkitError(f"unknown guard criterion {criterion!r} (choose from {', '.join(GUARD_CRITERIA)})")
@@ -121,7 +133,16 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
     if transform.touches("query") or transform.transforms_source:
         raise MlirkitError(f"the guarded per-language alpha is for transforms that move only non-source "
                            f"documents (shift), not {transform.method}")
+    if probes is not None and criterion != "retrievability":
+        raise MlirkitError("query probes work with the retrievability guard only (pseudo-recall pairs probe documents)")
     embs, lang_list = known_rows(embs, langs)
+    if probes is not None:
+        probes = np.asarray(probes)
+        if probes.ndim != 2 or probes.shape[1] != embs.shape[1] or len(probes) == 0:
+            raise MlirkitError(f"query probes must be a non-empty (m, {embs.shape[1]}) array (the index's encoder), "
+                               f"got shape {probes.shape}")
+        if not np.isfinite(probes).all():
+            raise MlirkitError("query probes hold non-finite values")
     counts = Counter(lang_list)
     src = transform.source_lang
     n = len(lang_list)
@@ -140,7 +161,14 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
     src_rows = np.flatnonzero(codes == src_code)
     if len(src_rows) > max_probes:
         src_rows = np.sort(np.random.default_rng(seed).choice(src_rows, size=max_probes, replace=False))
-    probes = _normalize(embs[src_rows].astype(np.float64)).astype(np.float32)
+    if probes is None:
+        external = False
+        probes = _normalize(embs[src_rows].astype(np.float64)).astype(np.float32)
+    else:
+        external = True
+        if len(probes) > max_probes:
+            probes = probes[np.sort(np.random.default_rng(seed).choice(len(probes), size=max_probes, replace=False))]
+        probes = _normalize(probes.astype(np.float64)).astype(np.float32)
     moved = [l for l in languages if l in transform.params and l != src]
     if not moved:
         raise MlirkitError("the transform has no vector for any non-source language of these documents")
@@ -168,12 +196,13 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
         for l in moved:
             rows, position, two = subsets[l][:3]
             sub_k = min(k, len(rows) - 1)
-            top = _top_k(probes, docs[rows], position, sub_k, chunk_rows)
+            top = _top_k(probes, docs[rows], None if external else position, sub_k, chunk_rows)
             src_share = float(two[top].mean())
             sub_rk = min(rk, len(rows) - 1)
             if sub_rk != sub_k:
-                top = _top_k(probes, docs[rows], position, sub_rk, chunk_rows)
-            gap[l][alpha] = src_share - (counts[src] - 1) / (counts[src] + counts[l] - 1)
+                top = _top_k(probes, docs[rows], None if external else position, sub_rk, chunk_rows)
+            own = 0 if external else 1  # a probe document is not among its own neighbours
+            gap[l][alpha] = src_share - (counts[src] - own) / (counts[src] + counts[l] - own)
             is_l = 1 - two  # 1 for l's rows
             if pairs:
                 retr2[l][alpha] = (pseudo_recall(docs[rows], position, subsets[l][3], sub_rk)[1]
@@ -197,7 +226,8 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
             for code, v in pr.items():
                 out[code] = 0.0 if np.isnan(v) else v
             return out
-        return _retrievability(_top_k(probes, shifted(alpha), src_rows, rk, chunk_rows), codes, len(languages),
+        return _retrievability(_top_k(probes, shifted(alpha), None if external else src_rows, rk, chunk_rows),
+                               codes, len(languages),
                                code_counts)
 
     base = joint_retrievability({"*": 0.0})
@@ -227,11 +257,13 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
             logger.warning("%s: the guarded alpha is 0 (no correction keeps its %s and lowers the gap)", l, criterion)
     retrievability = {l: {"alpha_0": float(base[languages.index(l)]), "chosen": float(now[languages.index(l)])}
                       for l in moved}
-    info = {"criterion": "guarded", "guard": criterion, "k": k, "retrievability_k": rk, "probes": int(len(src_rows)), "documents": n,
+    info = {"criterion": "guarded", "guard": criterion, "k": k, "retrievability_k": rk, "probes": int(len(probes)),
+            "probe_kind": "queries" if external else "documents", "documents": n,
             "grid": grid,
             "method": transform.method, "source_lang": src,
             "retrievability_definition": (f"share of a language's documents in the top {rk} of at least one "
-                                          f"{src} document (itself excluded)") if not pairs else
+                                          + (f"{src} probe query" if external else
+                                             f"{src} document (itself excluded)")) if not pairs else
                                          (f"pseudo-recall: share of a language's pseudo-relevant documents (mutual "
                                           f"ratio-margin pairs with {src} documents at alpha 0) in their {src} "
                                           f"document's top {rk}"),
