@@ -9,6 +9,8 @@ the scoring of ``topic_variants.Bed``, checked there against :func:`mlirkit.eval
 - ``pseudo-recall``: :func:`mlirkit.transforms.pseudo_recall.select_pseudo_recall_alpha`;
 - ``guarded (retrievability)`` / ``guarded (pseudo-recall)``:
   :func:`mlirkit.transforms.alpha_guard.select_guarded_alphas` with either guard;
+- ``guarded (retrievability, dev queries)``: the retrievability guard with the dev split's English query
+  embeddings as probes (``probes=``; unlabelled, the qrels are not read);
 
 with nDCG@20 and the worst document language's recall@20 change against base on each split (labels are
 used only to evaluate). "Does the criterion follow recall?": per language, Spearman's rank correlation
@@ -47,11 +49,16 @@ def _spearman(a: list[float], b: list[float]) -> float | None:
     return float(spearmanr(a, b).statistic)
 
 
-def _retrievability(bed: Bed, params: dict[str, np.ndarray], alpha: float) -> dict[str, float]:
+def _retrievability(bed: Bed, params: dict[str, np.ndarray], alpha: float,
+                    queries: np.ndarray | None = None) -> dict[str, float]:
+    """R_l with the English documents as probes (themselves excluded), or with ``queries`` as probes."""
     docs = bed.shifted(params, alpha)
-    en = np.flatnonzero(bed.lang_a == "en")
-    s = docs[en] @ docs.T
-    s[np.arange(len(en)), en] = -np.inf
+    if queries is None:
+        en = np.flatnonzero(bed.lang_a == "en")
+        s = docs[en] @ docs.T
+        s[np.arange(len(en)), en] = -np.inf
+    else:
+        s = queries @ docs.T
     hit = np.zeros(len(docs), dtype=bool)
     hit[np.argpartition(-s, K - 1, axis=1)[:, :K].ravel()] = True
     return {l: float(hit[bed.lang_a == l].mean()) for l in params}
@@ -87,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|")
     follow: list[str] = []
     paired: list[str] = []
+    probe_rows: list[str] = []
+    dev_queries = bed.queries[bed.splits["dev"][0]]
     for name, params in systems.items():
         t = ShiftTransform({l: np.asarray(v, np.float32) for l, v in params.items()}, encoder=FP, source_lang="en")
         dev = {a: bed.score(params, a, "dev")[0] for a in GRID}
@@ -98,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
             "guarded (retrievability)": select_guarded_alphas(bed.docs, bed.langs, t, grid=grid, k=K).alpha_spec(),
             "guarded (pseudo-recall)": select_guarded_alphas(bed.docs, bed.langs, t, grid=grid, k=K,
                                                              criterion="pseudo-recall").alpha_spec(),
+            # the dev split's English query embeddings as unlabelled probes (no qrels): docs/shift.md, "Query probes"
+            "guarded (retrievability, dev queries)": select_guarded_alphas(
+                bed.docs, bed.langs, t, grid=grid, k=K, probes=bed.queries[bed.splits["dev"][0]]).alpha_spec(),
         }
         for rule, alpha in rules.items():
             cells = []
@@ -113,6 +125,14 @@ def main(argv: list[str] | None = None) -> int:
             flips = np.random.default_rng(0).choice([-1.0, 1.0], size=(10000, len(diff)))
             p_value = float(np.mean(np.abs(flips @ diff / len(diff)) >= abs(diff.mean()) - 1e-12))
             paired.append(f"| {name} | {a_pr:g} vs {a_knn:g} | {diff.mean():+.4f} | {p_value:.3f} |")
+        a_dev = rules["dev (labels)"]
+        q0, qa = _retrievability(bed, params, 0.0, dev_queries), _retrievability(bed, params, a_dev, dev_queries)
+        lower = ", ".join(f"{l} {qa[l] - q0[l]:+.3f}" for l in sorted(q0) if qa[l] < q0[l] - 1e-12) or "none"
+        _, per_dev = bed.score(params, a_dev, "test")
+        smaller_k = " / ".join(f"{max(select_guarded_alphas(bed.docs, bed.langs, t, grid=grid, k=K, retrievability_k=rk, probes=dev_queries).per_language.values()):g}"
+                               for rk in (10, 5, 1))
+        probe_rows.append(f"| {name} | {a_dev:g} | {bed.score(params, a_dev, 'test')[0]:.3f} | "
+                          f"{min(q0.values()):.3f}-{max(q0.values()):.3f} | {lower} | {_worst(per_dev, base['test'][1])} | {smaller_k} |")
         dev_recall = {a: bed.score(params, a, "dev")[1] for a in grid}
         retr = {a: _retrievability(bed, params, a) for a in grid}
         rho: dict[str, list[float]] = {"retrievability": [], "pseudo-recall": []}
@@ -135,6 +155,12 @@ def main(argv: list[str] | None = None) -> int:
           "10,000 sign flips; vectors where the two alphas differ):\n")
     print("| vectors | alphas | difference | p |\n|---|---|---|---|")
     print("\n".join(paired))
+    print(f"\nQuery-probe retrievability (the {len(dev_queries)} dev English queries as probes, top {K}, whole corpus) "
+          "at the labelled dev alpha against alpha 0:\n")
+    print("| vectors | dev alpha | test nDCG@20 | R_l at alpha 0 (range over languages) | languages with R_l below "
+          "alpha 0 (change) | test worst language R@20 vs base | largest guarded alpha, query probes, guard k 10 / 5 / 1 |"
+          "\n|---|---|---|---|---|---|---|")
+    print("\n".join(probe_rows))
     return 0
 
 
