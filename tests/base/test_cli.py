@@ -17,7 +17,7 @@ from tests.helpers import REPO
 
 README_CLIS = sorted({m.group(1) for m in re.finditer(r"python -m (mlirkit(?:\.[a-z_]+)+)",
                                                        (REPO / "README.md").read_text(encoding="utf-8"))
-                      if m.group(1) != "mlirkit.pyserini"})
+                      if not m.group(1).startswith("mlirkit.pyserini")})  # PYSERINI_CLIS: their own test
 PYSERINI_CLIS = ["mlirkit.pyserini.encode", "mlirkit.pyserini.search", "mlirkit.pyserini.trec_eval"]
 
 
