@@ -34,20 +34,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mmap", action="store_true", help="memory-map the FAISS index files instead of reading them")
     p.add_argument("--ef-search", type=positive_int, default=None, help="HNSW candidate list size (default: stored in the index)")
     p.add_argument("--nprobe", type=positive_int, default=None, help="IVF cells visited (default: stored in the index)")
-    q = p.add_argument_group("query-time SHIFT: each query with its own language's shift, from one index "
-                             "(needs embeddings.npy; see docs/shift.md)")
-    q.add_argument("--query-shift", choices=["cosine", "ip"], default=None,
-                   help="score with V_{l|s} = V_l - V_s for the query's language s (topics' lang or --query-lang): "
-                        "cosine = shift then normalise (as SHIFT indexes are built), ip = no renormalisation")
-    add_alpha_arg(q, help="SHIFT alpha at query time, 0.6 or 0.6,ja=1.0 (implies --query-shift cosine; "
-                          "default: the index's)")
-    q.add_argument("--transform", default=None, help="shift transform file (default: the index's own)")
-    q.add_argument("--candidates", type=non_negative_int, default=None,
-                   help="with the query-time shift: rows re-scored per query from a non-flat index "
-                        "(default 1000; 0 = exhaustive, exact)")
+    add_query_shift_args(p.add_argument_group("query-time SHIFT: each query with its own language's shift, "
+                                              "from one index (needs embeddings.npy; see docs/shift.md)"))
     p.add_argument("--overwrite", action="store_true", help="replace an existing run file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
+
+
+def add_query_shift_args(group: argparse._ArgumentGroup, *, words: bool = True) -> None:
+    """``--query-shift``, ``--alpha``, ``--transform``, ``--candidates``: the query-time shift's options, the
+    same for ``mlirkit.search`` and the Pyserini search wrapper (``words=False``: ``--alpha`` takes one word)."""
+    group.add_argument("--query-shift", choices=["cosine", "ip"], default=None,
+                       help="score with V_{l|s} = V_l - V_s for the query's language s (topics' lang or --query-lang), "
+                            "from one index (needs embeddings.npy): cosine = shift then normalise (as SHIFT indexes "
+                            "are built), ip = no renormalisation")
+    add_alpha_arg(group, words=words, help="SHIFT alpha at query time, 0.6 or 0.6,ja=1.0 (implies --query-shift "
+                                           "cosine; default: the index's)")
+    group.add_argument("--transform", default=None,
+                       help="shift transform file for the query-time shift (default: the index's own)")
+    group.add_argument("--candidates", type=non_negative_int, default=None,
+                       help="with the query-time shift: rows re-scored per query from a non-flat index "
+                            "(default 1000; 0 = exhaustive, exact)")
+
+
+def query_shift_requested(args: argparse.Namespace) -> bool:
+    """Whether the options of :func:`add_query_shift_args` ask for the query-time shift (``--alpha`` or
+    ``--transform`` imply it); ``--candidates`` without it is refused."""
+    shift = bool(args.query_shift or args.alpha is not None or args.transform is not None)
+    if args.candidates is not None and not shift:
+        raise MlirkitError("--candidates is for the query-time shift: add --query-shift (or --alpha / --transform)")
+    return shift
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -59,9 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mlirkit.search.searcher import Searcher, hits_to_run
 
     tag = validate_run_tag(args.run_tag) if args.run_tag is not None else default_run_tag(args.output)
-    shift = bool(args.query_shift or args.alpha is not None or args.transform is not None)
-    if args.candidates is not None and not shift:
-        raise MlirkitError("--candidates is for the query-time shift: add --query-shift (or --alpha / --transform)")
+    shift = query_shift_requested(args)
     queries = read_topics(args.topics, default_lang=args.query_lang)
     if shift:
         from mlirkit.search.query_shift import require_query_langs

@@ -36,9 +36,8 @@ DEFAULT_QUERY_BATCH = 64
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from mlirkit.base.options import non_negative_int
     from mlirkit.pyserini.wrapper import wrapper_parser
-    from mlirkit.transforms.alpha import add_alpha_arg
+    from mlirkit.search.cli import add_query_shift_args
 
     p, g = wrapper_parser("python -m mlirkit.pyserini.search", "%(prog)s [wrapper options] <pyserini.search.faiss "
                           "arguments>", __doc__, PYSERINI_MODULE, "max_length, query_prefix, pooling, normalize, "
@@ -46,15 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--query-lang", default=None,
                    help="language of the queries without one in the topics (query-side transforms, --query-shift)")
     g.add_argument("--force", action="store_true", help="search with an encoder that differs from the index's (warned)")
-    g.add_argument("--query-shift", choices=["cosine", "ip"], default=None,
-                   help="score each query with V_{l|s} = V_l - V_s for its language s (topics' lang or --query-lang), "
-                        "from one index (needs embeddings.npy): cosine = shift then normalise, ip = no renormalisation")
-    add_alpha_arg(g, words=False, help="SHIFT alpha at query time, 0.6 or 0.6,ja=1.0 (implies --query-shift cosine; "
-                                       "default: the index's)")
-    g.add_argument("--transform", default=None, help="shift transform file for the query-time shift (default: the index's own)")
-    g.add_argument("--candidates", type=non_negative_int, default=None,
-                   help="with the query-time shift: rows re-scored per query from a non-flat index "
-                        "(default 1000; 0 = exhaustive, exact)")
+    add_query_shift_args(g, words=False)
     g.add_argument("--overwrite", action="store_true", help="replace an existing --output run file")
     return p
 
@@ -82,12 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     index = peek_option(rest, "--index")
     if index and (Path(index) / "meta.json").is_file():
         settings.index_encoder, settings.transform, settings.alpha = index_query_side(Path(index))
-    if args.query_shift or args.alpha is not None or args.transform is not None:
-        return run(rest, settings, query_shift_plan(index, rest, args))
-    if args.candidates is not None:
-        from mlirkit.base.errors import MlirkitError
+    from mlirkit.search.cli import query_shift_requested
 
-        raise MlirkitError("--candidates is for the query-time shift: add --query-shift (or --alpha / --transform)")
+    if query_shift_requested(args):
+        return run(rest, settings, query_shift_plan(index, rest, args))
     return run(rest, settings)  # main refused an existing --output without --overwrite already
 
 
