@@ -53,7 +53,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.vectors import l2_normalize
 from mlirkit.transforms.alpha_select import DEFAULT_GRID, DEFAULT_K, DEFAULT_MAX_PROBES, checked_grid, known_rows
+from mlirkit.transforms.pseudo_recall import pseudo_recall, pseudo_relevant_pairs
 from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
@@ -87,10 +89,6 @@ class GuardedAlphas:
                 "gap_curve": {l: {f"{a:g}": round(v, 6) for a, v in c.items()} for l, c in self.gap_curve.items()},
                 "retrievability_curve": {l: {f"{a:g}": round(v, 6) for a, v in c.items()}
                                          for l, c in self.retrievability_curve.items()}, **self.info}
-
-
-def _normalize(x: np.ndarray) -> np.ndarray:
-    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
 
 
 def _top_k(probes: np.ndarray, docs: np.ndarray, self_rows: np.ndarray | None, k: int,
@@ -163,23 +161,21 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
         src_rows = np.sort(np.random.default_rng(seed).choice(src_rows, size=max_probes, replace=False))
     if probes is None:
         external = False
-        probes = _normalize(embs[src_rows].astype(np.float64)).astype(np.float32)
+        probes = l2_normalize(embs[src_rows].astype(np.float64)).astype(np.float32)
     else:
         external = True
         if len(probes) > max_probes:
             probes = probes[np.sort(np.random.default_rng(seed).choice(len(probes), size=max_probes, replace=False))]
-        probes = _normalize(probes.astype(np.float64)).astype(np.float32)
+        probes = l2_normalize(probes.astype(np.float64)).astype(np.float32)
     moved = [l for l in languages if l in transform.params and l != src]
     if not moved:
         raise MlirkitError("the transform has no vector for any non-source language of these documents")
     pairs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     if criterion == "pseudo-recall":
-        from mlirkit.transforms.pseudo_recall import pseudo_recall, pseudo_relevant_pairs
-
         pairs = pseudo_relevant_pairs(embs, codes, src_rows, [languages.index(l) for l in moved])
 
     def shifted(alpha: float | dict[str, float]) -> np.ndarray:
-        return _normalize(transform.apply(embs.copy(), lang_list, "doc", alpha)).astype(np.float32)
+        return l2_normalize(transform.apply(embs.copy(), lang_list, "doc", alpha)).astype(np.float32)
 
     # 1. per language on the two-language sub-corpus
     gap: dict[str, dict[float, float]] = {l: {} for l in moved}
@@ -199,7 +195,7 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
             top = _top_k(probes, docs[rows], None if external else position, sub_k, chunk_rows)
             src_share = float(two[top].mean())
             sub_rk = min(rk, len(rows) - 1)
-            if sub_rk != sub_k:
+            if sub_rk != sub_k and not pairs:  # the pseudo-recall guard ranks on its own
                 top = _top_k(probes, docs[rows], None if external else position, sub_rk, chunk_rows)
             own = 0 if external else 1  # a probe document is not among its own neighbours
             gap[l][alpha] = src_share - (counts[src] - own) / (counts[src] + counts[l] - own)

@@ -34,6 +34,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.vectors import l2_normalize
 from mlirkit.transforms.transform import ALPHA_MAX, ALPHA_MIN, LanguageTransform, is_unknown
 
 logger = logging.getLogger(__name__)
@@ -67,11 +68,6 @@ class AlphaSelection:
                 "per_language_curve": {l: {f"{a:g}": round(v, 6) for a, v in c.items()}
                                        for l, c in self.per_language_curve.items()},
                 "expected_share": {l: round(v, 6) for l, v in self.expected_share.items()}, **self.info}
-
-
-def _normalize(x: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.maximum(norms, 1e-12)
 
 
 def _argmin(curve: Mapping[float, float]) -> float:
@@ -153,7 +149,7 @@ def select_alpha(embs: np.ndarray, langs: Sequence[str | None], transform: Langu
         docs = embs.copy()
         if transform.touches("doc"):
             docs = transform.apply(docs, lang_list, "doc", alpha, out=docs)
-        docs = _normalize(docs)
+        docs = l2_normalize(docs)
         if criterion == "centroid":
             centroids = {l: docs[lang_codes == i].mean(axis=0) for i, l in enumerate(languages)}
             dist = {l: float(np.linalg.norm(centroids[l] - centroids[src])) for l in languages}
@@ -164,7 +160,7 @@ def select_alpha(embs: np.ndarray, langs: Sequence[str | None], transform: Langu
         probes = probe_raw.copy()
         if transform.touches("query"):
             probes = transform.apply(probes, [src] * len(probes), "query", alpha, out=probes)
-        probes = _normalize(probes)
+        probes = l2_normalize(probes)
         obs = _neighbour_shares(probes, docs, src_rows, lang_codes, len(languages), k, chunk_rows)
         src_code = languages.index(src)
         curve[alpha] = float(obs[src_code] - expected[src])

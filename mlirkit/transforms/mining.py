@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.vectors import l2_normalize
 from mlirkit.transforms.shift import ShiftTransform
 from mlirkit.transforms.transform import check_finite, is_unknown
 
@@ -81,8 +82,7 @@ class MinedPairs:
 
 
 def _normalize(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float32)
-    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    return l2_normalize(np.asarray(x, dtype=np.float32))
 
 
 def knn_inner_product(queries: np.ndarray, base: np.ndarray, k: int, *,

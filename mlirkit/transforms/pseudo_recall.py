@@ -45,6 +45,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.vectors import l2_normalize
 from mlirkit.transforms.alpha_select import (DEFAULT_GRID, DEFAULT_K, DEFAULT_MAX_PROBES, checked_grid, known_rows,
                                              select_alpha)
+from mlirkit.transforms.mining import mine_pairs
 from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
@@ -63,8 +64,6 @@ def pseudo_relevant_pairs(embs: np.ndarray, codes: np.ndarray, probe_rows: np.nd
                           k: int = PAIR_K, threshold: float = PAIR_THRESHOLD) -> Pairs:
     """Per target code: ``(rows of its documents, positions in probe_rows of their probes)`` of the mutual
     best ratio-margin pairs between its untransformed documents and the probes (module docstring)."""
-    from mlirkit.transforms.mining import mine_pairs
-
     probes = _normalize(embs[probe_rows])
     out: Pairs = {}
     for code in targets:
