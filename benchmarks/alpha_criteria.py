@@ -19,7 +19,7 @@ pseudo-recall ``PR_l(a)``, all languages at ``a``) and the labelled dev recall@2
 averaged over the languages whose dev recall is not constant.
 
     MLIRKIT_BACKEND=torch PYTHONPATH=. python benchmarks/alpha_criteria.py \\
-        --benchmark mlirkit/ddtp-nonparallel-sorted --cache-dir work/wt18/runs/cache_e5 --threads 1
+        --benchmark mlirkit/ddtp-nonparallel-sorted --cache-dir work/vectors18/cache_e5 --threads 1
 """
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ with binary gains; the script first checks that its base and corpus-vector nDCG@
   alpha against the pair vectors at their dev alpha, per-query nDCG@20 on the test split.
 
     MLIRKIT_BACKEND=torch PYTHONPATH=. python benchmarks/topic_variants.py \\
-        --benchmark mlirkit/ddtp-nonparallel-sorted --cache-dir work/wt18/runs/cache_e5 --threads 1
+        --benchmark mlirkit/ddtp-nonparallel-sorted --cache-dir work/vectors18/cache_e5 --threads 1
 """
 from __future__ import annotations
 
