@@ -72,8 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "language, re-mined after shifting until V_l stabilises (starts from the corpus vectors)")
     m.add_argument("--mine-k", type=positive_int, default=None,
                    help="neighbours in the ratio margin (default %d)" % _mining("DEFAULT_K"))
+    m.add_argument("--mine-selection", default=None, metavar="NAME",
+                   help="how a round picks its pairs: 'mutual-margin' (mutual best ratio-margin pairs, default) or "
+                        "'union-knn' (every document with its --mine-k nearest documents on the other side, both "
+                        "directions; no margin filter)")
     m.add_argument("--mine-threshold", type=float, default=None,
-                   help="keep mutual pairs with margin >= T (default %g)" % _mining("DEFAULT_THRESHOLD"))
+                   help="keep mutual pairs with margin >= T (default %g; mutual-margin only)"
+                        % _mining("DEFAULT_THRESHOLD"))
     m.add_argument("--mine-min-pairs", type=positive_int, default=None,
                    help="fewer kept pairs: keep the corpus vector for that language (default %d)"
                         % _mining("DEFAULT_MIN_PAIRS"))
@@ -231,10 +236,15 @@ def _fit_from_index(args: argparse.Namespace) -> int:
         raise MlirkitError("--hybrid-with combines vectors relative to the source language; drop --relative-to-overall")
     mine_opts = {o: v for o, v in (("--mine-k", args.mine_k), ("--mine-threshold", args.mine_threshold),
                                    ("--mine-min-pairs", args.mine_min_pairs), ("--mine-rounds", args.mine_rounds),
-                                   ("--mine-tol", args.mine_tol),
+                                   ("--mine-tol", args.mine_tol), ("--mine-selection", args.mine_selection),
                                    ("--mine-center", args.mine_center or None)) if v is not None}
     if mine_opts and not args.mine_pairs:
         raise MlirkitError(f"{', '.join(mine_opts)} need --mine-pairs")
+    if args.mine_selection is not None:
+        _mining("SELECTIONS").get(args.mine_selection)  # unknown names fail here, with a did-you-mean
+        if args.mine_selection != "mutual-margin" and args.mine_threshold is not None:
+            raise MlirkitError(f"--mine-threshold filters mutual-margin pairs; --mine-selection "
+                               f"{args.mine_selection} keeps every neighbour")
     if args.topic_rank is not None:
         from mlirkit.transforms.topic_subspace import parse_topic_rank
 
@@ -288,7 +298,7 @@ def _fit_mined(args: argparse.Namespace) -> int:
     opt = {"k": args.mine_k, "threshold": args.mine_threshold, "min_pairs": args.mine_min_pairs,
            "max_rounds": args.mine_rounds, "tol": args.mine_tol, "center": True if args.mine_center else None,
            "topic_rank": None if args.topic_rank is None else parse_topic_rank(args.topic_rank),
-           "topic_test_level": args.topic_test}
+           "topic_test_level": args.topic_test, "selection": args.mine_selection}
     t = mining.fit_mined_shift(embs, langs, args.source_lang, encoder=encoder, origin=str(args.from_index),
                                min_docs=DEFAULT_MIN_DOCS if args.min_docs is None else args.min_docs,
                                only_langs=args.langs, meta={"normalized": bool(encoder.get("normalize", False))},

@@ -24,6 +24,12 @@ the language offset does not hide the matches), round ``t`` does:
    at least ``threshold`` (default :data:`DEFAULT_THRESHOLD`; a margin of 1 means "no closer than
    the two neighbourhoods on average"; bitext mining with LASER used 1.04-1.06 for real translations,
    while the pairs here are topic neighbours, not translations, so the default is lower);
+   or, with ``selection="union-knn"``, no filter and no mutuality: every ``x`` with each of its
+   ``NN_k(x)`` and every ``y`` with each of its ``NN_k(y)`` (a pair found from both sides counted twice),
+   the union of both directions' nearest-neighbour dictionaries, as in the bidirectional dictionary
+   induction of Artetxe et al. (2018, below). Every document takes part, so on a corpus whose languages
+   cover the same topics the mean is close to the corpus mean (mutual pairs cover a third to two thirds
+   of the documents and are the noisier estimate there; measured in docs/results.md);
 5. ``V^(t+1) = (1/|P|) sum_{(x, y) in P} (x - y)`` in float64 on the untransformed embeddings (SHIFT's
    formula over the mined pairs);
 
@@ -44,11 +50,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.registry import Registry
 from mlirkit.base.vectors import l2_normalize
 from mlirkit.transforms.shift import ShiftTransform
 from mlirkit.transforms.transform import check_finite, is_unknown
@@ -104,6 +111,26 @@ def knn_inner_product(queries: np.ndarray, base: np.ndarray, k: int, *,
     return scores, ids
 
 
+def _neighbourhoods(tgt: np.ndarray, src: np.ndarray, k: int, chunk_rows: int) -> tuple[np.ndarray, ...]:
+    """``(s_t, i_t, m_t, s_s, i_s, m_s)``: each side's ``k`` nearest rows on the other side, their cosines and
+    ratio margins (module docstring, steps 2-3)."""
+    s_t, i_t = knn_inner_product(tgt, src, k, chunk_rows=chunk_rows)  # tgt -> src
+    s_s, i_s = knn_inner_product(src, tgt, k, chunk_rows=chunk_rows)  # src -> tgt
+    r_t = s_t.astype(np.float64).mean(axis=1)  # (n_t,) mean cos to the k nearest source rows
+    r_s = s_s.astype(np.float64).mean(axis=1)  # (n_s,)
+    m_t = s_t / ((r_t[:, None] + r_s[i_t]) / 2.0)  # (n_t, k) margin of (x, its j-th neighbour)
+    m_s = s_s / ((r_s[:, None] + r_t[i_s]) / 2.0)  # (n_s, k)
+    return s_t, i_t, m_t, s_s, i_s, m_s
+
+
+def _check_sides(tgt: np.ndarray, src: np.ndarray) -> MinedPairs | None:
+    if tgt.ndim != 2 or src.ndim != 2 or tgt.shape[1] != src.shape[1]:
+        raise MlirkitError(f"need (n, d) arrays of equal d, got {tgt.shape} and {src.shape}")
+    if len(tgt) == 0 or len(src) == 0:
+        return MinedPairs(*(np.zeros(0, dtype=t) for t in (np.intp, np.intp, np.float64, np.float64)), mutual=0)
+    return None
+
+
 def mine_pairs(tgt: np.ndarray, src: np.ndarray, *, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD,
                chunk_rows: int = DEFAULT_CHUNK_ROWS) -> MinedPairs:
     """Mutual best ratio-margin pairs between the L2-normalised rows of ``tgt`` (n_t, d) and ``src``
@@ -111,17 +138,11 @@ def mine_pairs(tgt: np.ndarray, src: np.ndarray, *, k: int = DEFAULT_K, threshol
 
     ``k`` is capped at the smaller side's size. Ties in the best-margin choice go to the lower row.
     """
-    if tgt.ndim != 2 or src.ndim != 2 or tgt.shape[1] != src.shape[1]:
-        raise MlirkitError(f"need (n, d) arrays of equal d, got {tgt.shape} and {src.shape}")
-    if len(tgt) == 0 or len(src) == 0:
-        return MinedPairs(*(np.zeros(0, dtype=t) for t in (np.intp, np.intp, np.float64, np.float64)), mutual=0)
+    empty = _check_sides(tgt, src)
+    if empty is not None:
+        return empty
     k = max(1, min(int(k), len(tgt), len(src)))
-    s_t, i_t = knn_inner_product(tgt, src, k, chunk_rows=chunk_rows)  # tgt -> src
-    s_s, i_s = knn_inner_product(src, tgt, k, chunk_rows=chunk_rows)  # src -> tgt
-    r_t = s_t.astype(np.float64).mean(axis=1)  # (n_t,) mean cos to the k nearest source rows
-    r_s = s_s.astype(np.float64).mean(axis=1)  # (n_s,)
-    m_t = s_t / ((r_t[:, None] + r_s[i_t]) / 2.0)  # (n_t, k) margin of (x, its j-th neighbour)
-    m_s = s_s / ((r_s[:, None] + r_t[i_s]) / 2.0)  # (n_s, k)
+    s_t, i_t, m_t, _, i_s, m_s = _neighbourhoods(tgt, src, k, chunk_rows)
     best_t = i_t[np.arange(len(tgt)), np.argmax(m_t, axis=1)]  # (n_t,) best source row of each x
     best_s = i_s[np.arange(len(src)), np.argmax(m_s, axis=1)]  # (n_s,) best target row of each y
     rows = np.arange(len(tgt))
@@ -135,6 +156,34 @@ def mine_pairs(tgt: np.ndarray, src: np.ndarray, *, k: int = DEFAULT_K, threshol
                       mutual=int(mutual.sum()))
 
 
+def union_knn_pairs(tgt: np.ndarray, src: np.ndarray, *, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD,
+                    chunk_rows: int = DEFAULT_CHUNK_ROWS) -> MinedPairs:
+    """Every row with its ``k`` nearest rows on the other side, both directions (module docstring,
+    "union-knn"): ``{(x, y): y in NN_k(x)}`` followed by ``{(x, y): x in NN_k(y)}``, a pair found from
+    both sides listed twice; ``mutual`` counts those. No margin filter (``threshold`` is not used); the
+    pairs' ratio margins are returned for the record. ``k`` is capped at the smaller side's size.
+    """
+    empty = _check_sides(tgt, src)
+    if empty is not None:
+        return empty
+    k = max(1, min(int(k), len(tgt), len(src)))
+    s_t, i_t, m_t, s_s, i_s, m_s = _neighbourhoods(tgt, src, k, chunk_rows)
+    t_rows = np.concatenate([np.repeat(np.arange(len(tgt)), k), i_s.ravel()]).astype(np.intp)
+    s_rows = np.concatenate([i_t.ravel(), np.repeat(np.arange(len(src)), k)]).astype(np.intp)
+    forward = np.arange(len(tgt))[:, None] * len(src) + i_t  # (n_t, k) codes of the tgt -> src pairs
+    backward = i_s * len(src) + np.arange(len(src))[:, None]  # (n_s, k) codes of the src -> tgt pairs
+    both = int(np.intersect1d(forward.ravel(), backward.ravel()).size)
+    return MinedPairs(t_rows, s_rows, np.concatenate([m_t.ravel(), m_s.ravel()]).astype(np.float64),
+                      np.concatenate([s_t.ravel(), s_s.ravel()]).astype(np.float64), mutual=both)
+
+
+SELECTIONS: Registry[Callable[..., MinedPairs]] = Registry("pair selection")
+"""How a round picks its pairs (module docstring); the name is recorded in the transform's metadata."""
+SELECTIONS.register("mutual-margin", mine_pairs)
+SELECTIONS.register("union-knn", union_knn_pairs)
+DEFAULT_SELECTION = "mutual-margin"
+
+
 def _quantiles(x: np.ndarray) -> dict[str, float] | None:
     if len(x) == 0:
         return None
@@ -145,10 +194,11 @@ def _quantiles(x: np.ndarray) -> dict[str, float] | None:
 def mined_language_vector(tgt_raw: np.ndarray, src_raw: np.ndarray, initial: np.ndarray, *, k: int = DEFAULT_K,
                           threshold: float = DEFAULT_THRESHOLD, min_pairs: int = DEFAULT_MIN_PAIRS,
                           max_rounds: int = DEFAULT_MAX_ROUNDS, tol: float = DEFAULT_TOL, center: bool = False,
-                          chunk_rows: int = DEFAULT_CHUNK_ROWS,
-                          topic: "TopicSubspace | None" = None) -> tuple[np.ndarray, dict[str, Any]]:
+                          chunk_rows: int = DEFAULT_CHUNK_ROWS, topic: "TopicSubspace | None" = None,
+                          selection: str = DEFAULT_SELECTION) -> tuple[np.ndarray, dict[str, Any]]:
     """``(V_l float64 (d,), record)`` by iterated mining (module docstring) from ``initial`` (d,); with
-    ``topic``, the initial vector and every refit are projected out of the topic subspace.
+    ``topic``, the initial vector and every refit are projected out of the topic subspace; ``selection``
+    names how a round picks its pairs (:data:`SELECTIONS`: ``mutual-margin`` or ``union-knn``).
 
     ``record`` holds ``rounds`` (one entry per round: pairs kept, mutual candidates, margin and cosine
     quantiles, relative change), ``converged``, ``pairs`` (of the last round), ``fallback`` (True when
@@ -158,6 +208,7 @@ def mined_language_vector(tgt_raw: np.ndarray, src_raw: np.ndarray, initial: np.
         raise MlirkitError(f"max_rounds must be at least 1, got {max_rounds}")
     if int(min_pairs) < 1:
         raise MlirkitError(f"min_pairs must be at least 1, got {min_pairs}")
+    select = SELECTIONS.get(selection)
     tgt_raw = np.asarray(tgt_raw, dtype=np.float64)
     src_raw = np.asarray(src_raw, dtype=np.float64)
     c = src_raw.mean(axis=0) if center else np.zeros(src_raw.shape[1])  # (d,) removed before the cosine
@@ -168,7 +219,7 @@ def mined_language_vector(tgt_raw: np.ndarray, src_raw: np.ndarray, initial: np.
     converged = False
     pairs: MinedPairs | None = None
     for t in range(int(max_rounds)):
-        pairs = mine_pairs(_normalize(tgt_raw - v - c), y, k=k, threshold=threshold, chunk_rows=chunk_rows)
+        pairs = select(_normalize(tgt_raw - v - c), y, k=k, threshold=threshold, chunk_rows=chunk_rows)
         entry: dict[str, Any] = {"round": t + 1, "pairs": len(pairs), "mutual": pairs.mutual,
                                  "margin": _quantiles(pairs.margin), "cos": _quantiles(pairs.cos)}
         if len(pairs) < min_pairs:
@@ -198,7 +249,7 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
                     min_pairs: int = DEFAULT_MIN_PAIRS, max_rounds: int = DEFAULT_MAX_ROUNDS, tol: float = DEFAULT_TOL,
                     center: bool = False, min_docs: int | None = None, only_langs: Sequence[str] | None = None,
                     origin: str | None = None, topic_rank: int | str | None = None,
-                    topic_test_level: float | None = None,
+                    topic_test_level: float | None = None, selection: str = DEFAULT_SELECTION,
                     chunk_rows: int = DEFAULT_CHUNK_ROWS, meta: dict[str, Any] | None = None) -> ShiftTransform:
     """SHIFT vectors from pairs mined in the documents ``embs`` (n, d, untransformed) with languages ``langs``.
 
@@ -208,7 +259,8 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
     says ``mined-pairs`` (or ``corpus`` for a language that fell back). ``topic_rank`` (a number or
     ``"auto"``) keeps every vector out of the documents' topic subspace
     (:mod:`mlirkit.transforms.topic_subspace`; recorded as ``topic_robust``); with ``topic_test_level``
-    only when the skew test finds topic in the initial vectors.
+    only when the skew test finds topic in the initial vectors. ``selection``: how a round picks its
+    pairs (:data:`SELECTIONS`; ``threshold`` applies to ``mutual-margin`` only).
     """
     from mlirkit.transforms.corpus_fit import DEFAULT_MIN_DOCS, fit_corpus_shift
 
@@ -216,6 +268,7 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
         raise MlirkitError(f"the margin threshold must be a positive number, got {threshold}")
     if int(k) < 1:
         raise MlirkitError(f"k must be at least 1, got {k}")
+    SELECTIONS.get(selection)  # an unknown name fails before any work
     if initial is None:
         initial = fit_corpus_shift(embs, langs, source_lang, encoder=encoder,
                                    min_docs=DEFAULT_MIN_DOCS if min_docs is None else min_docs,
@@ -260,7 +313,8 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
         check_finite("embeddings", tgt_raw)
         v, record = mined_language_vector(tgt_raw, src_raw, initial.params[lang].astype(np.float64), k=k,
                                           threshold=threshold, min_pairs=min_pairs, max_rounds=max_rounds, tol=tol,
-                                          center=center, chunk_rows=chunk_rows, topic=loop_topic)
+                                          center=center, chunk_rows=chunk_rows, topic=loop_topic,
+                                          selection=selection)
         params[lang] = v.astype(np.float32)
         record["docs"] = int(len(rows))
         per_lang[lang] = record
@@ -273,14 +327,18 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
                                 "rounds": len(record["rounds"])}
         logger.info("%s: %d mined pairs after %d rounds (converged: %s)", lang, record["pairs"],
                     len(record["rounds"]), record["converged"])
-    formula = ("V_l = mean over mutual ratio-margin pairs (x in l, y in source) of (x - y), "
+    chosen = ("mutual ratio-margin pairs" if selection == "mutual-margin" else
+              "each document's k nearest documents on the other side, both directions")
+    formula = (f"V_l = mean over {chosen} (x in l, y in source) of (x - y), "
                "re-mined after shifting by V_l until it stabilises"
                + ("; projected out of the topic subspace every round" if loop_topic is not None else ""))
     full_meta: dict[str, Any] = {
         "pairs": None,
         "source": origin,
         "encoded_as": "documents",
-        "mining": {"formula": formula, "k": int(k), "threshold": float(threshold), "min_pairs": int(min_pairs),
+        "mining": {"formula": formula, "selection": selection, "k": int(k),
+                   "threshold": float(threshold) if selection == "mutual-margin" else None,
+                   "min_pairs": int(min_pairs),
                    "max_rounds": int(max_rounds), "tol": float(tol), "center": bool(center),
                    "source_docs": int(len(src_rows)),
                    "initial": initial.meta.get("corpus_fit", {}).get("formula") or initial.method,

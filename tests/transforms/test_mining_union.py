@@ -1,0 +1,117 @@
+"""Union-kNN pair selection of the mining loop (``selection="union-knn"``): formula, parallel and even-topic
+corpora, CLI."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from mlirkit.base.errors import MlirkitError
+from mlirkit.shift import fit_corpus_shift, load_transform
+from mlirkit.transforms.mining import SELECTIONS, fit_mined_shift, mined_language_vector, union_knn_pairs
+
+ENC = {"class": "test", "model": "toy"}
+
+
+def _unit(x):
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("k", [1, 3, 6])
+def test_union_knn_pairs_equal_both_directions_neighbour_lists_written_out(k):
+    rng = np.random.default_rng(10 + k)
+    x, y = _unit(rng.normal(size=(23, 8))), _unit(rng.normal(size=(17, 8)))
+    cos = x @ y.T
+    nn_x = np.argsort(-cos, axis=1)[:, :k]
+    nn_y = np.argsort(-cos, axis=0)[:k, :].T
+    want = sorted([(i, int(j)) for i in range(len(x)) for j in nn_x[i]]
+                  + [(int(i), j) for j in range(len(y)) for i in nn_y[j]])
+    got = union_knn_pairs(x.astype(np.float32), y.astype(np.float32), k=k, chunk_rows=5)
+    assert sorted(zip(got.tgt.tolist(), got.src.tolist())) == want
+    assert len(got) == k * (len(x) + len(y))
+    # mutual: pairs listed from both sides
+    fwd = {(i, int(j)) for i in range(len(x)) for j in nn_x[i]}
+    bwd = {(int(i), j) for j in range(len(y)) for i in nn_y[j]}
+    assert got.mutual == len(fwd & bwd)
+    # the recorded margins and cosines are the ratio margin and cosine of each listed pair
+    r_x, r_y = np.sort(cos, axis=1)[:, ::-1][:, :k].mean(axis=1), np.sort(cos, axis=0)[::-1, :][:k, :].mean(axis=0)
+    for a, b, m, c in zip(got.tgt, got.src, got.margin, got.cos):
+        assert c == pytest.approx(cos[a, b], abs=1e-6)
+        assert m == pytest.approx(cos[a, b] / ((r_x[a] + r_y[b]) / 2), rel=1e-5)
+    # the margin threshold is not a filter here
+    assert len(union_knn_pairs(x, y, k=k, threshold=5.0)) == len(got)
+
+
+def test_union_knn_on_a_parallel_corpus_gives_the_pair_vector():
+    rng = np.random.default_rng(1)
+    d, n = 16, 50
+    topics = rng.normal(size=(n, d))
+    offset = 2 * _unit(rng.normal(size=(1, d)))[0]
+    en = topics + 0.05 * rng.normal(size=(n, d))
+    de = topics[::-1] + offset + 0.05 * rng.normal(size=(n, d))  # de row i translates en row n-1-i
+    v, record = mined_language_vector(de, en, np.zeros(d), k=1, selection="union-knn")
+    assert record["converged"] and record["pairs"] == 2 * n and record["rounds"][-1]["mutual"] == n
+    np.testing.assert_allclose(v, (de - en[::-1]).mean(axis=0), atol=1e-10)
+
+
+def _even(seed, d=24, per=150, noise=0.25):
+    """Non-parallel toy corpus whose languages draw from the same six topics, plus a language offset."""
+    rng = np.random.default_rng(seed)
+    topics = 1.5 * rng.normal(size=(6, d))
+    offsets = {"en": np.zeros(d), **{l: 2 * _unit(rng.normal(size=(1, d)))[0] for l in ("de", "fr")}}
+    embs, langs = [], []
+    for lang, off in offsets.items():
+        embs.append(topics[rng.choice(6, size=per)] + noise * rng.normal(size=(per, d)) + off)
+        langs += [lang] * per
+    return np.concatenate(embs).astype(np.float32), langs, offsets
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_union_knn_is_closer_to_the_offset_than_mutual_pairs_when_topics_are_shared(seed):
+    embs, langs, offsets = _even(seed)
+    corpus = fit_corpus_shift(embs, langs, "en", encoder=ENC)
+    mutual = fit_mined_shift(embs, langs, "en", encoder=ENC, center=True)
+    union = fit_mined_shift(embs, langs, "en", encoder=ENC, center=True, selection="union-knn")
+    err = {name: max(np.linalg.norm(t.params[l] - offsets[l]) for l in ("de", "fr"))
+           for name, t in (("corpus", corpus), ("mutual", mutual), ("union", union))}
+    assert err["union"] < err["mutual"] < err["corpus"], err
+    m = union.meta["mining"]
+    assert m["selection"] == "union-knn" and m["threshold"] is None and "both directions" in m["formula"]
+    assert union.meta["provenance"]["de"]["pairs"] == 4 * (150 + 150)
+    assert mutual.meta["mining"]["selection"] == "mutual-margin" and mutual.meta["mining"]["threshold"] == 1.0
+
+
+def test_unknown_selection_names_did_you_mean():
+    embs, langs, _ = _even(0, per=20)
+    assert SELECTIONS.names() == ["mutual-margin", "union-knn"]
+    with pytest.raises(MlirkitError, match="did you mean: union-knn"):
+        fit_mined_shift(embs, langs, "en", encoder=ENC, selection="union-nn")
+
+
+def test_cli_fit_mine_selection(tmp_path, capsys):
+    from mlirkit.base.cli import run_cli
+    from mlirkit.index import IndexWriter
+    from mlirkit.shift.cli import main
+
+    embs, langs, _ = _even(2)
+    idx = tmp_path / "idx"
+    with IndexWriter(idx, dim=embs.shape[1], encoder=ENC, normalized=False, save_embeddings=True) as w:
+        w.add([f"d{i}" for i in range(len(embs))], langs, embs)
+    out = tmp_path / "u.safetensors"
+    assert main(["fit", "--from-index", str(idx), "--source-lang", "en", "--mine-pairs", "--mine-selection",
+                 "union-knn", "--mine-k", "2", "--mine-center", "--output", str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    t = load_transform(out)
+    want = fit_mined_shift(embs, langs, "en", encoder=ENC, k=2, center=True, selection="union-knn")
+    for lang in ("de", "fr"):
+        np.testing.assert_allclose(t.params[lang], want.params[lang], atol=1e-6)
+    assert printed["mining"]["selection"] == "union-knn" and t.meta["mining"]["selection"] == "union-knn"
+    for argv, msg in ((["--mine-pairs", "--mine-selection", "union"], "did you mean: union-knn"),
+                      (["--mine-pairs", "--mine-selection", "union-knn", "--mine-threshold", "1.02"],
+                       "--mine-threshold filters mutual-margin pairs"),
+                      (["--mine-selection", "union-knn"], "need --mine-pairs")):
+        assert run_cli(main, ["fit", "--from-index", str(idx), "--source-lang", "en", "--output",
+                              str(tmp_path / "y.safetensors"), *argv]) == 2
+        assert msg in capsys.readouterr().err
+    assert not (tmp_path / "y.safetensors").exists()
