@@ -17,7 +17,9 @@ so their embeddings are taken from the pooled corpus's cache entry (``--corpus-f
 ``--mine-k``, ``--mine-threshold``; ``shift-mined-c``: the same with ``center=True``). ``shift-corpus-tr`` /
 ``shift-mined-c-tr``: corpus / centred mined vectors kept out of the documents' topic subspace
 (:mod:`mlirkit.transforms.topic_subspace`, ``--topic-rank``, default auto); ``-trt``: the same, projected only
-when the skew test (level ``--topic-test``, default 0.01) finds topic in the corpus vectors. Every shift system is also run at the guarded per-language
+when the skew test (level ``--topic-test``, default 0.01) finds topic in the corpus vectors. ``shift-mined-u`` /
+``shift-mined-u-trt``: centred mining with the union-kNN pair selection (``selection="union-knn"``), without
+and with the skew-tested topic projection. Every shift system is also run at the guarded per-language
 label-free alpha (:mod:`mlirkit.transforms.alpha_guard`, rows "guarded"); the report gives per run the
 largest recall@20 loss of any document language against the base. ``--systems`` keeps only the named
 shift systems (faster).
@@ -189,6 +191,14 @@ def main(argv: list[str] | None = None) -> int:
                                                   test_level=args.topic_test)
     transforms["shift-mined-c-trt"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, initial=corpus,
                                                       k=args.mine_k, threshold=args.mine_threshold, center=True,
+                                                      topic_rank=rank, topic_test_level=args.topic_test,
+                                                      origin=data.name)
+    # union-kNN pair selection (every document with its k nearest on the other side, both directions), centred
+    transforms["shift-mined-u"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, initial=corpus,
+                                                  k=args.mine_k, center=True, selection="union-knn",
+                                                  origin=data.name)
+    transforms["shift-mined-u-trt"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, initial=corpus,
+                                                      k=args.mine_k, center=True, selection="union-knn",
                                                       topic_rank=rank, topic_test_level=args.topic_test,
                                                       origin=data.name)
     logger.info("mined-pair vectors (%.1fs): %s", time.perf_counter() - t0,
@@ -372,7 +382,7 @@ def render(args, data, test, main, chosen_dev, label_free, transforms, command, 
             f"{l}={r['pairs']} ({len(r['rounds'])} rounds{', fallback' if r['fallback'] else ''}, "
             f"median margin {(r['margin'] or {}).get('median', float('nan')):.3f})"
             for l, r in mining["languages"].items()), ""]
-    for name in ("shift-corpus-tr", "shift-mined-c-tr", "shift-corpus-trt", "shift-mined-c-trt"):
+    for name in ("shift-corpus-tr", "shift-mined-c-tr", "shift-corpus-trt", "shift-mined-c-trt", "shift-mined-u-trt"):
         if name in transforms:
             tr = transforms[name].meta["topic_robust"]
             sk = tr.get("skew_test")
