@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 from mlirkit.base.cli import ArgumentParser, configure_logging
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import positive_int
+from mlirkit.base.options import LANG_LIST_HELP, LangListAction, positive_int
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "a parallel-set id (mlirkit/parallel/...), or a SHIFT authors' .pt vector file (imported)")
     f.add_argument("--source-lang", default=None, help="source (query) language, e.g. en (a .pt file carries its own)")
     f.add_argument("--output", required=True, help="transform file to write (exactly this path)")
-    f.add_argument("--langs", nargs="+", default=None, help="target languages to keep (default: all present)")
+    f.add_argument("--langs", action=LangListAction, default=None, metavar="LANG",
+                   help=f"target languages to keep ({LANG_LIST_HELP}; default: all present)")
     f.add_argument("--max-pairs", type=positive_int, default=None, help="use at most N ids")
     f.add_argument("--rank", type=positive_int, default=1, help="LIR: number of singular vectors removed (default 1)")
     f.add_argument("--text-field", default="text", help="JSONL text field(s), comma-separated (joined by a space)")
