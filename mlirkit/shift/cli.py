@@ -251,14 +251,18 @@ def _fit_from_index(args: argparse.Namespace) -> int:
                                "drop --relative-to-overall / --hybrid-with")
         return _fit_mined(args)
     pairs_t = load_transform(args.hybrid_with) if args.hybrid_with is not None else None
+    data = None
+    if args.topic_rank is not None:  # the topic subspace needs the embeddings too: read them once for both
+        from mlirkit.shift.from_index import index_document_embeddings
+
+        data = index_document_embeddings(args.from_index)
     t = fit_corpus_shift_from_index(args.from_index, args.source_lang, relative_to="overall" if overall else "source",
                                     min_docs=DEFAULT_MIN_DOCS if args.min_docs is None else args.min_docs,
-                                    only_langs=args.langs)
-    if args.topic_rank is not None:
-        from mlirkit.shift.from_index import index_document_embeddings
+                                    only_langs=args.langs, embeddings=data)
+    if data is not None:
         from mlirkit.transforms.topic_subspace import parse_topic_rank, remove_topic, topic_subspace
 
-        embs, langs, _ = index_document_embeddings(args.from_index)
+        embs, langs, _ = data
         t = remove_topic(t, topic_subspace(embs, langs, parse_topic_rank(args.topic_rank)),
                          test_level=args.topic_test)
     if pairs_t is not None:
