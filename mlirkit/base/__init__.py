@@ -5,7 +5,7 @@
 - :mod:`~mlirkit.base.registry`: name registries with "did you mean";
 - :mod:`~mlirkit.base.fs`: atomic files and directories (write beside, rename on success);
 - :mod:`~mlirkit.base.vectors`: L2 normalisation and the one "transform, then normalise" step;
-- :mod:`~mlirkit.base.options`: typed values parsed once at the edge (alpha, KEY=VALUE lists);
+- :mod:`~mlirkit.base.options`: typed values parsed once at the edge (alpha, KEY=VALUE lists, language lists);
 - :mod:`~mlirkit.base.cache`: where converted models and caches live;
 - :mod:`~mlirkit.base.cli`: the CLI error boundary and logging set-up (only CLIs call it).
 """

@@ -18,6 +18,7 @@ mMARCO's ``dt`` (Dutch). Case is kept as written. Lists, numbers, NaN, ``en_US``
 from __future__ import annotations
 
 import re
+from typing import Iterable
 
 from mlirkit.base.errors import MlirkitError
 
@@ -64,3 +65,26 @@ def check_lang(value: object, where: object) -> str:
     what = repr(value) if isinstance(value, str) else f"{type(value).__name__} {value!r}"[:80]
     raise MlirkitError(f"{where}: invalid language {what} (expected a code such as en, pt-BR or zh-Hant, "
                        "or 'und' for unknown)")
+
+
+def require_langs(requested: Iterable[str], present: Iterable[str], what: str, where: str = "") -> None:
+    """The one "unknown language asked for" error: every code of ``requested`` must be in ``present``,
+    else :class:`MlirkitError` ``no <what> of xx (did you mean: ...?) <where> (languages present: ...)``
+    (e.g. ``fit --langs`` naming a language the corpus or parallel data does not hold)."""
+    have = sorted({str(p) for p in present if not is_unknown(p)})
+    missing = [la for la in dict.fromkeys(requested) if la not in have]
+    if missing:
+        raise MlirkitError(f"no {what} of {', '.join(la + _suggest(la, have) for la in missing)}{where} "
+                           f"(languages present: {', '.join(have) or 'none'})")
+
+
+def _suggest(lang: str, present: list[str]) -> str:
+    """' (did you mean: ...?)': the codes of the same language (case, alias, primary subtag: pt for pt-BR),
+    else close spellings (``deu`` -> ``de``); two-letter typos (``fe``) are too ambiguous to guess."""
+    import difflib
+
+    def key(code: str) -> str:
+        return (canonical(code.split("-")[0].lower()) or "")
+
+    close = [p for p in present if key(p) == key(lang)] or difflib.get_close_matches(lang, present, n=3, cutoff=0.67)
+    return f" (did you mean: {', '.join(close)}?)" if close else ""

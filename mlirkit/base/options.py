@@ -1,7 +1,9 @@
-"""The one ``KEY=VALUE`` parser of the command lines (``--encoder-option``, ``--index-param``, ``--alpha``, ...)."""
+"""The one ``KEY=VALUE`` parser of the command lines (``--encoder-option``, ``--index-param``, ``--alpha``, ...),
+the count types (:func:`positive_int`) and the one reader of language lists (:class:`LangListAction`)."""
 from __future__ import annotations
 
-from typing import Iterable
+import argparse
+from typing import Iterable, Sequence
 
 from mlirkit.base.errors import MlirkitError
 
@@ -40,8 +42,6 @@ def non_negative_int(text: str) -> int:
 
 
 def _bounded_int(text: str, minimum: int, what: str) -> int:
-    import argparse
-
     try:
         value = int(text)
     except ValueError:
@@ -49,3 +49,43 @@ def _bounded_int(text: str, minimum: int, what: str) -> int:
     if value < minimum:
         raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
     return value
+
+
+#: the help suffix of every language-list option
+LANG_LIST_HELP = "space- or comma-separated: de fr or de,fr"
+
+
+def split_lang_list(words: Iterable[str]) -> list[str]:
+    """``["de,fr", " ja ", ","]`` -> ``["de", "fr", "ja"]``: each word split on commas, stripped, empties
+    dropped, the order kept; a code outside :data:`~mlirkit.base.langs.LANG_RE` (``en_US``, ``de fr``)
+    or no code at all is a ``ValueError``."""
+    from mlirkit.base.langs import is_lang_code
+
+    codes = [c.strip() for w in words for c in w.split(",") if c.strip()]
+    if not codes:
+        raise ValueError("no language code given")
+    bad = [c for c in codes if not is_lang_code(c)]
+    if bad:
+        raise ValueError(f"invalid language {bad[0]!r} (expected codes such as en, pt-BR or zh-Hant, "
+                         "separated by spaces or commas)")
+    return codes
+
+
+class LangListAction(argparse.Action):
+    """argparse ``action=`` of every option taking several language codes (``fit --langs``, ``mlirkit.benchmark
+    --query-langs/--languages``, ``mlirkit.train --parallel-langs``): ``--langs de fr`` and ``--langs de,fr``
+    give ``["de", "fr"]`` (:func:`split_lang_list`); a bad code is argparse's error (exit 2)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, nargs: str | None = "+", **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=nargs, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values,
+                 option_string: str | None = None) -> None:
+        try:
+            codes = split_lang_list([values] if isinstance(values, str) else values)
+        except ValueError as e:
+            if self.nargs == "*" and not values:  # an empty list option ("--parallel-langs" alone) stays empty
+                setattr(namespace, self.dest, [])
+                return
+            parser.error(f"argument {option_string}: {e}")
+        setattr(namespace, self.dest, codes)

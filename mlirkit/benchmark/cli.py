@@ -11,7 +11,7 @@ from typing import Any, Sequence
 from mlirkit.benchmark.config import (DEFAULT_BENCHMARK, DEFAULT_ENCODER_OPTIONS, DEFAULT_ENCODERS, METRICS,
                                       BenchmarkConfig)
 from mlirkit.base.cli import ArgumentParser, configure_logging
-from mlirkit.base.options import non_negative_int, positive_int
+from mlirkit.base.options import LANG_LIST_HELP, LangListAction, non_negative_int, positive_int
 from mlirkit.encoders.backends import BACKEND_CHOICES, PRECISIONS
 
 logger = logging.getLogger(__name__)
@@ -29,9 +29,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mlirkit.benchmark", description=__doc__)
     p.add_argument("--encoders", nargs="+", default=list(DEFAULT_ENCODERS),
                    help="encoder presets, Hugging Face ids or local model paths")
-    p.add_argument("--query-langs", nargs="+", default=["en"], help="query languages (one benchmark id each)")
-    p.add_argument("--languages", nargs="+", default=None,
-                   help="document languages kept in the pooled corpus (default: all of the benchmark's)")
+    p.add_argument("--query-langs", action=LangListAction, default=["en"], metavar="LANG",
+                   help=f"query languages (one benchmark id each; {LANG_LIST_HELP})")
+    p.add_argument("--languages", action=LangListAction, default=None, metavar="LANG",
+                   help=f"document languages kept in the pooled corpus ({LANG_LIST_HELP}; default: all of the benchmark's)")
     p.add_argument("--alphas", nargs="+", type=_alpha, default=None,
                    help="SHIFT strengths to sweep (default 0.1 ... 1.0; --quick: 0.2 ... 1.0 by 0.2)")
     p.add_argument("--output", type=Path, default=Path("runs/benchmark"), help="output directory")

@@ -136,11 +136,9 @@ def select(data: BenchmarkData, *, languages: Sequence[str] | None = None,
     """Keep documents of ``languages`` and (quick) ``quick_groups`` groups; see module docstring."""
     docs, splits, notes = data.docs, dict(data.splits), dict(data.notes)
     if languages is not None:
-        present = {d.lang for d in docs}
-        unknown = sorted(set(languages) - present)
-        if unknown:
-            raise MlirkitError(f"--languages: {', '.join(unknown)} not in {data.name} "
-                               f"(its languages: {', '.join(sorted(present))})")
+        from mlirkit.base.langs import require_langs
+
+        require_langs(languages, {d.lang for d in docs}, "documents", f" in {data.name}")
         keep = set(languages)
         docs = [d for d in docs if d.lang in keep]
         kept_ids = {d.doc_id for d in docs}

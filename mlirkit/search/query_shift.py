@@ -99,6 +99,7 @@ class QueryTimeShift:
                             dtype=np.intp, count=len(self.doc_langs))
         self.doc_codes = codes  # (n,) -1 = unknown language or no vector: never shifted
         self.counts: Counter[str] = Counter()
+        self.warned_fallback: set[str] = set()  # query languages already warned about (:meth:`log_fallback`)
         self._prepared: dict[str, _Prepared] = {}
         self._inv_norms: dict[str, np.ndarray] = {}
 
@@ -149,6 +150,23 @@ class QueryTimeShift:
     def fallback_langs(self, query_langs: Sequence[str | None]) -> Counter:
         """``{lang: queries}`` of the queries that :meth:`source_code` scores with the pivot (no vector)."""
         return Counter(str(la or UNKNOWN) for la in query_langs if self._lang_index.get(canonical(la) or UNKNOWN) is None)
+
+    def log_fallback(self, query_langs: Sequence[str | None]) -> None:
+        """Log the queries of ``query_langs`` (one batch) scored with the pivot: a warning the first time a
+        language without a vector is seen, at DEBUG level for later batches of only such languages, so that
+        a run searching batch by batch (Pyserini's ``batch_search``) warns once per language, not per batch."""
+        fallback = self.fallback_langs(query_langs)
+        if not fallback:
+            return
+        from mlirkit.base.registry import did_you_mean
+
+        new = set(fallback) - self.warned_fallback
+        self.warned_fallback.update(fallback)
+        logger.log(logging.WARNING if new else logging.DEBUG,
+                   "%d of %d queries scored with the pivot %r (no vector for their language: %s)%s",
+                   sum(fallback.values()), len(query_langs), self.pivot,
+                   ", ".join(f"{la} {n}{did_you_mean(la, self.langs)}" for la, n in sorted(fallback.items())),
+                   "; later batches of these languages are logged at DEBUG level" if new else "")
 
     def _inv_norms_all(self, prepared: _Prepared, key: str) -> np.ndarray:
         """(M, n) float32 ``1 / ||d'_s||`` for every source ``s`` (zero vectors kept, as l2_normalize does)."""
@@ -297,13 +315,7 @@ def plan_search(plan: ShiftPlan, faiss_index, vectors: np.ndarray, langs: Sequen
                 k: int) -> list[list[tuple[str, float]]]:
     """Top ``k`` of each query with its own language's shift: exhaustive, or ``plan.candidates`` rows
     (at least ``k + TIE_SLACK``) from ``faiss_index`` (the caller sets its threads) re-scored exactly."""
-    fallback = plan.shift.fallback_langs(langs)
-    if fallback:
-        from mlirkit.base.registry import did_you_mean
-
-        logger.warning("%d of %d queries scored with the pivot %r (no vector for their language: %s)",
-                       sum(fallback.values()), len(langs), plan.shift.pivot,
-                       ", ".join(f"{la} {n}{did_you_mean(la, plan.shift.langs)}" for la, n in sorted(fallback.items())))
+    plan.shift.log_fallback(langs)  # warned once per language over the plan's batches
     candidates = None
     if plan.candidates:
         fetch = min(faiss_index.ntotal, max(plan.candidates, k + TIE_SLACK))

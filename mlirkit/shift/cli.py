@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 from mlirkit.base.cli import ArgumentParser, configure_logging
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import positive_int
+from mlirkit.base.options import LANG_LIST_HELP, LangListAction, positive_int
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "a parallel-set id (mlirkit/parallel/...), or a SHIFT authors' .pt vector file (imported)")
     f.add_argument("--source-lang", default=None, help="source (query) language, e.g. en (a .pt file carries its own)")
     f.add_argument("--output", required=True, help="transform file to write (exactly this path)")
-    f.add_argument("--langs", nargs="+", default=None, help="target languages to keep (default: all present)")
+    f.add_argument("--langs", action=LangListAction, default=None, metavar="LANG",
+                   help=f"target languages to keep ({LANG_LIST_HELP}; default: all present)")
     f.add_argument("--max-pairs", type=positive_int, default=None, help="use at most N ids")
     f.add_argument("--rank", type=positive_int, default=1, help="LIR: number of singular vectors removed (default 1)")
     f.add_argument("--text-field", default="text", help="JSONL text field(s), comma-separated (joined by a space)")
@@ -260,14 +261,18 @@ def _fit_from_index(args: argparse.Namespace) -> int:
                                "drop --relative-to-overall / --hybrid-with")
         return _fit_mined(args)
     pairs_t = load_transform(args.hybrid_with) if args.hybrid_with is not None else None
+    data = None
+    if args.topic_rank is not None:  # the topic subspace needs the embeddings too: read them once for both
+        from mlirkit.shift.from_index import index_document_embeddings
+
+        data = index_document_embeddings(args.from_index)
     t = fit_corpus_shift_from_index(args.from_index, args.source_lang, relative_to="overall" if overall else "source",
                                     min_docs=DEFAULT_MIN_DOCS if args.min_docs is None else args.min_docs,
-                                    only_langs=args.langs)
-    if args.topic_rank is not None:
-        from mlirkit.shift.from_index import index_document_embeddings
+                                    only_langs=args.langs, embeddings=data)
+    if data is not None:
         from mlirkit.transforms.topic_subspace import parse_topic_rank, remove_topic, topic_subspace
 
-        embs, langs, _ = index_document_embeddings(args.from_index)
+        embs, langs, _ = data
         t = remove_topic(t, topic_subspace(embs, langs, parse_topic_rank(args.topic_rank)),
                          test_level=args.topic_test)
     if pairs_t is not None:

@@ -48,9 +48,14 @@ def index_document_embeddings(index_dir: str | os.PathLike) -> tuple[np.ndarray,
 
 def fit_corpus_shift_from_index(index_dir: str | os.PathLike, source_lang: str, *, relative_to: str = "source",
                                 min_docs: int = DEFAULT_MIN_DOCS, only_langs: Sequence[str] | None = None,
-                                meta: dict[str, Any] | None = None) -> LanguageTransform:
-    """:func:`fit_corpus_shift` on the documents of an index directory (its encoder is recorded)."""
-    embs, langs, encoder = index_document_embeddings(index_dir)
+                                meta: dict[str, Any] | None = None,
+                                embeddings: tuple[np.ndarray, list[str], dict[str, Any]] | None = None
+                                ) -> LanguageTransform:
+    """:func:`fit_corpus_shift` on the documents of an index directory (its encoder is recorded).
+
+    ``embeddings``: what :func:`index_document_embeddings` gave for ``index_dir``, when the caller reads
+    them anyway (``fit --topic-rank`` also needs them: the index is read once)."""
+    embs, langs, encoder = index_document_embeddings(index_dir) if embeddings is None else embeddings
     extra = {"normalized": bool(encoder.get("normalize", False)), **(meta or {})}
     return fit_corpus_shift(embs, langs, source_lang, encoder=encoder, relative_to=relative_to, min_docs=min_docs,
                             only_langs=only_langs, origin=str(index_dir), meta=extra)

@@ -13,6 +13,7 @@ import typing
 from typing import Any, Sequence
 
 from mlirkit.base.cli import ArgumentParser, configure_logging
+from mlirkit.base.options import LANG_LIST_HELP, LangListAction
 from mlirkit.train.config import ABLATIONS, TrainConfig
 
 
@@ -41,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
         if hint is bool:
             p.add_argument(_flag(f.name), dest=f.name, action=argparse.BooleanOptionalAction, default=None,
                            help=text)
+        elif f.name.endswith("_langs"):  # language codes: "de fr" or "de,fr"
+            p.add_argument(_flag(f.name), dest=f.name, action=LangListAction, nargs="*", default=None,
+                           metavar="LANG", help=f"{text} ({LANG_LIST_HELP})")
         elif typing.get_origin(base) is list or typing.get_origin(hint) is list:
             p.add_argument(_flag(f.name), dest=f.name, nargs="*", default=None, metavar="X", help=text)
         else:

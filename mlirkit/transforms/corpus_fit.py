@@ -31,6 +31,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import require_langs
 from mlirkit.transforms.shift import ShiftTransform
 from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform, OffsetTransform, check_finite, is_unknown
 
@@ -98,9 +99,7 @@ def fit_corpus_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang:
         raise MlirkitError(f"no {source_lang!r} (source-language) documents{where}: cannot fit vectors relative to "
                            f"them (languages present: {', '.join(sorted(means))})")
     wanted = sorted(means) if only_langs is None else sorted(set(only_langs) | {source_lang})
-    absent = [l for l in wanted if l not in means]
-    if absent:
-        raise MlirkitError(f"no documents of {', '.join(absent)}{where} (languages present: {', '.join(sorted(means))})")
+    require_langs(wanted, means, "documents", where)
     few = {l: counts[l] for l in wanted if counts[l] < min_docs}
     if few:
         raise MlirkitError(

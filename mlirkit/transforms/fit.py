@@ -22,7 +22,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import canonical
+from mlirkit.base.langs import canonical, require_langs
 from mlirkit.transforms.centering import CenteringTransform
 from mlirkit.transforms.lir import LIRTransform
 from mlirkit.transforms.parallel import ParallelGroup
@@ -274,9 +274,12 @@ def fit_from_groups(encoder, groups: Iterable[ParallelGroup], *, method: str, so
     langid_train: dict[str, list[np.ndarray]] = {}
     langid_test: dict[str, list[np.ndarray]] = {}
 
+    seen: set[str] = set()  # the languages of the groups read (an asked-for language outside it is an error)
+
     def selected() -> Iterator[tuple[ParallelGroup, bool]]:
         for g in groups:
             report.groups_read += 1
+            seen.update(canonical(l) for l in g.texts)
             texts = {canonical(l): t for l, t in g.texts.items() if keep is None or canonical(l) in keep}
             if source_lang not in texts:
                 report.skipped_no_source += 1
@@ -323,6 +326,9 @@ def fit_from_groups(encoder, groups: Iterable[ParallelGroup], *, method: str, so
             bar.update(int(sum(1 for _, h in batch if not h)))
     finally:
         bar.close()
+    if keep is not None:
+        require_langs([canonical(la) for la in langs if canonical(la) != source_lang], seen, "parallel text", f" in {source_name or 'the parallel data'}"
+                      + (f" (the first {report.groups_read} ids read)" if max_pairs is not None else ""))
     if report.groups_used == 0:
         raise MlirkitError(f"no usable ids in {source_name or 'the parallel data'}: {report.groups_read} read, "
                            f"{report.skipped_no_source} without a {source_lang!r} row, "

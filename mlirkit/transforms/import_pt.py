@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import require_langs
 from mlirkit.encoders.base import Encoder
 from mlirkit.transforms.io import read_shift_pt
 from mlirkit.transforms.shift import ShiftTransform
@@ -39,7 +40,10 @@ def import_shift_pt(path: str | os.PathLike, encoder: Encoder | Callable[[], Enc
         raise MlirkitError(f"{path} has source language {source!r}, not {source_lang!r} "
                            f"(derive other sources with 'python -m mlirkit.shift derive')")
     if langs:
+        require_langs([l for l in langs if l != source], vectors, "vectors", f" in {path}")
         vectors = {l: v for l, v in vectors.items() if l in langs}
+        if not vectors:
+            raise MlirkitError(f"{path}: the languages asked for ({', '.join(langs)}) keep no target-language vector")
     if not isinstance(encoder, Encoder):
         encoder = encoder()
     dim = next(iter(vectors.values())).shape[0]

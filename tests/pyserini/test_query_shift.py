@@ -167,6 +167,26 @@ def test_searcher_single_and_batch_agree_and_prf_is_refused(jvm, beds, tiny_enco
         searcher.batch_search([{"text": "x"}], ["q"], k=3)
 
 
+def test_searcher_batches_warn_once_about_the_pivot_fallback(jvm, beds, tiny_encoder, caplog):
+    """Pyserini calls batch_search once per batch of topics: the ja query (no vector) is warned about once
+    per run, later batches log it at DEBUG level."""
+    from mlirkit.index import DenseIndex
+    from mlirkit.pyserini.encoders import MlirkitQueryEncoder
+    from mlirkit.pyserini.query_shift import searcher_class
+    from mlirkit.search.query_shift import plan_for_index
+
+    d, _, _ = beds
+    langs = {q.text: q.lang for q in QUERIES}
+    searcher = searcher_class(plan_for_index(DenseIndex(d / "pivot")), query_langs=langs)(
+        str(d / "pivot"), MlirkitQueryEncoder(encoder=tiny_encoder, query_langs=langs))
+    with caplog.at_level("DEBUG", logger="mlirkit.search.query_shift"):
+        for batch in (QUERIES[4:], QUERIES[5:], QUERIES[:2]):  # ja in the first two batches
+            searcher.batch_search([q.text for q in batch], [q.query_id for q in batch], k=3)
+    records = [(r.levelname, r.getMessage()) for r in caplog.records if "scored with the pivot" in r.getMessage()]
+    assert [level for level, _ in records] == ["WARNING", "DEBUG"]
+    assert records[0][1].startswith("1 of 3 queries scored with the pivot 'en' (no vector for their language: ja 1)")
+
+
 def test_wrapper_refuses_query_shift_without_an_mlirkit_index_or_with_prf(jvm, beds, tiny_model_dir, tmp_path):
     import shutil
 

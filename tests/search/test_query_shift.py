@@ -266,6 +266,31 @@ def test_queries_of_a_language_without_a_vector_are_warned_about(shift_index, ti
             "zz 1)") in caplog.text
 
 
+def test_the_pivot_fallback_is_warned_once_per_language_over_batches(shift_index, tiny_encoder, caplog):
+    """Searching batch by batch (Searcher.search's batch_size; Pyserini's batch_search calls plan_search the
+    same way) warns once per language without a vector; repeats are DEBUG; a new language warns again."""
+    from mlirkit.search.searcher import Searcher
+
+    d, _ = shift_index
+    searcher = Searcher(d / "pivot", tiny_encoder, query_shift="cosine")
+    batches = [*QUERIES[:2], Query("z1", "ferry", "zz"), Query("z2", "Fähre", "zz"), Query("z3", "file", "zz"),
+               QUERIES[0], Query("z4", "river", "zz"), Query("y1", "engine", "yy")]
+    with caplog.at_level("DEBUG", logger="mlirkit.search.query_shift"):
+        hits = searcher.search(batches, k=3, batch_size=2)  # 4 batches: -, zz+zz, zz+en, zz+yy
+    assert set(hits) == {q.query_id for q in batches}
+    records = [r for r in caplog.records if "scored with the pivot" in r.getMessage()]
+    assert [(r.levelname, r.getMessage().split(" (no vector")[0]) for r in records] == [
+        ("WARNING", "2 of 2 queries scored with the pivot 'en'"),
+        ("DEBUG", "1 of 2 queries scored with the pivot 'en'"),
+        ("WARNING", "2 of 2 queries scored with the pivot 'en'")]
+    assert "zz 1, yy 1" not in records[2].getMessage() and "yy 1, zz 1" in records[2].getMessage()
+    assert searcher.shift.counts["pivot_fallback:zz"] == 4 and searcher.shift.counts["pivot_fallback:yy"] == 1
+    caplog.clear()  # a second run (a new Searcher: a new plan) warns again
+    with caplog.at_level("WARNING", logger="mlirkit.search.query_shift"):
+        Searcher(d / "pivot", tiny_encoder, query_shift="cosine").search(batches[2:4], k=3)
+    assert caplog.text.count("scored with the pivot") == 1
+
+
 def test_search_cli_query_shift_hostile_topics_and_options(shift_index, tiny_model_dir, tmp_path, capsys):
     """Queries without a language are refused under the query-time shift (file and query id named, exit 2,
     no run file); --query-lang fills them in; --candidates alone and a bad --alpha override are refused."""
