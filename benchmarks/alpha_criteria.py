@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from topic_variants import FP, GRID, Bed, parse_args  # noqa: E402
+from topic_variants import FP, GRID, Bed, open_bed, parse_args  # noqa: E402
 
 K = 20
 
@@ -73,10 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     from mlirkit.transforms.topic_subspace import remove_topic, topic_subspace
 
     args = parse_args(argv)
-    if args.threads:
-        os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
-    bed = Bed(args)
-    bed.check_against_mlirkit_eval()
+    bed = open_bed(args)
     base = {split: bed.score(None, 0.0, split) for split in ("dev", "test")}
     print(f"**{args.benchmark}**, `{args.encoder}`: base nDCG@20 dev {base['dev'][0]:.3f}, test {base['test'][0]:.3f}\n")
     auto = topic_subspace(bed.docs, bed.langs)

@@ -42,7 +42,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from topic_variants import FP, GRID, Bed  # noqa: E402
+from topic_variants import FP, GRID, Bed, label_free_alpha, open_bed  # noqa: E402
 from topic_variants import parse_args as _bed_args  # noqa: E402
 
 ORACLE_GRID = tuple(round(0.1 * i, 1) for i in range(0, 21))
@@ -165,16 +165,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mlirkit.shift import ShiftTransform
-    from mlirkit.transforms.alpha_select import select_alpha
     from mlirkit.transforms.mining import fit_mined_shift
     from mlirkit.transforms.topic_subspace import remove_topic, topic_subspace
 
     args = parse_args(argv)
-    if args.threads:
-        os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
-    bed = Bed(args)
-    bed.check_against_mlirkit_eval()
+    bed = open_bed(args)
     auto = topic_subspace(bed.docs, bed.langs)
     systems = {
         "corpus": bed.corpus.params,
@@ -208,8 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, params in systems.items():
         scorers = {split: ClosedFormScorer(bed, params, split) for split in ("dev", "test")}
         langs = scorers["test"].langs
-        t = ShiftTransform({l: np.asarray(v, np.float32) for l, v in params.items()}, encoder=FP, source_lang="en")
-        lf = select_alpha(bed.docs, bed.langs, t, grid=(0.0, *GRID), k=20).alpha
+        lf = label_free_alpha(bed, params)
         nd_lf, per_lf = scorers["test"].score({l: lf for l in langs})
         glob = {a: scorers["test"].score({l: a for l in langs}) for a in ORACLE_GRID}
         g_test = max(ORACLE_GRID, key=lambda a: (glob[a][0], -a))

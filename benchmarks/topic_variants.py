@@ -160,6 +160,26 @@ class Bed:
         print(f"scoring checked against mlirkit.eval.evaluate (test nDCG@20 base {self.score(None, 1, 'test')[0]:.3f})")
 
 
+def open_bed(args: argparse.Namespace) -> Bed:
+    """The bed of ``args`` (``--threads`` also caps OpenMP), its scoring checked against :func:`mlirkit.eval.evaluate`."""
+    import os
+
+    if args.threads:
+        os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    bed = Bed(args)
+    bed.check_against_mlirkit_eval()
+    return bed
+
+
+def label_free_alpha(bed: Bed, params: dict[str, np.ndarray]) -> float:
+    """The global kNN label-free alpha (:func:`mlirkit.transforms.alpha_select.select_alpha`, grid 0, 0.2 ... 2.0, k = 20)."""
+    from mlirkit.transforms.alpha_select import select_alpha
+    from mlirkit.transforms.shift import ShiftTransform
+
+    t = ShiftTransform({l: np.asarray(v, np.float32) for l, v in params.items()}, encoder=FP, source_lang="en")
+    return select_alpha(bed.docs, bed.langs, t, grid=(0.0, *GRID), k=20).alpha
+
+
 def within_cov(bed: Bed) -> np.ndarray:
     from mlirkit.transforms.topic_subspace import within_language_covariance
 

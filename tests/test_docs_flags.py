@@ -125,7 +125,7 @@ def test_every_documented_flag_is_known_to_its_command():
 
 @pytest.mark.parametrize("module", ["benchmarks.query_shift", "benchmarks.topic_variants", "benchmarks.alpha_criteria",
                                     "benchmarks.dcl_ablation", "benchmarks.language_vectors",
-                                    "benchmarks.alpha_oracle"])
+                                    "benchmarks.alpha_oracle", "benchmarks.paired_vectors"])
 def test_documented_benchmark_flags_exist(module):
     """The benchmark scripts this session changed (docs/results.md and docs/shift.md run them)."""
     import sys

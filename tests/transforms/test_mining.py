@@ -62,6 +62,10 @@ def test_mining_finds_the_translations_of_a_parallel_corpus_and_their_vector():
         # with every translation found, the mined vector is SHIFT's pair-fitted vector
         np.testing.assert_allclose(v, (de - en[::-1]).mean(axis=0), atol=1e-10)
     json.dumps(record)
+    # union-kNN with k = 1: each translation listed from both sides, the same vector
+    v, record = mined_language_vector(de, en, np.zeros(d), k=1, selection="union-knn")
+    assert record["converged"] and record["pairs"] == 2 * n and record["rounds"][-1]["mutual"] == n
+    np.testing.assert_allclose(v, (de - en[::-1]).mean(axis=0), atol=1e-10)
 
 
 def _skewed(seed=0, d=24, per=150, noise=0.25):

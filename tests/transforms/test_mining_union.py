@@ -1,5 +1,5 @@
-"""Union-kNN pair selection of the mining loop (``selection="union-knn"``): formula, parallel and even-topic
-corpora, CLI."""
+"""Union-kNN pair selection of the mining loop (``selection="union-knn"``): formula, even-topic corpora, CLI
+(the parallel-corpus case is in test_mining.py, beside the mutual-margin one)."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,7 @@ import pytest
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.shift import fit_corpus_shift, load_transform
-from mlirkit.transforms.mining import SELECTIONS, fit_mined_shift, mined_language_vector, union_knn_pairs
+from mlirkit.transforms.mining import SELECTIONS, fit_mined_shift, union_knn_pairs
 
 ENC = {"class": "test", "model": "toy"}
 
@@ -41,18 +41,6 @@ def test_union_knn_pairs_equal_both_directions_neighbour_lists_written_out(k):
         assert m == pytest.approx(cos[a, b] / ((r_x[a] + r_y[b]) / 2), rel=1e-5)
     # the margin threshold is not a filter here
     assert len(union_knn_pairs(x, y, k=k, threshold=5.0)) == len(got)
-
-
-def test_union_knn_on_a_parallel_corpus_gives_the_pair_vector():
-    rng = np.random.default_rng(1)
-    d, n = 16, 50
-    topics = rng.normal(size=(n, d))
-    offset = 2 * _unit(rng.normal(size=(1, d)))[0]
-    en = topics + 0.05 * rng.normal(size=(n, d))
-    de = topics[::-1] + offset + 0.05 * rng.normal(size=(n, d))  # de row i translates en row n-1-i
-    v, record = mined_language_vector(de, en, np.zeros(d), k=1, selection="union-knn")
-    assert record["converged"] and record["pairs"] == 2 * n and record["rounds"][-1]["mutual"] == n
-    np.testing.assert_allclose(v, (de - en[::-1]).mean(axis=0), atol=1e-10)
 
 
 def _even(seed, d=24, per=150, noise=0.25):
