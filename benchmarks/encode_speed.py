@@ -31,6 +31,7 @@ mlirkit's batched ``encode_queries`` (default backend and torch fp32): queries/s
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import subprocess
@@ -258,7 +259,6 @@ def compare_queries(args: argparse.Namespace) -> int:
     from mlirkit.encoders.e5_q4 import converted_model_dir
 
     torch.set_num_threads(args.threads)
-    work = Path(tempfile.mkdtemp(prefix="encode-queries-"))
     queries, langs = [], []
     with gzip.open(DDTP, "rt", encoding="utf-8") as src:
         for line in src:
