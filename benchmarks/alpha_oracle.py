@@ -149,19 +149,11 @@ def holm(p: dict[str, float]) -> dict[str, float]:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-                                add_help=False, usage="%(prog)s [--steps N] [--seed N] BED OPTIONS (below)")
-    p.add_argument("--steps", type=int, default=2500, help="annealing steps per chain (default 2500)")
-    p.add_argument("--seed", type=int, default=0)
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if "-h" in argv or "--help" in argv:  # this script's options, then the bed's (topic_variants.py)
-        p.print_help()
-        print()
-    own, rest = p.parse_known_args(argv)
-    bed_args = _bed_args(rest)
-    for k, v in vars(own).items():
-        setattr(bed_args, k, v)
-    return bed_args
+    def extend(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--steps", type=int, default=2500, help="annealing steps per chain (default 2500)")
+        p.add_argument("--seed", type=int, default=0)
+
+    return _bed_args(argv, description=__doc__, extend=extend)
 
 
 def main(argv: list[str] | None = None) -> int:

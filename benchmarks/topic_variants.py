@@ -43,8 +43,12 @@ GRID = tuple(round(0.2 * i, 1) for i in range(1, 11))
 FP = {"class": "topic-variants"}
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def parse_args(argv: list[str] | None = None, *, description: str | None = None,
+               extend: Callable[[argparse.ArgumentParser], None] | None = None) -> argparse.Namespace:
+    """The bed's options; a script built on :class:`Bed` passes its ``description`` and ``extend`` adds its own."""
+    p = argparse.ArgumentParser(description=description or __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    if extend is not None:
+        extend(p)
     p.add_argument("--encoder", default="multilingual-e5-small-q4")
     p.add_argument("--benchmark", default="mlirkit/ddtp-nonparallel-sorted")
     p.add_argument("--quick", action="store_true")
@@ -171,13 +175,14 @@ def open_bed(args: argparse.Namespace) -> Bed:
     return bed
 
 
-def label_free_alpha(bed: Bed, params: dict[str, np.ndarray]) -> float:
-    """The global kNN label-free alpha (:func:`mlirkit.transforms.alpha_select.select_alpha`, grid 0, 0.2 ... 2.0, k = 20)."""
+def label_free_alpha(bed: Bed, params: dict[str, np.ndarray], grid: tuple[float, ...] = GRID) -> float:
+    """The global kNN label-free alpha (:func:`mlirkit.transforms.alpha_select.select_alpha`, k = 20) on
+    0 and ``grid`` (default 0.2 ... 2.0)."""
     from mlirkit.transforms.alpha_select import select_alpha
     from mlirkit.transforms.shift import ShiftTransform
 
     t = ShiftTransform({l: np.asarray(v, np.float32) for l, v in params.items()}, encoder=FP, source_lang="en")
-    return select_alpha(bed.docs, bed.langs, t, grid=(0.0, *GRID), k=20).alpha
+    return select_alpha(bed.docs, bed.langs, t, grid=(0.0, *grid), k=20).alpha
 
 
 def within_cov(bed: Bed) -> np.ndarray:
