@@ -26,7 +26,16 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from topic_variants import FP, GRID, label_free_alpha, open_bed, parse_args  # noqa: E402
+from topic_variants import FP, GRID, label_free_alpha, open_bed  # noqa: E402
+from topic_variants import parse_args as _bed_args  # noqa: E402
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    def extend(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--fine-grid", action="store_true",
+                       help="alphas on mlirkit.shift select-alpha's default grid (0 ... 2 by 0.1)")
+
+    return _bed_args(argv, description=__doc__, extend=extend)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,11 +43,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from mlirkit.transforms.alpha_select import DEFAULT_GRID
 
-    def extend(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--fine-grid", action="store_true",
-                       help="alphas on mlirkit.shift select-alpha's default grid (0 ... 2 by 0.1)")
-
-    args = parse_args(argv, description=__doc__, extend=extend)
+    args = parse_args(argv)
     fine = args.fine_grid
     bed = open_bed(args)
     grid = tuple(a for a in DEFAULT_GRID if a > 0) if fine else GRID
