@@ -9,21 +9,18 @@ import pytest
 from mlirkit.base.errors import MlirkitError
 from mlirkit.shift import ShiftTransform, fit_corpus_shift
 from mlirkit.transforms.alpha_guard import select_guarded_alphas
-from tests.transforms.test_mining import _skewed as _skewed_corpus
+from tests.transforms.toy_corpora import skewed, unit
 
 ENC = {"class": "test", "model": "toy"}
 GRID = [round(0.2 * i, 1) for i in range(11)]
 
 
-def _unit(x):
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
-
 
 def _skewed(seed=0, per=60, noise=0.6, n_queries=30):
-    """The topic-skewed toy corpus of test_mining (offset norm 2), plus English 'queries' on all six
+    """The topic-skewed toy corpus (toy_corpora.skewed) (offset norm 2), plus English 'queries' on all six
     topics: a second draw of the same corpus (same seed: same topics and offsets) minus its offsets."""
-    embs, langs, offsets = _skewed_corpus(seed=seed, per=per, noise=noise)
-    more, more_langs, same = _skewed_corpus(seed=seed, per=n_queries, noise=noise)
+    embs, langs, offsets = skewed(seed=seed, per=per, noise=noise)
+    more, more_langs, same = skewed(seed=seed, per=n_queries, noise=noise)
     assert all(np.array_equal(offsets[lang], same[lang]) for lang in offsets)
     queries = more - np.stack([offsets[lang] for lang in more_langs])
     pick = np.random.default_rng(seed).choice(len(queries), size=n_queries, replace=False)
@@ -33,10 +30,10 @@ def _skewed(seed=0, per=60, noise=0.6, n_queries=30):
 def _brute_retrievability(embs, langs, t, alpha, queries, k, keep=None):
     """R_l written out: every query's scores fully sorted; ``keep`` restricts the corpus to those languages."""
     la = np.array(langs)
-    docs = _unit(t.apply(embs.copy(), langs, "doc", alpha).astype(np.float64))
+    docs = unit(t.apply(embs.copy(), langs, "doc", alpha).astype(np.float64))
     rows = np.flatnonzero(np.isin(la, keep)) if keep else np.arange(len(la))
     hit = set()
-    for q in _unit(queries.astype(np.float64)):
+    for q in unit(queries.astype(np.float64)):
         scores = [(float(docs[r] @ q), r) for r in rows]
         hit.update(r for _, r in sorted(scores, reverse=True)[:k])
     return {lang: sum(1 for r in rows if la[r] == lang and r in hit) / int(np.sum(la[rows] == lang))
@@ -45,10 +42,10 @@ def _brute_retrievability(embs, langs, t, alpha, queries, k, keep=None):
 
 def _brute_gap(embs, langs, t, alpha, queries, k, lang):
     la = np.array(langs)
-    docs = _unit(t.apply(embs.copy(), langs, "doc", alpha).astype(np.float64))
+    docs = unit(t.apply(embs.copy(), langs, "doc", alpha).astype(np.float64))
     rows = np.flatnonzero(np.isin(la, ["en", lang]))
     en_share = []
-    for q in _unit(queries.astype(np.float64)):
+    for q in unit(queries.astype(np.float64)):
         top = sorted(rows, key=lambda r: -float(docs[r] @ q))[:k]
         en_share += [la[r] == "en" for r in top]
     n_en, n_l = int(np.sum(la == "en")), int(np.sum(la == lang))
@@ -89,7 +86,7 @@ def test_query_probes_recover_planted_offsets():
     rng = np.random.default_rng(3)
     d, groups = 32, 120
     topics = 0.5 * rng.normal(size=(groups, d))
-    offsets = {"en": np.zeros(d), "de": 3 * _unit(rng.normal(size=(1, d)))[0], "fr": 1.5 * _unit(rng.normal(size=(1, d)))[0]}
+    offsets = {"en": np.zeros(d), "de": 3 * unit(rng.normal(size=(1, d)))[0], "fr": 1.5 * unit(rng.normal(size=(1, d)))[0]}
     embs = np.concatenate([topics + o + 0.05 * rng.normal(size=(groups, d)) for o in offsets.values()]).astype(np.float32)
     langs = [lang for lang in offsets for _ in range(groups)]
     queries = (topics[:60] + 0.05 * rng.normal(size=(60, d))).astype(np.float32)

@@ -10,6 +10,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.shift import (OverallShiftTransform, ShiftTransform, fit_corpus_shift, fit_shift_from_embeddings,
                            hybrid_shift, load_transform, save_transform)
 from mlirkit.transforms.alpha_select import select_alpha
+from tests.transforms.toy_corpora import planted
 
 ENC = {"class": "test", "model": "toy"}
 
@@ -133,21 +134,9 @@ def test_hybrid_refusals(tmp_path):
 
 
 # --------------------------------------------------------------------------- label-free alpha
-def _planted(seed: int = 3, groups: int = 120, d: int = 32):
-    """Parallel toy corpus: topic t_g (small spread) + language offset o_l (norm 3) + noise; o_en = 0."""
-    rng = np.random.default_rng(seed)
-    topics = 0.5 * rng.normal(size=(groups, d))
-    offsets = {"en": np.zeros(d)}
-    for l in ("de", "fr"):
-        v = rng.normal(size=d)
-        offsets[l] = 3 * v / np.linalg.norm(v)
-    embs = np.concatenate([topics + o + 0.05 * rng.normal(size=(groups, d)) for o in offsets.values()])
-    langs = [l for l in offsets for _ in range(groups)]
-    return embs.astype(np.float32), langs, offsets
-
 
 def test_label_free_alpha_recovers_a_planted_offset():
-    embs, langs, offsets = _planted()
+    embs, langs, offsets = planted(langs=("de", "fr"))
     grid = [round(0.1 * i, 1) for i in range(21)]
     # the vectors are twice the planted offsets: the right alpha is 0.5
     t = ShiftTransform({l: offsets[l] * 2 for l in ("de", "fr")}, encoder=ENC, source_lang="en")
@@ -171,7 +160,7 @@ def test_label_free_alpha_recovers_a_planted_offset():
 
 
 def test_label_free_alpha_refusals():
-    embs, langs, offsets = _planted(groups=10)
+    embs, langs, offsets = planted(langs=("de", "fr"), groups=10)
     t = ShiftTransform({"de": offsets["de"]}, encoder=ENC, source_lang="en")
     with pytest.raises(MlirkitError, match="criterion"):
         select_alpha(embs, langs, t, criterion="oracle")
@@ -196,7 +185,7 @@ def test_cli_fit_from_index_hybrid_select_alpha_and_apply(tmp_path, capsys):
     from mlirkit.base.cli import run_cli
     from mlirkit.shift.cli import main
 
-    embs, langs, offsets = _planted(groups=40)
+    embs, langs, offsets = planted(langs=("de", "fr"), groups=40)
     idx = _index(tmp_path, embs, langs)
     out = tmp_path / "corpus.safetensors"
     assert main(["fit", "--method", "shift", "--from-index", str(idx), "--source-lang", "en", "--output", str(out)]) == 0

@@ -10,12 +10,10 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.shift import ShiftTransform, fit_corpus_shift, load_transform
 from mlirkit.transforms.alpha_guard import select_guarded_alphas
 from mlirkit.transforms.mining import fit_mined_shift, mine_pairs, mined_language_vector
+from tests.transforms.toy_corpora import planted, skewed, unit
 
 ENC = {"class": "test", "model": "toy"}
 
-
-def _unit(x):
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
 def _brute_force_pairs(x, y, k, threshold):
@@ -35,7 +33,7 @@ def _brute_force_pairs(x, y, k, threshold):
 @pytest.mark.parametrize("k", [1, 3, 6])
 def test_mined_pairs_equal_the_margin_formula_written_out(k):
     rng = np.random.default_rng(k)
-    x, y = _unit(rng.normal(size=(23, 8))), _unit(rng.normal(size=(17, 8)))
+    x, y = unit(rng.normal(size=(23, 8))), unit(rng.normal(size=(17, 8)))
     for threshold in (0.0, 1.0, 1.05):
         want = _brute_force_pairs(x, y, k, threshold)
         got = mine_pairs(x.astype(np.float32), y.astype(np.float32), k=k, threshold=threshold, chunk_rows=5)
@@ -52,7 +50,7 @@ def test_mining_finds_the_translations_of_a_parallel_corpus_and_their_vector():
     rng = np.random.default_rng(1)
     d, n = 16, 50
     topics = rng.normal(size=(n, d))
-    offset = 2 * _unit(rng.normal(size=(1, d)))[0]
+    offset = 2 * unit(rng.normal(size=(1, d)))[0]
     en = topics + 0.05 * rng.normal(size=(n, d))
     de = topics[::-1] + offset + 0.05 * rng.normal(size=(n, d))  # de row i translates en row n-1-i
     for center in (False, True):
@@ -68,25 +66,9 @@ def test_mining_finds_the_translations_of_a_parallel_corpus_and_their_vector():
     np.testing.assert_allclose(v, (de - en[::-1]).mean(axis=0), atol=1e-10)
 
 
-def _skewed(seed=0, d=24, per=150, noise=0.25):
-    """Non-parallel toy corpus whose languages cover different topics (en: 0-3, de: 2-5, fr: 0, 1, 4, 5)
-    plus a language offset (norm 2; zero for en)."""
-    rng = np.random.default_rng(seed)
-    topics = 1.5 * rng.normal(size=(6, d))
-    offsets = {"en": np.zeros(d)}
-    for lang in ("de", "fr"):
-        offsets[lang] = 2 * _unit(rng.normal(size=(1, d)))[0]
-    cover = {"en": [0, 1, 2, 3], "de": [2, 3, 4, 5], "fr": [0, 1, 4, 5]}
-    embs, langs = [], []
-    for lang, ts in cover.items():
-        t = rng.choice(ts, size=per)
-        embs.append(topics[t] + noise * rng.normal(size=(per, d)) + offsets[lang])
-        langs += [lang] * per
-    return np.concatenate(embs).astype(np.float32), langs, offsets
-
 
 def test_mined_vectors_are_closer_to_the_language_offset_than_corpus_means_under_topic_skew():
-    embs, langs, offsets = _skewed()
+    embs, langs, offsets = skewed()
     corpus = fit_corpus_shift(embs, langs, "en", encoder=ENC)
     mined = fit_mined_shift(embs, langs, "en", encoder=ENC)
     for lang in ("de", "fr"):
@@ -102,7 +84,7 @@ def test_mined_vectors_are_closer_to_the_language_offset_than_corpus_means_under
 
 
 def test_mining_is_independent_of_chunking_and_falls_back_with_too_few_pairs(caplog):
-    embs, langs, _ = _skewed(per=40)
+    embs, langs, _ = skewed(per=40)
     a = fit_mined_shift(embs, langs, "en", encoder=ENC, chunk_rows=7)
     b = fit_mined_shift(embs, langs, "en", encoder=ENC)
     for lang in a.params:
@@ -123,20 +105,10 @@ def test_mining_is_independent_of_chunking_and_falls_back_with_too_few_pairs(cap
 
 
 # --------------------------------------------------------------------------- guarded per-language alpha
-def _planted(seed=3, groups=120, d=32):
-    rng = np.random.default_rng(seed)
-    topics = 0.5 * rng.normal(size=(groups, d))
-    offsets = {"en": np.zeros(d)}
-    for lang in ("de", "fr", "ja"):
-        offsets[lang] = 3 * _unit(rng.normal(size=(1, d)))[0]
-    embs = np.concatenate([topics + o + 0.05 * rng.normal(size=(groups, d)) for o in offsets.values()])
-    langs = [lang for lang in offsets for _ in range(groups)]
-    return embs.astype(np.float32), langs, offsets
-
 
 def _retrievability(embs, langs, t, alpha, k):
     """Share of each language's documents in the top k of at least one en document (itself excluded)."""
-    docs = _unit(t.apply(embs.copy(), langs, "doc", alpha).astype(np.float64))
+    docs = unit(t.apply(embs.copy(), langs, "doc", alpha).astype(np.float64))
     la = np.array(langs)
     probes = np.flatnonzero(la == "en")
     scores = docs[probes] @ docs.T
@@ -147,7 +119,7 @@ def _retrievability(embs, langs, t, alpha, k):
 
 
 def test_guarded_alpha_recovers_planted_offsets_of_different_sizes():
-    embs, langs, offsets = _planted()
+    embs, langs, offsets = planted()
     grid = [round(0.1 * i, 1) for i in range(21)]
     # vectors at different scales of the planted offsets: the right alphas are 0.5, 1.0 and 1.6
     scale = {"de": 2.0, "fr": 1.0, "ja": 1 / 1.6}
@@ -180,7 +152,7 @@ def test_guarded_alpha_never_lowers_retrievability_and_the_guard_bites():
     grid = [round(0.2 * i, 1) for i in range(11)]
     bitten = 0
     for seed in range(6):
-        embs, langs, offsets = _skewed(seed=seed, per=60, noise=0.6)
+        embs, langs, offsets = skewed(seed=seed, per=60, noise=0.6)
         t = fit_corpus_shift(embs, langs, "en", encoder=ENC)
         sel = select_guarded_alphas(embs, langs, t, grid=grid, k=5)
         r0 = _retrievability(embs, langs, t, 0.0, 5)
@@ -193,7 +165,7 @@ def test_guarded_alpha_never_lowers_retrievability_and_the_guard_bites():
 
 
 def test_guarded_alpha_refusals():
-    embs, langs, offsets = _planted(groups=10)
+    embs, langs, offsets = planted(groups=10)
     t = ShiftTransform({"de": offsets["de"]}, encoder=ENC, source_lang="en")
     with pytest.raises(MlirkitError, match="needs 0 in the grid"):
         select_guarded_alphas(embs, langs, t, grid=[0.5, 1.0])
@@ -210,7 +182,7 @@ def test_cli_fit_mine_pairs_and_select_alpha_guarded(tmp_path, capsys):
     from mlirkit.index import IndexWriter
     from mlirkit.shift.cli import main
 
-    embs, langs, offsets = _skewed()
+    embs, langs, offsets = skewed()
     idx = tmp_path / "idx"
     with IndexWriter(idx, dim=embs.shape[1], encoder=ENC, normalized=False, save_embeddings=True) as w:
         w.add([f"d{i}" for i in range(len(embs))], langs, embs)
@@ -255,7 +227,7 @@ def test_cli_fit_mine_pairs_and_select_alpha_guarded(tmp_path, capsys):
 def test_guarded_alpha_steps_others_down_when_a_language_at_zero_is_crowded_out():
     rng = np.random.default_rng(0)
     d, n = 16, 60
-    u = _unit(rng.normal(size=(1, d)))[0]
+    u = unit(rng.normal(size=(1, d)))[0]
     en = rng.normal(size=(n, d))
     fr = rng.normal(size=(n, d)) + 0.3 * u  # close to en already; its vector is zero (nothing to correct)
     de = en + 0.05 * rng.normal(size=(n, d)) + 5 * u  # translations of en behind a large offset

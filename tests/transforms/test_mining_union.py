@@ -10,18 +10,16 @@ import pytest
 from mlirkit.base.errors import MlirkitError
 from mlirkit.shift import fit_corpus_shift, load_transform
 from mlirkit.transforms.mining import SELECTIONS, fit_mined_shift, union_knn_pairs
+from tests.transforms.toy_corpora import even, unit
 
 ENC = {"class": "test", "model": "toy"}
 
-
-def _unit(x):
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
 @pytest.mark.parametrize("k", [1, 3, 6])
 def test_union_knn_pairs_equal_both_directions_neighbour_lists_written_out(k):
     rng = np.random.default_rng(10 + k)
-    x, y = _unit(rng.normal(size=(23, 8))), _unit(rng.normal(size=(17, 8)))
+    x, y = unit(rng.normal(size=(23, 8))), unit(rng.normal(size=(17, 8)))
     cos = x @ y.T
     nn_x = np.argsort(-cos, axis=1)[:, :k]
     nn_y = np.argsort(-cos, axis=0)[:k, :].T
@@ -43,21 +41,10 @@ def test_union_knn_pairs_equal_both_directions_neighbour_lists_written_out(k):
     assert len(union_knn_pairs(x, y, k=k, threshold=5.0)) == len(got)
 
 
-def _even(seed, d=24, per=150, noise=0.25):
-    """Non-parallel toy corpus whose languages draw from the same six topics, plus a language offset."""
-    rng = np.random.default_rng(seed)
-    topics = 1.5 * rng.normal(size=(6, d))
-    offsets = {"en": np.zeros(d), **{l: 2 * _unit(rng.normal(size=(1, d)))[0] for l in ("de", "fr")}}
-    embs, langs = [], []
-    for lang, off in offsets.items():
-        embs.append(topics[rng.choice(6, size=per)] + noise * rng.normal(size=(per, d)) + off)
-        langs += [lang] * per
-    return np.concatenate(embs).astype(np.float32), langs, offsets
-
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_union_knn_is_closer_to_the_offset_than_mutual_pairs_when_topics_are_shared(seed):
-    embs, langs, offsets = _even(seed)
+    embs, langs, offsets = even(seed)
     corpus = fit_corpus_shift(embs, langs, "en", encoder=ENC)
     mutual = fit_mined_shift(embs, langs, "en", encoder=ENC, center=True)
     union = fit_mined_shift(embs, langs, "en", encoder=ENC, center=True, selection="union-knn")
@@ -71,7 +58,7 @@ def test_union_knn_is_closer_to_the_offset_than_mutual_pairs_when_topics_are_sha
 
 
 def test_unknown_selection_names_did_you_mean():
-    embs, langs, _ = _even(0, per=20)
+    embs, langs, _ = even(0, per=20)
     assert SELECTIONS.names() == ["mutual-margin", "union-knn"]
     with pytest.raises(MlirkitError, match="did you mean: union-knn"):
         fit_mined_shift(embs, langs, "en", encoder=ENC, selection="union-nn")
@@ -82,7 +69,7 @@ def test_cli_fit_mine_selection(tmp_path, capsys):
     from mlirkit.index import IndexWriter
     from mlirkit.shift.cli import main
 
-    embs, langs, _ = _even(2)
+    embs, langs, _ = even(2)
     idx = tmp_path / "idx"
     with IndexWriter(idx, dim=embs.shape[1], encoder=ENC, normalized=False, save_embeddings=True) as w:
         w.add([f"d{i}" for i in range(len(embs))], langs, embs)

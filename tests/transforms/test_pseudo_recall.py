@@ -11,50 +11,24 @@ from mlirkit.shift import ShiftTransform, fit_corpus_shift
 from mlirkit.transforms.alpha_guard import select_guarded_alphas
 from mlirkit.transforms.mining import mine_pairs
 from mlirkit.transforms.pseudo_recall import pseudo_recall, pseudo_relevant_pairs, select_pseudo_recall_alpha
+from tests.transforms.toy_corpora import planted, skewed, unit
 
 ENC = {"class": "test", "model": "toy"}
 GRID = [round(0.1 * i, 1) for i in range(21)]
 
 
-def _unit(x):
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
 
-
-def _planted(seed=3, groups=120, d=32):
-    """Parallel toy corpus: every group is one topic in en, de, fr, ja, plus a language offset (norm 3)."""
-    rng = np.random.default_rng(seed)
-    topics = 0.5 * rng.normal(size=(groups, d))
-    offsets = {"en": np.zeros(d)}
-    for lang in ("de", "fr", "ja"):
-        offsets[lang] = 3 * _unit(rng.normal(size=(1, d)))[0]
-    embs = np.concatenate([topics + o + 0.05 * rng.normal(size=(groups, d)) for o in offsets.values()])
-    langs = [lang for lang in offsets for _ in range(groups)]
-    return embs.astype(np.float32), langs, offsets
-
-
-def _skewed(seed=0, d=24, per=60, noise=0.6):
-    """Non-parallel toy corpus whose languages cover different topics, plus a language offset (norm 2)."""
-    rng = np.random.default_rng(seed)
-    topics = 1.5 * rng.normal(size=(6, d))
-    offsets = {"en": np.zeros(d), **{lang: 2 * _unit(rng.normal(size=(1, d)))[0] for lang in ("de", "fr")}}
-    cover = {"en": [0, 1, 2, 3], "de": [2, 3, 4, 5], "fr": [0, 1, 4, 5]}
-    embs, langs = [], []
-    for lang, ts in cover.items():
-        t = rng.choice(ts, size=per)
-        embs.append(topics[t] + noise * rng.normal(size=(per, d)) + offsets[lang])
-        langs += [lang] * per
-    return np.concatenate(embs).astype(np.float32), langs
 
 
 def _brute_pseudo_recall(embs, langs, t, alpha, k):
     """PR_l written out: mutual ratio-margin pairs at alpha 0, then full sorting of every probe's scores."""
     la = np.array(langs)
     en = np.flatnonzero(la == "en")
-    docs = _unit(t.apply(embs.copy(), langs, "doc", alpha).astype(np.float64))
+    docs = unit(t.apply(embs.copy(), langs, "doc", alpha).astype(np.float64))
     out = {}
     for lang in sorted(set(langs) - {"en"}):
         rows = np.flatnonzero(la == lang)
-        p = mine_pairs(_unit(embs[rows].astype(np.float64)), _unit(embs[en].astype(np.float64)))
+        p = mine_pairs(unit(embs[rows].astype(np.float64)), unit(embs[en].astype(np.float64)))
         hits = []
         for x, y in zip(rows[p.tgt], en[p.src]):
             s = docs[y] @ docs.T
@@ -67,7 +41,7 @@ def _brute_pseudo_recall(embs, langs, t, alpha, k):
 @pytest.mark.parametrize("k", [1, 5, 17])
 def test_pseudo_recall_equals_the_formula_written_out(k):
     rng = np.random.default_rng(k)
-    docs = _unit(rng.normal(size=(70, 8))).astype(np.float32)
+    docs = unit(rng.normal(size=(70, 8))).astype(np.float32)
     codes = np.repeat([0, 1, 2], [30, 20, 20])
     probes = np.flatnonzero(codes == 0)
     pairs = {c: (np.flatnonzero(codes == c)[rng.choice(20, size=9, replace=False)], rng.integers(0, 30, size=9))
@@ -83,7 +57,7 @@ def test_pseudo_recall_equals_the_formula_written_out(k):
 
 
 def test_pseudo_relevant_pairs_are_the_translations_despite_the_offset():
-    embs, langs, _ = _planted()
+    embs, langs, _ = planted()
     codes = np.repeat([0, 1, 2, 3], 120)  # en de fr ja, group i at row 120 * code + i
     pairs = pseudo_relevant_pairs(embs, codes, np.arange(120), [1, 2, 3])
     for code, (rows, pos) in pairs.items():
@@ -92,7 +66,7 @@ def test_pseudo_relevant_pairs_are_the_translations_despite_the_offset():
 
 
 def test_pseudo_recall_alpha_recovers_a_planted_offset():
-    embs, langs, offsets = _planted()
+    embs, langs, offsets = planted()
     for scale, want in ((1.0, 1.0), (1 / 1.6, 1.6), (2.0, 0.5)):
         t = ShiftTransform({lang: offsets[lang] * scale for lang in ("de", "fr", "ja")}, encoder=ENC, source_lang="en")
         sel = select_pseudo_recall_alpha(embs, langs, t, grid=GRID, k=5)
@@ -105,7 +79,7 @@ def test_pseudo_recall_alpha_recovers_a_planted_offset():
 
 
 def test_guarded_pseudo_recall_recovers_planted_offsets_of_different_sizes():
-    embs, langs, offsets = _planted()
+    embs, langs, offsets = planted()
     scale = {"de": 2.0, "fr": 1.0, "ja": 1 / 1.6}
     t = ShiftTransform({lang: offsets[lang] * s for lang, s in scale.items()}, encoder=ENC, source_lang="en")
     sel = select_guarded_alphas(embs, langs, t, grid=GRID, k=10, criterion="pseudo-recall")
@@ -123,7 +97,7 @@ def test_guarded_pseudo_recall_recovers_planted_offsets_of_different_sizes():
 def test_guarded_pseudo_recall_never_lowers_its_criterion():
     grid = [round(0.2 * i, 1) for i in range(11)]
     for seed in range(5):
-        embs, langs = _skewed(seed=seed)
+        embs, langs, _ = skewed(seed=seed, per=60, noise=0.6)
         t = fit_corpus_shift(embs, langs, "en", encoder=ENC)
         sel = select_guarded_alphas(embs, langs, t, grid=grid, k=5, criterion="pseudo-recall")
         r0 = _brute_pseudo_recall(embs, langs, t, 0.0, 5)
@@ -132,7 +106,7 @@ def test_guarded_pseudo_recall_never_lowers_its_criterion():
 
 
 def test_pseudo_recall_refusals():
-    embs, langs, offsets = _planted(groups=10)
+    embs, langs, offsets = planted(groups=10)
     t = ShiftTransform({"de": offsets["de"]}, encoder=ENC, source_lang="en")
     with pytest.raises(MlirkitError, match="unknown guard criterion"):
         select_guarded_alphas(embs, langs, t, grid=[0.0, 1.0], criterion="recall")
@@ -148,7 +122,7 @@ def test_cli_select_alpha_pseudo_recall(tmp_path, capsys):
     from mlirkit.shift.cli import main
     from mlirkit.transforms.io import save_transform
 
-    embs, langs, offsets = _planted(groups=40)
+    embs, langs, offsets = planted(groups=40)
     idx = tmp_path / "idx"
     with IndexWriter(idx, dim=embs.shape[1], encoder=ENC, normalized=False, save_embeddings=True) as w:
         w.add([f"d{i}" for i in range(len(embs))], langs, embs)
@@ -178,7 +152,7 @@ def test_guarded_pseudo_recall_bites_when_one_language_crowds_out_another():
     rng = np.random.default_rng(0)
     groups, d = 80, 16
     topics = rng.normal(size=(groups, d))
-    off_de, off_fr = 1.0 * _unit(rng.normal(size=(1, d)))[0], 3 * _unit(rng.normal(size=(1, d)))[0]
+    off_de, off_fr = 1.0 * unit(rng.normal(size=(1, d)))[0], 3 * unit(rng.normal(size=(1, d)))[0]
     embs = np.concatenate([topics + 0.05 * rng.normal(size=(groups, d)),
                            topics + off_de + 0.05 * rng.normal(size=(groups, d)),
                            topics + off_fr + 0.05 * rng.normal(size=(groups, d))]).astype(np.float32)
