@@ -76,11 +76,15 @@ class ClosedFormScorer:
         a = np.asarray([spec.get(l, 0.0) for l in self.langs] + [0.0])
         return a[self.doc_lang]
 
-    def score(self, spec: dict[str, float]) -> tuple[float, dict[str, float]]:
+    def ranks(self, spec: dict[str, float]) -> np.ndarray:
+        """The 0-based rank of every relevant (query, document) pair among all documents."""
         a = self.alphas(spec)
         s = (self.qx - a * self.qv) / np.sqrt(self.xx - 2 * a * self.xv + a * a * self.vv)
         own = s[self.pair_query, self.pair_doc]
-        rank = (s[self.pair_query] > own[:, None]).sum(axis=1)
+        return (s[self.pair_query] > own[:, None]).sum(axis=1)
+
+    def score(self, spec: dict[str, float]) -> tuple[float, dict[str, float]]:
+        rank = self.ranks(spec)
         hit = rank < 20
         dcg = np.bincount(self.pair_query, weights=np.where(hit, 1 / np.log2(rank + 2), 0.0),
                           minlength=self.n_queries)
@@ -191,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|")
     tests: list[str] = []
     test_scorer_base = ClosedFormScorer(bed, systems["corpus"], "test")
-    hit_base = _hits(test_scorer_base, {})
+    hit_base = test_scorer_base.ranks({}) < 20
     for name, params in systems.items():
         scorers = {split: ClosedFormScorer(bed, params, split) for split in ("dev", "test")}
         langs = scorers["test"].langs
@@ -212,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{free[0]:.3f} ({_worst(free[2], base['test'][1])}) | {oracle} | "
               + " ".join(f"{l}={a:g}" for l, a in or_spec.items()) + " |", flush=True)
         for rule, spec in ((f"label-free {lf:g}", {l: lf for l in langs}), (f"dev {g_dev:g}", {l: g_dev for l in langs})):
-            hit = _hits(scorers["test"], spec)
+            hit = scorers["test"].ranks(spec) < 20
             rows = {l: sign_test(hit_base[scorers["test"].pair_lang == l], hit[scorers["test"].pair_lang == l])
                     for l in scorers["test"].pair_langs}
             adjusted = holm({l: r[2] for l, r in rows.items()})
@@ -226,14 +230,6 @@ def main(argv: list[str] | None = None) -> int:
     print("| vectors | alpha | languages with a net loss (lost/gained) | smallest p of a losing language, raw / Holm |\n|---|---|---|---|")
     print("\n".join(tests))
     return 0
-
-
-def _hits(scorer: ClosedFormScorer, spec: dict[str, float]) -> np.ndarray:
-    """Whether each relevant (query, document) pair is in the top 20."""
-    a = scorer.alphas(spec)
-    s = (scorer.qx - a * scorer.qv) / np.sqrt(scorer.xx - 2 * a * scorer.xv + a * a * scorer.vv)
-    own = s[scorer.pair_query, scorer.pair_doc]
-    return (s[scorer.pair_query] > own[:, None]).sum(axis=1) < 20
 
 
 if __name__ == "__main__":
