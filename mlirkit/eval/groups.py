@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.language_metadata import GROUP_KEYS, UNKNOWN, language_group
+from mlirkit.base.option_names import in_cli, option
 
 
 def group_scores(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], query_langs: Mapping[str, str] | str,
@@ -26,7 +27,7 @@ def group_scores(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], que
     import pandas as pd
 
     if by not in GROUP_KEYS:
-        raise MlirkitError(f"--group-by: unknown key {by!r} (choose from {', '.join(GROUP_KEYS)})")
+        raise MlirkitError(f"{option('by', flag='--group-by')}: unknown key {by!r} (choose from {', '.join(GROUP_KEYS)})")
     if not per_query:
         raise MlirkitError("group_scores: no per-query scores")
 
@@ -61,7 +62,8 @@ def group_scores(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], que
                     col[g] = float(np.mean([np.mean(values) for _, values in items]))
             columns[(run, metric)] = col
     if not members:
-        raise MlirkitError("group_scores: no query has a known language (give --query-lang or --topics)")
+        raise MlirkitError("group_scores: no query has a known language (give "
+                           + ("--query-lang or --topics)" if in_cli() else "query_langs)"))
     order = sorted(members, key=lambda g: (g == UNKNOWN, _sort_key(by, g)))
     table = pd.DataFrame({key: [col.get(g, np.nan) for g in order] for key, col in columns.items()}, index=order)
     table.columns = pd.MultiIndex.from_tuples(table.columns, names=["run", "metric"])

@@ -6,6 +6,7 @@ from typing import Mapping, Sequence
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN, normalize_unknown
+from mlirkit.base.option_names import in_cli
 
 
 def resolve_query_langs(qids: Sequence[str], query_langs: Mapping[str, str] | str | None) -> list[str]:
@@ -21,7 +22,8 @@ def resolve_query_langs(qids: Sequence[str], query_langs: Mapping[str, str] | st
     missing = [q for q in qids if q not in query_langs]
     if missing:
         raise MlirkitError(f"no language for {len(missing)} of {len(qids)} evaluated queries "
-                           f"(e.g. {', '.join(map(repr, missing[:3]))}); give --query-lang or topics covering them")
+                           f"(e.g. {', '.join(map(repr, missing[:3]))}); give "
+                           + ("--query-lang or topics covering them" if in_cli() else "query_langs covering them"))
     return [normalize_unknown(query_langs[q]) for q in qids]
 
 

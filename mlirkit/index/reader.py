@@ -13,6 +13,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.io.files import read_lines
 from mlirkit.index.layout import DOCID_FILE, EMBEDDINGS_FILE, FAISS_FILE, LANGS_FILE, META_FILE
 from mlirkit.base.langs import UNKNOWN
+from mlirkit.base.option_names import option
 
 
 #: the types of the ``meta.json`` fields that readers use (None: the field may be null)
@@ -123,7 +124,7 @@ class DenseIndex:
     def embeddings(self, mmap: bool = True) -> np.ndarray:
         """The untransformed vectors from ``embeddings.npy`` (memory-mapped by default)."""
         if not self.has_embeddings:
-            raise MlirkitError(f"{self.path} has no {EMBEDDINGS_FILE} (encode with --save-embeddings)")
+            raise MlirkitError(f"{self.path} has no {EMBEDDINGS_FILE} (encode with {option('save_embeddings', True)})")
         return np.load(self.path / EMBEDDINGS_FILE, mmap_mode="r" if mmap else None)
 
     def indexed_vectors(self) -> np.ndarray:

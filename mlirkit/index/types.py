@@ -27,6 +27,7 @@ from typing import Any, Callable, Mapping, Sequence
 from mlirkit.base.options import parse_key_values
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.registry import Registry, did_you_mean
+from mlirkit.base.option_names import option
 
 logger = logging.getLogger(__name__)
 
@@ -168,7 +169,7 @@ class IndexSpec:
                                    f"(lower nlist or index more documents)")
             if train < (1 << p["nbits"]):
                 raise MlirkitError(f"ivf-pq: {train} training vectors for {1 << p['nbits']} codes per "
-                                   f"sub-quantiser (nbits={p['nbits']}): lower nbits or use --index-type flat/hnsw")
+                                   f"sub-quantiser (nbits={p['nbits']}): lower nbits or use {option('index_type')} flat/hnsw")
             p["nprobe"] = min(p["nprobe"], p["nlist"])
         return IndexSpec(self.name, p)
 
@@ -287,8 +288,8 @@ def require_reconstructable(index) -> None:
     if index.has_embeddings:
         hint = f"rebuild from {EMBEDDINGS_FILE} (the untransformed vectors, present in {index.path})"
     else:
-        hint = (f"rebuild from {EMBEDDINGS_FILE}, which this index lacks: re-encode with --save-embeddings "
-                f"(and --transform) to get a transformed {name} index")
+        hint = (f"rebuild from {EMBEDDINGS_FILE}, which this index lacks: re-encode with "
+                f"{option('save_embeddings', True)} (and {option('transform')}) to get a transformed {name} index")
     raise MlirkitError(f"{index.path}: a {name} index holds compressed vectors that cannot be transformed "
                        f"after the fact; {hint}")
 

@@ -42,6 +42,7 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN, canonical
+from mlirkit.base.option_names import option
 from mlirkit.transforms.alpha import Alpha
 
 logger = logging.getLogger(__name__)
@@ -282,7 +283,7 @@ def plan_for_index(index, metric: str = "cosine", alpha: Any = None, transform: 
     if transform is None:
         if meta_transform.get("method") != "shift":
             raise MlirkitError(f"{index.path}: the query-time shift needs a SHIFT index or a shift "
-                               f"transform (--transform)")
+                               f"transform ({option('transform')})")
         transform = load_transform(index.path / TRANSFORM_FILE)
         alpha = meta_transform.get("alpha", 1.0) if alpha is None else alpha
     elif not isinstance(transform, LanguageTransform):
@@ -295,7 +296,7 @@ def plan_for_index(index, metric: str = "cosine", alpha: Any = None, transform: 
 
         for la in Alpha.coerce(given_alpha).overrides:
             if la not in shift.langs:
-                raise MlirkitError(f"--alpha {la}=...: the shift transform has no vector for {la!r}"
+                raise MlirkitError(f"{option('alpha')} {la}=...: the shift transform has no vector for {la!r}"
                                    f"{did_you_mean(la, shift.langs)} (its languages: {', '.join(shift.langs)})")
     shards = getattr(index, "shards", [index])
     if candidates is None and any(spec_of(sh).name != "flat" for sh in shards):
@@ -326,7 +327,7 @@ def require_query_langs(queries: Sequence[Any], source: str) -> None:
     if missing:
         raise MlirkitError(f"{source}: {len(missing)} of {len(queries)} queries have no language (first: query id "
                            f"{missing[0]!r}); the query-time shift scores each with its own language's vector: "
-                           f"give a lang field / third TSV column, or --query-lang")
+                           f"give a lang field / third TSV column, or {option('query_lang')}")
 
 
 def index_embeddings(index) -> np.ndarray:

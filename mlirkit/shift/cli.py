@@ -8,7 +8,8 @@ import logging
 from pathlib import Path
 from typing import Any, Sequence
 
-from mlirkit.base.cli import ArgumentParser, configure_logging
+from mlirkit.base.option_names import cli_main
+from mlirkit.base.cli import ArgumentParser, configure_logging, examples, with_examples
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.options import LANG_LIST_HELP, LangListAction, positive_int
 
@@ -144,9 +145,29 @@ def build_parser() -> argparse.ArgumentParser:
     for sp in sub.choices.values():
         sp.add_argument("-q", "--quiet", action="store_true",
                         help="only warnings and errors on stderr (no INFO lines, no progress bars)")
-    return p
+    return with_examples(p, EXAMPLES)
 
 
+EXAMPLES = {
+    "": examples("python -m mlirkit.shift fit --pairs mlirkit/parallel/gettext --encoder multilingual-e5-small-q4 \\\n"
+                 "      --source-lang en --max-pairs 200 --output vectors/e5-gettext.shift",
+                 "python -m mlirkit.shift apply --index indexes/ddtp-e5 --transform vectors/e5-gettext.shift \\\n"
+                 "      --alpha 0.6 --output indexes/ddtp-e5-shift"),
+    "fit": examples("python -m mlirkit.shift fit --pairs mlirkit/parallel/gettext --encoder multilingual-e5-small-q4 \\\n"
+                    "      --source-lang en --max-pairs 200 --output vectors/e5-gettext.shift"),
+    "apply": examples("python -m mlirkit.shift apply --index indexes/ddtp-e5 --transform vectors/e5-gettext.shift \\\n"
+                      "      --alpha 0.6 --output indexes/ddtp-e5-shift"),
+    "inspect": examples("python -m mlirkit.shift inspect vectors/e5-gettext.shift"),
+    "derive": examples("python -m mlirkit.shift derive --transform vectors/e5-gettext.shift --source-lang de \\\n"
+                       "      --output vectors/e5-gettext-de.shift"),
+    "select-alpha": examples("python -m mlirkit.shift select-alpha --index indexes/ddtp-e5 "
+                             "--transform vectors/e5-gettext.shift"),
+    "evaluate-langid": examples("python -m mlirkit.shift evaluate-langid --transform vectors/e5-langid.shift \\\n"
+                                "      --pairs mlirkit/parallel/gettext --encoder multilingual-e5-small-q4"),
+}
+
+
+@cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose, quiet=args.quiet)

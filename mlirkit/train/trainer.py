@@ -29,6 +29,7 @@ import torch
 import torch.nn as nn
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.option_names import option
 from mlirkit.train import distributed as dd
 from mlirkit.train.alignment import (
     AlignmentCache, map_word_alignment, mutual_argmax_alignment, valid_token_mask, word_first_subwords,
@@ -468,7 +469,8 @@ class Trainer:
         final = self.out_dir / FINAL_DIR
         if self.rank == 0:
             if not resume and not overwrite and (final.exists() or self.checkpoints()):
-                raise MlirkitError(f"{self.out_dir} already holds a run (use --resume or --overwrite)")
+                raise MlirkitError(f"{self.out_dir} already holds a run (use {option('resume', True)} or "
+                                   f"{option('overwrite', True)})")
             if overwrite and not resume and self.out_dir.exists():
                 for p in self.checkpoints() + [final, self.out_dir / LOG_FILE]:
                     shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)

@@ -20,6 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.option_names import option
 from mlirkit.transforms.shift import ShiftTransform
 
 
@@ -35,7 +36,7 @@ def hybrid_shift(pairs: ShiftTransform, corpus: ShiftTransform, *, blend: float 
     for role, t in (("pair-fitted", pairs), ("corpus-fitted", corpus)):
         if not isinstance(t, ShiftTransform):
             raise MlirkitError(f"the {role} transform {_name(t)} is {t.method}; a hybrid needs two shift transforms "
-                               f"(corpus vectors relative to the source language, not --relative-to-overall)")
+                               f"(corpus vectors relative to the source language, not {option('relative_to', 'overall', flag='--relative-to-overall')})")
     if pairs.source_lang != corpus.source_lang:
         raise MlirkitError(f"source languages differ: {_name(pairs)} has {pairs.source_lang!r}, "
                            f"{_name(corpus)} has {corpus.source_lang!r}")
