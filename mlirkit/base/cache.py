@@ -5,7 +5,8 @@ import os
 from pathlib import Path
 
 
-def cache_dir(*parts: str) -> Path:
+def cache_dir(*parts: str, create: bool = True) -> Path:
+    """``$MLIRKIT_CACHE/<parts>`` (default root: the user cache dir), created unless ``create=False``."""
     root = os.environ.get("MLIRKIT_CACHE")
     if root:
         base = Path(root)
@@ -14,5 +15,6 @@ def cache_dir(*parts: str) -> Path:
 
         base = Path(user_cache_dir("mlirkit"))
     path = base.joinpath(*parts)
-    path.mkdir(parents=True, exist_ok=True)
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
     return path

@@ -112,7 +112,7 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
     is built with :func:`mlirkit.encoders.load_encoder` and ``config.options_for(name)``. ``data`` and
     ``parallel_rows`` replace the registered benchmark and parallel sets (tests).
     """
-    from mlirkit.eval.numba_cache import ensure_numba_cache_dir
+    from mlirkit.base.numba_cache import ensure_numba_cache_dir
     from mlirkit.base.fs import atomic_directory
 
     ensure_numba_cache_dir()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -11,8 +11,10 @@ from mlirkit.base.threads import faiss_threads
 from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.encoders.base import Encoder, check_same_encoder
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.option_names import option
 from mlirkit.index.layout import TRANSFORM_FILE
 from mlirkit.io.records import Query
+from mlirkit.search.results import Hit, SearchResults
 from mlirkit.transforms.alpha import Alpha
 
 logger = logging.getLogger(__name__)
@@ -21,18 +23,14 @@ logger = logging.getLogger(__name__)
 TIE_SLACK = 16
 
 
-class Hit(NamedTuple):
-    doc_id: str
-    score: float
-
-
 def encoder_for_index(index, **overrides: Any) -> Encoder:
     """The encoder an mlirkit index was built with, rebuilt from ``meta.json``."""
     from mlirkit.encoders import load_encoder
 
     name = index.meta.get("encoder_name")
     if not name:
-        raise MlirkitError(f"{index.path} does not record its encoder (not built by mlirkit.encode): give --encoder")
+        raise MlirkitError(f"{index.path} does not record its encoder (not built by mlirkit.encode): give "
+                           f"{option('encoder')}")
     options = dict(index.meta.get("encoder_options") or {})
     encoder_class = options.pop("encoder_class", None)
     return load_encoder(name, encoder_class, **{**options, **overrides})
@@ -71,8 +69,8 @@ class Searcher:
                 check_same_encoder(self.index.encoder, self.encoder.fingerprint, f"index {self.index.path}")
             except MlirkitError as e:
                 if not force:
-                    raise MlirkitError(f"{e} (use --force to search anyway)") from None
-                logger.warning("%s; searching anyway (--force)", e)
+                    raise MlirkitError(f"{e} (use {option('force', True)} to search anyway)") from None
+                logger.warning("%s; searching anyway (%s)", e, option("force", True))
         self.query_transform = None
         self.alpha = Alpha()
         meta_transform = self.index.transform
@@ -113,12 +111,19 @@ class Searcher:
             hits = plan_search(self.shift_plan, self.index.faiss_index, vectors, langs, k)
         return [[Hit(d, s) for d, s in h] for h in hits]
 
-    def search(self, queries: Sequence[Query], k: int = 1000, batch_size: int = 64,
-               show_progress: bool = False) -> dict[str, list[Hit]]:
-        """``{query_id: [Hit, ...]}`` with at most ``k`` hits per query, best first."""
+    def search(self, queries: Sequence[Query] | str | os.PathLike, k: int = 1000, batch_size: int = 64,
+               show_progress: bool = False) -> SearchResults:
+        """``{query_id: [Hit, ...]}`` with at most ``k`` hits per query, best first: a
+        :class:`~mlirkit.search.results.SearchResults`, which :func:`mlirkit.eval.evaluate` takes as it is
+        and ``to_ranx()`` turns into a ``ranx.Run``. ``queries``: :class:`~mlirkit.io.records.Query`
+        objects or a topics source for :func:`mlirkit.io.topics.read_topics` (a file or an ir_datasets id)."""
         from tqdm.auto import tqdm
 
-        out: dict[str, list[Hit]] = {}
+        if isinstance(queries, (str, os.PathLike)):
+            from mlirkit.io.topics import read_topics
+
+            queries = read_topics(queries)
+        out = SearchResults()
         with tqdm(total=len(queries), unit="query", desc="search", disable=not show_progress) as bar:
             for start in range(0, len(queries), batch_size):
                 batch = queries[start:start + batch_size]
@@ -142,8 +147,3 @@ def search_index(faiss_index, docids: Sequence[str], vectors: np.ndarray, k: int
         hits.sort(key=lambda h: (-h.score, h.doc_id))
         results.append(hits[:k])
     return results
-
-
-def hits_to_run(results: dict[str, list[Hit]]) -> dict[str, dict[str, float]]:
-    """``{qid: {docid: score}}``, the run shape that ranx and :mod:`mlirkit.io.trec` use."""
-    return {qid: {h.doc_id: h.score for h in hits} for qid, hits in results.items()}
