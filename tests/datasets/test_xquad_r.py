@@ -141,3 +141,17 @@ def test_ranx_and_mlirkit_eval_read_the_sentence_qrels():
     result = evaluate(qrels3, {"r": run}, ["map", "map@10"], significance=None)
     assert result.value("r", "map") == pytest.approx(ap)
     assert result.value("r", "map@10") == pytest.approx(sum((k + 1) / (2 * k + 1) for k in range(5)) / 11)
+
+
+def test_export_cli(tmp_path, capsys):
+    import json
+
+    from mlirkit.datasets.cli import main
+
+    assert main(["export", "mlirkit/xquad-r-partial/de", "--format", "trec", "--output", str(tmp_path / "t")]) == 0
+    counts = json.loads(capsys.readouterr().out)
+    assert counts["docs"] == 721 and counts["queries"] == 1190
+    topics = (tmp_path / "t" / "topics.tsv").read_text(encoding="utf-8").splitlines()
+    assert len(topics) == 1190 and all(t.endswith("\tde") for t in topics)
+    qrels = (tmp_path / "t" / "qrels.txt").read_text().splitlines()
+    assert f"{QUESTION} 0 en_0_1 1" in qrels and len(qrels) == counts["qrels"]
