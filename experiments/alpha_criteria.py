@@ -61,7 +61,7 @@ def _retrievability(bed: Bed, params: dict[str, np.ndarray], alpha: float,
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mlirkit.shift import ShiftTransform
+    from mlirkit.transforms import ShiftTransform
     from experiments.alpha_guard import select_guarded_alphas
     from mlirkit.transforms.alpha_select import select_alpha
     from mlirkit.transforms.mining import fit_mined_shift

@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     # pairs for only some languages: the OOD vectors kept for the languages gettext has (cs, ko, sk dropped),
     # as when the parallel text does not cover every language of the index; the hybrid fills the gaps
     from mlirkit.datasets import DATASETS
-    from mlirkit.shift import ShiftTransform
+    from mlirkit.transforms import ShiftTransform
 
     covered = set(DATASETS.get("mlirkit/parallel/gettext").doc_langs)
     partial = ShiftTransform({l: v for l, v in ood.params.items() if l in covered}, encoder=fp, source_lang="en",

@@ -105,7 +105,7 @@ def real(encoder_name: str, specs: Sequence[IndexSpec], parallel_ids: int, corpu
     from mlirkit.io.corpus import read_corpus
     from mlirkit.io.qrels import read_qrels
     from mlirkit.io.topics import read_topics
-    from mlirkit.shift import fit_shift_from_embeddings
+    from mlirkit.transforms import fit_shift_from_embeddings
 
     docs = list(read_corpus(corpus))
     queries = read_topics(corpus)

@@ -32,7 +32,7 @@ def main() -> None:
     import faiss
 
     from mlirkit.base.vectors import l2_normalize
-    from mlirkit.shift import fit_centering_from_embeddings, fit_lir_from_embeddings
+    from mlirkit.transforms import fit_centering_from_embeddings, fit_lir_from_embeddings
     from mlirkit.transforms.shift import ShiftTransform
 
     if args.threads:

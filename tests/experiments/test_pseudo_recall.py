@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.shift import ShiftTransform, fit_corpus_shift
+from mlirkit.transforms import ShiftTransform, fit_corpus_shift
 from experiments.alpha_guard import select_guarded_alphas
 from mlirkit.transforms.mining import mine_pairs
 from experiments.pseudo_recall import pseudo_recall, pseudo_relevant_pairs, select_pseudo_recall_alpha

@@ -10,7 +10,6 @@ import pytest
 from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms import ShiftTransform
 from mlirkit.transforms.alpha import Alpha, add_alpha_arg
-from mlirkit.transforms.transform import alpha_to_json, parse_alpha, resolve_alpha
 
 ENC = {"model": "m", "dim": 4}
 
@@ -28,7 +27,7 @@ def test_from_text(text, default, overrides, as_json):
     a = Alpha.from_text(text)
     assert (a.default, dict(a.overrides)) == (default, overrides)
     assert a.to_json() == as_json
-    assert json.dumps(a.to_json()) == json.dumps(alpha_to_json(as_json))
+    assert json.dumps(a.to_json()) == json.dumps(Alpha.coerce(as_json).to_json())
     assert Alpha.from_text(str(a)) == a == Alpha.coerce(a.to_json())  # round trips
     assert Alpha.from_text(text.split(",")) == a  # the words of --alpha 0.6 ja=1.0
 
@@ -74,12 +73,6 @@ def test_from_text_errors(text, message):
 def test_coerce_refuses_bad_values(value):
     with pytest.raises(MlirkitError, match="alpha"):
         Alpha.coerce(value)
-
-
-def test_the_old_functions_are_views_of_alpha():
-    assert parse_alpha("0.6") == 0.6 and parse_alpha("0.6,ja=1") == {"*": 0.6, "ja": 1.0}
-    assert resolve_alpha({"de": 0.5}) == (1.0, {"de": 0.5})
-    assert alpha_to_json(Alpha(0.3)) == 0.3
 
 
 def test_add_alpha_arg():

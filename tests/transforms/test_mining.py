@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.shift import ShiftTransform, fit_corpus_shift, load_transform
+from mlirkit.transforms import ShiftTransform, fit_corpus_shift, load_transform
 from experiments.alpha_guard import select_guarded_alphas
 from mlirkit.transforms.mining import fit_mined_shift, mine_pairs, mined_language_vector
 from tests.transforms.toy_corpora import planted, skewed, unit
