@@ -8,8 +8,6 @@ The transforms themselves (maths, fitting from pairs, the file format, ``load_tr
 - :class:`ShiftedFaissIndexer`: index documents with SHIFT applied (Pyserini-compatible output);
 - :func:`apply_to_index`: the post-hoc form (same vectors, bit for bit, as index-time);
 - :func:`fit_corpus_shift_from_index`, :func:`select_alpha_for_index`: corpus vectors and label-free alpha.
-- :func:`mlirkit.shift.langid_eval.evaluate_langid`: the language classifier's held-out accuracy and
-  retrieval effect (figures from :func:`mlirkit.eval.evaluate`).
 
 See docs/shift.md. Importing this package is cheap (faiss and the encoders load on use).
 """

@@ -91,7 +91,8 @@ def test_add_alpha_arg():
 
 
 def test_every_cli_alpha_is_an_alpha():
-    """encode, shift apply / evaluate-langid, pyserini encode, eval plot projection: one type."""
+    """encode, shift apply, experiments' evaluate-langid, pyserini encode, eval plot projection: one type."""
+    from experiments.cli import build_parser as experiments_parser
     from mlirkit.encode.cli import build_parser as encode_parser
     from mlirkit.eval.cli import build_plot_parser
     from mlirkit.pyserini.encode.cli import build_parser as pyserini_parser
@@ -103,6 +104,6 @@ def test_every_cli_alpha_is_an_alpha():
     assert sp.parse_args(["apply", "--index", "i", "--transform", "t", "--output", "o",
                           "--alpha", "0.6,ja=1"]).alpha == expected
     assert sp.parse_args(["apply", "--index", "i", "--transform", "t", "--output", "o"]).alpha is None
-    assert sp.parse_args(["evaluate-langid", "--transform", "t", "--pairs", "p"]).alpha == Alpha()
+    assert experiments_parser().parse_args(["evaluate-langid", "--transform", "t", "--pairs", "p"]).alpha == Alpha()
     assert pyserini_parser().parse_known_args(["--alpha", "0.6,ja=1"])[0].alpha == expected
     assert build_plot_parser().parse_args(["projection", "--index", "i", "--out", "o"]).alpha == Alpha()
