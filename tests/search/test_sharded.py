@@ -131,7 +131,7 @@ def test_merge_refusals(tmp_path):
         merge_indexes([a, tmp_path / "bare"], tmp_path / "m")
     pq_docs = make_docs(300, prefix="p")
     pq = encode(tmp_path / "pq", pq_docs, index_type={"name": "ivf-pq", "params": {"nlist": 2, "m": 4, "nbits": 4}})
-    with pytest.raises(MlirkitError, match="compressed \\(ivf-pq\\) shard.*--index-type flat"):
+    with pytest.raises(MlirkitError, match="compressed \\(ivf-pq\\) shard.*encode the shards with index_type='flat' and merge with index_type='ivf-pq'"):
         merge_indexes([a, pq], tmp_path / "m")
     assert not (tmp_path / "m").exists()
     assert not list(tmp_path.glob(".m.tmp-*"))
