@@ -99,13 +99,14 @@ def as_run(run: Any, name: str = "run") -> RunDict:
 def as_runs(runs: Any) -> dict[str, RunDict]:
     """``{name: {qid: {docid: score}}}`` from the forms of the module docstring."""
     if _is_single_run(runs):
-        runs = [runs]
+        name = (runs.name if _is_ranx(runs, "Run") else run_name(runs) if _is_source(runs) else None) or "run"
+        return {name: as_run(runs, name)}
     if isinstance(runs, Mapping) and runs:
         return {name: as_run(run, name) for name, run in runs.items()}
     if isinstance(runs, (list, tuple)) and runs:
         out: dict[str, RunDict] = {}
         for i, run in enumerate(runs):
-            name = _name_of(run, i, single=len(runs) == 1)
+            name = _name_of(run, i)
             if name in out:
                 raise MlirkitError(f"two runs are named {name!r}; give distinct names ({{name: run}})")
             out[name] = as_run(run, name)
@@ -116,17 +117,14 @@ def as_runs(runs: Any) -> dict[str, RunDict]:
                        f"got {_kind(runs)}")
 
 
-def _name_of(run: Any, i: int, single: bool) -> str:
+def _name_of(run: Any, i: int) -> str:
+    """The name of the ``i``-th run of a list: a ``ranx.Run``'s own, a file's; anything else has none."""
     if _is_ranx(run, "Run"):
         if run.name:
             return run.name
-        if single:
-            return "run"
         raise MlirkitError(f"ranx.Run number {i + 1} has no name (set Run(name=...), or pass {{name: run}})")
     if _is_source(run):
         return run_name(run)
-    if single:
-        return "run"
     raise MlirkitError(f"run number {i + 1} ({_kind(run)}) has no name: pass {{name: run}} "
                        f"(or results.to_ranx(name=...))")
 
