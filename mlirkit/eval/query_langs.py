@@ -9,6 +9,11 @@ from mlirkit.base.langs import UNKNOWN, normalize_unknown
 from mlirkit.base.option_names import in_cli
 
 
+def how_to_give_query_langs() -> str:
+    """Where query languages come from, for a message: ``--query-lang or --topics`` in a CLI, else ``query_langs``."""
+    return "--query-lang or --topics" if in_cli() else "query_langs"
+
+
 def resolve_query_langs(qids: Sequence[str], query_langs: Mapping[str, str] | str | None) -> list[str]:
     """One language per query id; a mapping must cover every query (the error names the missing ones)."""
     if query_langs is None:
