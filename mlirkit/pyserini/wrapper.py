@@ -72,8 +72,7 @@ def wrapper_parser(prog: str, usage: str, description: str, pyserini_module: str
     g.add_argument("-h", "--help", "--wrapper-help", dest="wrapper_help", action="store_true",
                    help="show this help and exit (Pyserini is not started)")
     g.add_argument(PYSERINI_HELP, action="store_true",
-                   help=f"show the help of python -m {pyserini_module} (mlirkit's classes among its --encoder-class "
-                        f"choices) and exit")
+                   help=f"show the help of python -m {pyserini_module} and exit")
     g.add_argument("--encoder-option", action="append", default=[], metavar="KEY=VALUE",
                    help=f"mlirkit encoder option ({encoder_options}); repeatable")
     return p, g
