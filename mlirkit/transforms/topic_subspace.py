@@ -52,7 +52,7 @@ import numpy as np
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import is_unknown
 from mlirkit.base.vectors import check_finite
-from mlirkit.transforms.shift import ShiftTransform
+from mlirkit.transforms.shift_transform import ShiftTransform
 
 logger = logging.getLogger(__name__)
 
