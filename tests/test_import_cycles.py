@@ -11,7 +11,6 @@ import pytest
 
 #: cycles known today, each with who removes it; a listed cycle that is gone fails too (remove the entry)
 ALLOWED: dict[frozenset[str], str] = {
-    frozenset({"mlirkit.eval.report", "mlirkit.eval.result"}): "the eval engineer breaks it (eval/result <-> eval/report)",
     frozenset({"mlirkit.datasets._io", "mlirkit.datasets.bundled", "mlirkit.datasets.sources"}):
         "the datasets engineer breaks it (the bundled sources read the manifest through bundled.py)",
 }
