@@ -66,6 +66,16 @@ def test_markdown_and_latex(result, tmp_path):
     assert r"paired tests Paired t-test over 2 queries" in tex
 
 
+def test_reports_with_long_run_names_are_replaced(tmp_path):
+    # the Markdown table pads its columns to the longest run name: still recognised as our report
+    runs = {"a-long-run-name": RUNS["base_run"], "another-long-name": RUNS["shift"]}
+    for baseline in (None, "a-long-run-name"):  # letters column, or none
+        r = evaluate(QRELS, runs, ["ndcg@20"], significance="student", baseline=baseline)
+        path = write_report(r, tmp_path / "r.md")
+        assert path.read_text().startswith("| # | run " if baseline is None else "| run ")
+        write_report(r, path)  # replaced, not refused as someone else's file
+
+
 def test_write_report_errors_and_overwrite(result, tmp_path):
     with pytest.raises(MlirkitError, match="unknown report type '.xlsx'"):
         write_report(result, tmp_path / "r.xlsx")
