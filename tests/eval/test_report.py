@@ -83,3 +83,12 @@ def test_write_report_errors_and_overwrite(result, tmp_path):
     write_report(result, path)  # reports are derived views: replaced by default
     with pytest.raises(MlirkitError, match="already exists"):
         write_report(result, path, overwrite=False)
+
+
+def test_report_never_imports_the_result():
+    """result -> report, one way: the renderers read a result's attributes (no import circle)."""
+    import grimp
+
+    graph = grimp.build_graph("mlirkit")
+    assert "mlirkit.eval.report" in graph.find_modules_directly_imported_by("mlirkit.eval.result")
+    assert not graph.chain_exists(importer="mlirkit.eval.report", imported="mlirkit.eval.result")
