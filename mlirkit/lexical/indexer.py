@@ -107,7 +107,9 @@ def build_bm25_index(corpus: str | os.PathLike, index: str | os.PathLike, *, def
     docids: list[str] = []
     langs: list[str] = []
     used: dict[str, Analyzer] = {}
-    with atomic_directory(index, overwrite=overwrite, kind="index") as tmp:
+    from mlirkit.lexical.java import java_errors
+
+    with atomic_directory(index, overwrite=overwrite, kind="index") as tmp, java_errors(f"cannot write {index}"):
         parts_dir = tmp / "parts"
         parts: dict[str, _Part] = {}
         try:
@@ -129,10 +131,12 @@ def build_bm25_index(corpus: str | os.PathLike, index: str | os.PathLike, *, def
             raise MlirkitError(f"{corpus}: no documents to index")
         _merge([parts[name].path for name in sorted(parts)], tmp, threads)
         shutil.rmtree(parts_dir)
-        (tmp / DOCID_FILE).write_text("".join(d + "\n" for d in docids), encoding="utf-8")
-        (tmp / LANGS_FILE).write_text("".join(la + "\n" for la in langs), encoding="utf-8")
         meta = _meta(corpus, used, fb, Counter(langs), len(docids), max_docs, stats.skipped_empty)
-        (tmp / META_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        for name, text in ((DOCID_FILE, "".join(d + "\n" for d in docids)),
+                           (LANGS_FILE, "".join(la + "\n" for la in langs)),
+                           (META_FILE, json.dumps(meta, indent=2, ensure_ascii=False) + "\n")):
+            with open(tmp / name, "w", encoding="utf-8") as f:
+                f.write(text)
     if stats.skipped_empty:
         logger.warning("skipped %d documents with empty text", stats.skipped_empty)
     return IndexSummary(str(index), len(docids), time.perf_counter() - start, dict(sorted(Counter(langs).items())),

@@ -8,7 +8,11 @@ indexer, the memory-mapping notice) is turned down to warnings, as mlirkit's own
 from __future__ import annotations
 
 import functools
+from contextlib import contextmanager
 from types import SimpleNamespace
+from typing import Iterator
+
+from mlirkit.base.errors import MlirkitError
 
 
 @functools.lru_cache(maxsize=1)
@@ -35,6 +39,20 @@ def classes() -> SimpleNamespace:
         ArrayList=autoclass("java.util.ArrayList"),
         Version=autoclass("org.apache.lucene.util.Version"),
     )
+
+
+@contextmanager
+def java_errors(what: str) -> Iterator[None]:
+    """A Java exception raised inside (a full disk, an unreadable index) becomes one line:
+    ``MlirkitError("<what>: <Java class>: <message>")``."""
+    classes()
+    from jnius import JavaException
+
+    try:
+        yield
+    except JavaException as e:
+        message = " ".join(str(e.innermessage or "").split())
+        raise MlirkitError(f"{what}: {e.classname}{': ' + message if message else ''}") from None
 
 
 def fs_directory(path: str):

@@ -30,13 +30,14 @@ class Bm25Searcher:
 
     def __init__(self, index: str | os.PathLike, *, k1: float = K1, b: float = B,
                  fallback_analyzer: str | None = None) -> None:
-        from mlirkit.lexical.java import classes
+        from mlirkit.lexical.java import classes, java_errors
 
         self.index = str(index)
         self.meta = read_meta(index)
         self.fallback = fallback(fallback_analyzer or self.meta.get("fallback_analyzer"))
         self.k1, self.b = k1, b
-        self._searcher = classes().SimpleSearcher(self.index)
+        with java_errors(f"cannot open {index}"):
+            self._searcher = classes().SimpleSearcher(self.index)
         self._searcher.set_bm25(float(k1), float(b))
         self._java: dict[str, object] = {}
 
@@ -58,7 +59,7 @@ class Bm25Searcher:
         groups of one analyzer, ``threads`` Java threads per batch."""
         from tqdm.auto import tqdm
 
-        from mlirkit.lexical.java import java_list
+        from mlirkit.lexical.java import java_errors, java_list
 
         groups: dict[str, list[Query]] = defaultdict(list)
         analyzers: dict[str, Analyzer] = {}
@@ -72,8 +73,9 @@ class Bm25Searcher:
                 self._searcher.set_analyzer(self._java_analyzer(analyzers[name]))
                 for i in range(0, len(group), batch_size):
                     batch = group[i:i + batch_size]
-                    hits = self._searcher.batch_search(java_list(q.text for q in batch),
-                                                       java_list(q.query_id for q in batch), int(k), int(threads))
+                    with java_errors(f"search of {self.index}"):
+                        hits = self._searcher.batch_search(java_list(q.text for q in batch),
+                                                           java_list(q.query_id for q in batch), int(k), int(threads))
                     for entry in hits.entrySet().toArray():
                         results[entry.getKey()] = {h.docid: float(h.score) for h in entry.getValue()}
                     bar.update(len(batch))

@@ -162,3 +162,19 @@ def test_search_refuses_query_language_without_analyzer_and_existing_outputs(toy
     assert set(_search(toy_index[1], topics, out)["q2"]) == {"vi1"}
     assert run_cli(main, ["index", "--corpus", str(corpus), "--index", str(index), "--quiet"]) == 2
     assert "exists" in capsys.readouterr().err
+
+
+def test_a_java_failure_while_writing_is_one_line_and_leaves_nothing(tmp_path, capsys, monkeypatch):
+    """Lucene failing inside the build (here: the merge step raising a real Java exception) is one line."""
+    import mlirkit.lexical.indexer as indexer
+    from mlirkit.lexical.java import classes
+
+    def failing_merge(parts, out, threads):
+        classes().SimpleSearcher(str(out / "no-such-index"))  # java.lang.IllegalArgumentException
+
+    monkeypatch.setattr(indexer, "_merge", failing_merge)
+    corpus = _write_jsonl(tmp_path / "corpus.jsonl", [r for r in TOY if r["lang"] != "vi"])
+    assert run_cli(main, ["index", "--corpus", str(corpus), "--index", str(tmp_path / "index"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cannot write {tmp_path / 'index'}: java.lang.IllegalArgumentException" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl"]
