@@ -12,7 +12,7 @@ kind           an existing path counts as mlirkit's when
 ``run``        a file whose first 10,000 records parse as a TREC run (6 columns, integer rank, number score)
 ``qrels``      a file whose first 10,000 records parse as TREC qrels (4 columns) or BEIR qrels (header)
 ``report``     a file in the layout :mod:`mlirkit.eval.report` writes for its extension (``.json``: an
-               object with ``_meta``; ``.md``: a ``| run |`` table; ``.tex``: ``\\begin{table}``;
+               object with ``_meta``; ``.md``: a ``| run |`` table, padded; ``.tex``: ``\\begin{table}``;
                ``.csv``: a ``run,`` header)
 ``transform``  a safetensors file whose metadata says ``"format": "mlirkit-transform"``
 ``dcl-model``  a directory holding ``mlirkit_dcl.json``
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import struct
 from itertools import islice
 from pathlib import Path
@@ -124,8 +125,8 @@ def _report(path: Path) -> bool:
         return isinstance(data, dict) and isinstance(data.get("_meta"), dict)
     with open(path, encoding="utf-8") as f:
         first = f.readline()
-    if suffix in (".md", ".markdown"):
-        return first.startswith(("| run |", "| # | run |"))
+    if suffix in (".md", ".markdown"):  # columns are padded to the longest run name
+        return re.match(r"\| (# +\| )?run +\|", first) is not None
     if suffix == ".tex":
         return first.startswith("\\begin{table}")
     if suffix == ".csv":
