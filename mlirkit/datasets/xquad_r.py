@@ -98,7 +98,7 @@ FAMILIES = (
     Family("xquad-r-partial", LANGS, "paragraph", True,
            "partly parallel XQuAD-R: each paragraph kept in 2-4 of the 8 languages (English and 1-3 others, "
            f"seed {PARTIAL_SEED}); query = SQuAD question",
-           "about 720 docs (240 paragraphs x 2-4 languages), 1,190 queries per language, 2-4 relevant each"),
+           "721 docs (240 paragraphs x 2-4 languages), 1,190 queries per language, 2-4 relevant each"),
 )
 
 
