@@ -8,6 +8,7 @@ where a directory is expected) is refused with one line. The checks read the for
 kind           an existing path counts as mlirkit's when
 =============  ==========================================================================================
 ``index``      a directory whose ``meta.json`` is a JSON object with ``"format": "mlirkit-dense-index"``
+               (FAISS) or ``"mlirkit-lucene-index"`` (BM25)
 ``run``        a file whose first 10,000 records parse as a TREC run (6 columns, integer rank, number score)
 ``qrels``      a file whose first 10,000 records parse as TREC qrels (4 columns) or BEIR qrels (header)
 ``report``     a file in the layout :mod:`mlirkit.eval.report` writes for its extension (``.json``: an
@@ -38,6 +39,7 @@ from typing import Callable, Iterator
 from mlirkit.base.errors import MlirkitError
 
 INDEX_FORMAT = "mlirkit-dense-index"
+LUCENE_INDEX_FORMAT = "mlirkit-lucene-index"
 TRANSFORM_FORMAT = "mlirkit-transform"
 #: records read by the TREC checks (a run of millions of lines is not read whole to decide)
 SNIFF_RECORDS = 10_000
@@ -148,7 +150,7 @@ def _transform(path: Path) -> bool:
 @output_kind("index", directory=True, description="an index directory")
 def _index(path: Path) -> bool:
     meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
-    return isinstance(meta, dict) and meta.get("format") == INDEX_FORMAT
+    return isinstance(meta, dict) and meta.get("format") in (INDEX_FORMAT, LUCENE_INDEX_FORMAT)
 
 
 @output_kind("dcl-model", directory=True, description="a DCL model directory")
@@ -181,4 +183,4 @@ def _file(path: Path) -> bool:
     return True
 
 
-__all__ = ["INDEX_FORMAT", "SNIFF_RECORDS", "TRANSFORM_FORMAT", "is_ours", "kind_info", "output_kind"]
+__all__ = ["INDEX_FORMAT", "LUCENE_INDEX_FORMAT", "SNIFF_RECORDS", "TRANSFORM_FORMAT", "is_ours", "kind_info", "output_kind"]
