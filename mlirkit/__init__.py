@@ -44,7 +44,7 @@ EXPORTS = {
     # transforms: fit, load, save, apply
     "Alpha": "mlirkit.transforms.alpha",
     "fit_from_pairs": "mlirkit.transforms.fit",
-    "fit_corpus_shift_from_index": "mlirkit.shift.from_index",
+    "fit_from_index": "mlirkit.shift.from_index",
     "load_transform": "mlirkit.transforms.io",
     "save_transform": "mlirkit.transforms.io",
     "apply_to_index": "mlirkit.shift.posthoc",

@@ -302,7 +302,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def cmd_derive(args: argparse.Namespace) -> int:
     from mlirkit.transforms.io import load_transform, save_transform
-    from mlirkit.transforms.shift import derive_source
+    from mlirkit.transforms.shift_transform import derive_source
 
     t = load_transform(args.transform)
     new = derive_source(t, args.source_lang)

@@ -1,4 +1,4 @@
-"""Import a SHIFT authors' ``.pt`` vector file as a :class:`~mlirkit.transforms.shift.ShiftTransform`."""
+"""Import a SHIFT authors' ``.pt`` vector file as a :class:`~mlirkit.transforms.shift_transform.ShiftTransform`."""
 from __future__ import annotations
 
 import logging
@@ -11,7 +11,7 @@ from mlirkit.base.langs import require_langs
 from mlirkit.base.option_names import option
 from mlirkit.encoders.base import Encoder
 from mlirkit.transforms.io import read_shift_pt
-from mlirkit.transforms.shift import ShiftTransform
+from mlirkit.transforms.shift_transform import ShiftTransform
 
 logger = logging.getLogger(__name__)
 

