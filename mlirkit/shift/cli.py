@@ -36,7 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--output", required=True, help="transform file to write (exactly this path)")
     f.add_argument("--langs", action=LangListAction, default=None, metavar="LANG",
                    help=f"target languages to keep ({LANG_LIST_HELP}; default: all present)")
-    f.add_argument("--max-pairs", type=positive_int, default=None, help="use at most N ids")
+    f.add_argument("--max-pairs", type=positive_int, default=None,
+                   help="use at most N pairs per target language (every language gets its share, also from a "
+                        "file whose rows are grouped by language)")
     f.add_argument("--rank", type=positive_int, default=1, help="LIR: number of singular vectors removed (default 1)")
     f.add_argument("--text-field", default="text", help="JSONL text field(s), comma-separated (joined by a space)")
     f.add_argument("--langid", action="store_true", help="also fit a language classifier (stored in the file)")
@@ -198,7 +200,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if not args.source_lang:
         raise MlirkitError("--source-lang is required when fitting from parallel text")
     from mlirkit.transforms.fit import fit_from_groups
-    from mlirkit.transforms.parallel import open_parallel
+    from mlirkit.transforms.parallel import open_parallel, parallel_languages
 
     import itertools
 
@@ -212,7 +214,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
                                 max_pairs=args.max_pairs, batch_size=args.batch_size or 64, rank=args.rank,
                                 langid=args.langid, langid_max_per_lang=args.langid_max_per_lang,
                                 heldout=args.heldout, langid_threshold=args.langid_threshold,
-                                source_name=args.pairs, show_progress=not args.quiet)
+                                source_name=args.pairs, source_langs=parallel_languages(args.pairs),
+                                show_progress=not args.quiet)
     t.meta["encoder_name"] = args.encoder
     save_transform(t, args.output, overwrite=args.overwrite)
     _print({"output": str(args.output), "sha256": t.sha256, "method": t.method, **report.as_dict()})
