@@ -393,7 +393,8 @@ def cmd_apply(args: argparse.Namespace) -> int:
 
     opts = transform_from_args(args)
     stats = apply_to_index(args.index, opts.transform, args.output, alpha=opts.alpha, doc_langs=args.doc_langs,
-                           overwrite=args.overwrite, strict=opts.strict, force=opts.force, show_progress=not args.quiet)
+                           overwrite=args.overwrite, strict=opts.strict, force=opts.force, show_progress=not args.quiet,
+                           missing=opts.missing)
     _print(stats)
     return 0
 
