@@ -124,11 +124,13 @@ def add_select_alpha_args(s: argparse.ArgumentParser) -> None:
     s.add_argument("--index", required=True, help="index directory (embeddings.npy or untransformed vectors)")
     s.add_argument("--transform", required=True, help="transform file")
     s.add_argument("--criterion", choices=["knn", "centroid"], default="knn",
-                   help="knn: excess same-language share among the k nearest documents of source-language "
-                        "documents; centroid: distance of language centroids")
+                   help="knn: documents of every language as queries of their language (the query-time shift), "
+                        "the excess own-language share among their k nearest documents, alpha = where its fall "
+                        "levels off; centroid: distance of language centroids")
     s.add_argument("--k", type=positive_int, default=20, help="neighbours per probe (knn)")
     s.add_argument("--grid", nargs="+", type=float, default=None, help="alphas to try (default 0.0 ... 2.0 by 0.1)")
-    s.add_argument("--max-probes", type=positive_int, default=2000, help="source-language documents used as probes")
+    s.add_argument("--max-probes", type=positive_int, default=2000,
+                   help="documents used as probes, shared evenly by the languages (knn)")
     s.add_argument("--seed", type=int, default=0)
 
 

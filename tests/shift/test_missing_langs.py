@@ -9,7 +9,7 @@ import pytest
 
 from mlirkit.base.vectors import l2_normalize
 from mlirkit.io.records import Doc
-from mlirkit.shift import load_transform, save_transform
+from mlirkit.transforms import load_transform, save_transform
 from mlirkit.testing.fake_encoder import FakeEncoder
 from mlirkit.transforms.hybrid import fill_missing_from_corpus
 from mlirkit.transforms.shift import ShiftTransform
