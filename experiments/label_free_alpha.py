@@ -105,9 +105,11 @@ def cmd_missing(args: argparse.Namespace) -> None:
 def cmd_rules(args: argparse.Namespace) -> None:
     from mlirkit.transforms.alpha_select import select_alpha
 
+    from mlirkit.transforms.alpha_select import plateau_start
+
     print("| bed | vectors | sweep best | knn (default) | regret | 95 % interval | knn-source (before) | regret |"
-          " sweep noise: SD of best, alpha-best interval |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          " knn, tolerance 0 / 0.1: regret | noise: SD of the best alpha; max-minus-best interval |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name in args.beds:
         bed = _bed(args, name)
         for kind in args.vectors:
@@ -117,7 +119,9 @@ def cmd_rules(args: argparse.Namespace) -> None:
             per_query = {a: bed.run(shift, a)["per_query"] for a in grid}
             sweep = {a: bed.macro(v) for a, v in per_query.items()}
             best = _best(sweep)
-            knn = select_alpha(bed.docs, bed.doc_langs, t).alpha
+            sel = select_alpha(bed.docs, bed.doc_langs, t)
+            knn = sel.alpha
+            tol = {x: plateau_start(sel.curve, x) for x in (0.0, 0.1)}
             old = select_alpha(bed.docs, bed.doc_langs, t, criterion="knn-source").alpha
             cols = np.stack([per_query[a] for a in grid], axis=1)  # (m, |grid|)
             boot = grouped_bootstrap(cols, bed.groups, bed.query_langs, n=args.bootstrap)
@@ -127,7 +131,8 @@ def cmd_rules(args: argparse.Namespace) -> None:
             best_in_boot = np.asarray(grid)[boot.argmax(axis=1)]
             print(f"| {name} | {kind} | {best:g}: {sweep[best]:.4f} | {knn:g}: {sweep[knn]:.4f} | "
                   f"{sweep[knn] - sweep[best]:+.4f} | [{lo:+.4f}, {hi:+.4f}] | {old:g}: {sweep[old]:.4f} | "
-                  f"{sweep[old] - sweep[best]:+.4f} | {best_in_boot.std():.2f}, "
+                  f"{sweep[old] - sweep[best]:+.4f} | "
+                  f"{' / '.join(f'{a:g}: {sweep[a] - sweep[best]:+.4f}' for a in tol.values())} | {best_in_boot.std():.2f}; "
                   f"[{np.percentile(boot.max(axis=1) - boot[:, gi[best]], 2.5):.4f}, "
                   f"{np.percentile(boot.max(axis=1) - boot[:, gi[best]], 97.5):.4f}] |", flush=True)
 

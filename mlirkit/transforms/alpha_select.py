@@ -18,12 +18,12 @@ averages it over the document languages (as a benchmark averages over query lang
 correction leaves each language apart (large gap); the gap falls as languages mix and then flattens: near
 its minimum further correction mixes the languages a little more while it displaces each document from its
 own translations, which is what retrieval pays for (measured in docs/results.md: the retrieval optimum sits
-where the flat part begins, the minimum up to 0.3 further). So the chosen alpha is the **start of the
+where the flat part begins, the minimum 0.1-0.4 further). So the chosen alpha is the **start of the
 plateau**, the smallest alpha whose gap has come down to within ``tolerance`` of the whole fall:
 
     alpha* = min { a : gap(a) <= gap_min + tolerance * (gap(a_0) - gap_min) },  a_0 the grid's smallest alpha
 
-with ``tolerance`` = :data:`DEFAULT_TOLERANCE` (0.05; 0 gives the minimum itself).
+with ``tolerance`` = :data:`DEFAULT_TOLERANCE` (0.1; 0 gives the minimum itself).
 
 **Source-language probes** (``criterion="knn-source"``; the earlier rule, kept for comparison): source-language
 documents only are the probes, the transform applied by the pivot (no re-basing), the alpha of smallest
@@ -62,7 +62,7 @@ CRITERIA = ("knn", "knn-source", "centroid")
 DEFAULT_GRID = tuple(round(0.1 * i, 1) for i in range(0, 21))  # 0.0 ... 2.0
 DEFAULT_K = 20
 DEFAULT_MAX_PROBES = 2000
-DEFAULT_TOLERANCE = 0.05
+DEFAULT_TOLERANCE = 0.1
 
 
 @dataclass

@@ -57,8 +57,8 @@ def test_default_rule_and_what_is_offered():
     embs, t = corpus(1)
     grid = [round(0.1 * i, 1) for i in range(21)]
     sel = select_alpha(embs, LANGS, t, grid=grid)
-    assert sel.criterion == "knn" and sel.info["tolerance"] == 0.05 and sel.per_language == {}
-    assert sel.alpha == plateau_start(sel.curve, 0.05)
+    assert sel.criterion == "knn" and sel.info["tolerance"] == 0.1 and sel.per_language == {}
+    assert sel.alpha == plateau_start(sel.curve, 0.1)
     assert select_alpha(embs, LANGS, t, grid=grid, tolerance=0.0).alpha == min(sel.curve, key=sel.curve.get)
     assert "per_language" not in sel.as_dict() and sel.as_dict()["alpha_arg"] == f"{sel.alpha:g}"
     with pytest.raises(MlirkitError, match="per-language alphas come from the criteria knn-source and centroid"):

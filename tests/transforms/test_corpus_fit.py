@@ -218,7 +218,7 @@ def test_cli_fit_from_index_hybrid_select_alpha_and_apply(tmp_path, capsys):
     sel = json.loads(capsys.readouterr().out)
     assert sel["alpha"] == select_alpha(embs, langs, load_transform(out), k=10).alpha
     assert "per_language" not in sel and sel["alpha_arg"] == f"{sel['alpha']:g}"  # per-language alphas: not offered
-    assert sel["criterion"] == "knn" and sel["tolerance"] == 0.05 and sel["probes"] == {"de": 40, "en": 40, "fr": 40}
+    assert sel["criterion"] == "knn" and sel["tolerance"] == 0.1 and sel["probes"] == {"de": 40, "en": 40, "fr": 40}
 
     assert main(["apply", "--index", str(idx), "--transform", str(hyb), "--alpha", str(sel["alpha"]),
                  "--output", str(tmp_path / "shifted")]) == 0
