@@ -10,7 +10,8 @@ Subcommands (markdown tables on stdout; notes in experiments/notes/label_free_al
 - ``rules``: for each bed and vectors (Tatoeba, bundled + fill, corpus-fitted), the sweep's best alpha and the
   label-free alphas of ``select_alpha``'s criteria (``knn``: every language's documents as probes,
   start of the plateau; ``knn-source``: source-language probes, minimum), with the regret and a grouped
-  bootstrap interval of it (question groups resampled), plus the sampling noise of the sweep itself.
+  bootstrap interval of it (question groups resampled), the regret of other plateau tolerances on the same
+  curve, and the sampling noise of the sweep itself.
 - ``headline``: Tatoeba vectors at the label-free alpha on XQuAD-R: nDCG@20 per query language and recall@20
   per document language against base, each with a grouped randomization test.
 - ``per-language``: ``knn-source``'s per-language alphas against its global alpha (why the CLI does not offer them).
@@ -107,8 +108,10 @@ def cmd_rules(args: argparse.Namespace) -> None:
 
     from mlirkit.transforms.alpha_select import plateau_start
 
-    print("| bed | vectors | sweep best | knn (default) | regret | 95 % interval | knn-source (before) | regret |"
-          " knn, tolerance 0 / 0.1: regret | noise: SD of the best alpha; max-minus-best interval |")
+    tolerances = (0.0, 0.05, 0.2)
+    print("| bed | vectors | sweep best | knn (default) | regret | 95 % interval | knn-source (before) | regret | "
+          + "knn, tolerance " + " / ".join(f"{x:g}" for x in tolerances)
+          + ": regret | noise: SD of the best alpha; max-minus-best interval |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name in args.beds:
         bed = _bed(args, name)
@@ -121,7 +124,7 @@ def cmd_rules(args: argparse.Namespace) -> None:
             best = _best(sweep)
             sel = select_alpha(bed.docs, bed.doc_langs, t)
             knn = sel.alpha
-            tol = {x: plateau_start(sel.curve, x) for x in (0.0, 0.1)}
+            tol = {x: plateau_start(sel.curve, x) for x in tolerances}
             old = select_alpha(bed.docs, bed.doc_langs, t, criterion="knn-source").alpha
             cols = np.stack([per_query[a] for a in grid], axis=1)  # (m, |grid|)
             boot = grouped_bootstrap(cols, bed.groups, bed.query_langs, n=args.bootstrap)
