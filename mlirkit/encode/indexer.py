@@ -141,7 +141,7 @@ class Indexer:
 
     def _fills_from_corpus(self) -> bool:
         from mlirkit.transforms.hybrid import check_missing_policy
-        from mlirkit.transforms.shift import ShiftTransform
+        from mlirkit.transforms.shift_transform import ShiftTransform
 
         return (isinstance(self.transform, ShiftTransform) and check_missing_policy(self.missing) == "corpus"
                 and not self.strict)

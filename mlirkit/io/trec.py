@@ -1,6 +1,6 @@
 """TREC run and qrels files (and BEIR qrels TSV): strict readers, deterministic atomic writers.
 
-Formats (``formats.md`` section 7):
+Formats (trec_eval's):
 
 - **run**, 6 whitespace-separated columns ``qid Q0 docno rank score tag``. ``Q0`` and ``rank`` are
   read but ignored, as trec_eval does: documents are ranked by ``(-score, docno)``. Every line must
@@ -58,6 +58,11 @@ def default_run_tag(path: str | os.PathLike) -> str:
     stem = name.rsplit(".", 1)[0] if "." in name.strip(".") else name
     tag = re.sub(r"[^A-Za-z0-9_.+:=@-]", "_", stem)[:128]
     return tag or "run"
+
+
+def run_tag_for(tag: str | None, path: str | os.PathLike) -> str:
+    """The tag a CLI writes into the run ``path``: ``tag`` if given (checked), else :func:`default_run_tag`."""
+    return validate_run_tag(tag) if tag is not None else default_run_tag(path)
 
 
 def _iter_records(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
@@ -245,4 +250,4 @@ def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | os.PathLike,
 
 
 __all__ = ["BEIR_HEADER", "RUN_TAG_RE", "add_judgement", "default_run_tag", "ranked", "read_qrels", "read_run", "read_run_tag", "read_run_with_tag",
-           "validate_run_tag", "write_qrels", "write_run"]
+           "run_tag_for", "validate_run_tag", "write_qrels", "write_run"]

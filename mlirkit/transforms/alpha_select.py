@@ -234,7 +234,7 @@ def _rebased(docs: np.ndarray, langs: Sequence[str], transform: LanguageTransfor
     """The documents as a query of ``lang`` sees them: for SHIFT with a vector for ``lang``, ``x + b V_lang``
     with ``x`` the pivot-shifted documents and ``b = alpha`` for every document the shift moves (or the
     pivot's), i.e. ``d - alpha (V_l - V_lang)`` as in ``mlirkit.search.query_shift``; else ``docs`` itself."""
-    from mlirkit.transforms.shift import ShiftTransform
+    from mlirkit.transforms.shift_transform import ShiftTransform
 
     if not isinstance(transform, ShiftTransform) or lang not in transform.params or alpha == 0:
         return docs

@@ -12,7 +12,7 @@ from mlirkit.io.records import Doc
 from mlirkit.transforms import load_transform, save_transform
 from mlirkit.testing.fake_encoder import FakeEncoder
 from mlirkit.transforms.hybrid import fill_missing_from_corpus
-from mlirkit.transforms.shift import ShiftTransform
+from mlirkit.transforms.shift_transform import ShiftTransform
 
 WORDS = "ferry file package library image tool night river city paper".split()
 LANG_ORDER = ["en", "de", "en", "ar", "de", "en", "ar", "und"]  # ar: no vector

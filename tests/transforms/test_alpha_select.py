@@ -7,7 +7,7 @@ import pytest
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms.alpha_select import plateau_start, select_alpha
-from mlirkit.transforms.shift import ShiftTransform
+from mlirkit.transforms.shift_transform import ShiftTransform
 
 LANGS = ["en"] * 60 + ["de"] * 50 + ["fr"] * 40 + ["ja"] * 30  # ja: no vector
 

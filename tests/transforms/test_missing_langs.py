@@ -11,7 +11,7 @@ from mlirkit.transforms.centering import CenteringTransform
 from mlirkit.transforms.corpus_fit import language_means
 from mlirkit.transforms.hybrid import (DEFAULT_MISSING, fill_missing, fill_missing_from_corpus, filled_any,
                                        missing_languages)
-from mlirkit.transforms.shift import ShiftTransform
+from mlirkit.transforms.shift_transform import ShiftTransform
 
 RNG = np.random.default_rng(11)
 LANGS = ["en"] * 30 + ["de"] * 30 + ["ar"] * 25 + ["hi"] * 5 + ["und"] * 4
