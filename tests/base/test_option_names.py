@@ -51,6 +51,6 @@ def test_one_refusal_from_python_and_from_the_cli(tmp_path, capsys):
     with pytest.raises(MlirkitError, match=f"^output {tmp_path / 'idx'} is the input index"):
         apply_to_index(tmp_path / "idx", tmp_path / "t.shift", tmp_path / "idx")
     argv = ["apply", "--index", str(tmp_path / "idx"), "--transform", str(tmp_path / "t.shift"),
-            "--output", str(tmp_path / "idx")]
+            "--output", str(tmp_path / "idx"), "--alpha", "1"]
     assert run_cli(main, argv) == 2
     assert capsys.readouterr().err.startswith(f"error: --output {tmp_path / 'idx'} is the input index")
