@@ -5,7 +5,7 @@
 
 :data:`ALIASES` is the one table of codes that name the same language in different sources; the
 code on the right is canonical (ISO 639-1). mMARCO, ir_datasets and the SHIFT authors call Dutch
-``dt`` (formats.md, section 0), MultiEuP and ISO call it ``nl``. Every place that compares or looks up
+``dt``, MultiEuP and ISO call it ``nl``. Every place that compares or looks up
 languages (transform parameters, evaluation) goes through :func:`canonical`, so a ``dt`` vector
 applies to ``nl`` documents and a ``dt`` query is "the same language" as an ``nl`` document.
 :func:`check_lang` is the one grammar of a language code, applied by every reader (``mlirkit.io``):

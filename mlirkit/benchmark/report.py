@@ -17,7 +17,7 @@ from mlirkit.benchmark import xquad_report
 from mlirkit.benchmark.tables import DAGGER, METRIC_LABELS, comparisons_table, fmt, metric_rows, precisions, table
 
 if TYPE_CHECKING:  # pragma: no cover
-    from mlirkit.benchmark.pipeline import BenchmarkResult, EncoderResult
+    from mlirkit.benchmark.result import BenchmarkResult, EncoderResult
 
 def main_rows(result: "BenchmarkResult", digits: int = 3) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the DDTP main table (every encoder, test split)."""
@@ -180,6 +180,6 @@ def _version() -> str:
 
 
 def _cpus() -> int:
-    from mlirkit.benchmark.pipeline import cpu_count
+    from mlirkit.benchmark.result import cpu_count
 
     return cpu_count()

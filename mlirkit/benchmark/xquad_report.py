@@ -9,7 +9,7 @@ from mlirkit.benchmark.tables import (DAGGER, comparisons_table, fmt, label, met
                                      table)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from mlirkit.benchmark.pipeline import BenchmarkResult
+    from mlirkit.benchmark.result import BenchmarkResult
     from mlirkit.benchmark.xquad import LareqaResult, XquadEncoderResult
 
 RECALL_TABLE = "recall@{k} by document language"

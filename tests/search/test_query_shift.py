@@ -11,7 +11,7 @@ from mlirkit.base.vectors import l2_normalize
 from mlirkit.io.records import Query
 from mlirkit.search.query_shift import QueryTimeShift
 from mlirkit.search.searcher import search_index
-from mlirkit.transforms.shift import ShiftTransform, derive_source
+from mlirkit.transforms.shift_transform import ShiftTransform, derive_source
 
 DOC_LANGS = ["en", "de", "fr", "ja", "nl", "dt", "und", "uk"]  # uk: no vector; und: unknown
 QUERY_LANGS = ["en", "de", "fr", "ja", "dt", "nl", "und", "uk", None]
@@ -55,7 +55,7 @@ def data():
 def test_equals_per_language_rebased_indexes(data, metric, alpha):
     t, embs, langs, queries, qlangs = data
     k = 30
-    qs = QueryTimeShift(embs, langs, t, metric=metric, docids=[f"d{j}" for j in range(len(embs))])
+    qs = QueryTimeShift(embs, langs, t, metric=metric, docids=[f"d{j}" for j in range(len(embs))], missing="keep")
     got = qs.search(queries, qlangs, k, alpha)
     scores = qs.scores(queries, qlangs, alpha)
     ref = rebased_reference(t, embs, langs, queries, qlangs, alpha, metric, k)
