@@ -11,9 +11,10 @@ Encoding happens in chunks of texts sorted by length (short texts batch together
 each finished chunk is saved, so an interrupted run resumes where it stopped.
 
 Within one :class:`EmbeddingCache` (one benchmark run) every vector computed or read is remembered by
-``(encoder digest, side, lang, text)``: a later entry encodes only the texts not seen before (the
-XQuAD-R questions are LAReQA's too, the bundled pairs of one part are those of another), and is then
-stored whole like any other entry.
+``(encoder digest, side, lang, text)``: an entry asked for with ``reuse=True`` encodes only the texts not
+seen before (the XQuAD-R questions are LAReQA's too, its pair sets share sentences), and is then stored
+whole like any other entry. Entries asked for without it (the DDTP part's) are always encoded whole, so
+their vectors never depend on what else the run computed.
 """
 from __future__ import annotations
 
@@ -86,9 +87,10 @@ class EmbeddingCache:
         return self.root / _safe(encoder_name) / f"{_safe(label)}-{side}-{encoder_digest}-{digest[:16]}.npy"
 
     def embed(self, encoder: Encoder, encoder_name: str, label: str, side: str,
-              texts: Sequence[str], langs: Sequence[str | None]) -> np.ndarray:
+              texts: Sequence[str], langs: Sequence[str | None], *, reuse: bool = False) -> np.ndarray:
         """float32 ``(len(texts), dim)``: from the cache when present, else encoded (documents with
-        ``encode_docs``, queries with ``encode_queries``) and stored."""
+        ``encode_docs``, queries with ``encode_queries``; ``reuse``: only the texts this run has not seen,
+        module docstring) and stored."""
         if side not in SIDES:
             raise ValueError(f"side must be one of {SIDES}, got {side!r}")
         texts, langs = list(texts), list(langs)
@@ -108,7 +110,7 @@ class EmbeddingCache:
         out = np.empty((len(texts), encoder.dim), dtype=np.float32)
         new = []
         for i, key in enumerate(keys):
-            if key in seen:
+            if reuse and key in seen:
                 out[i] = seen[key]
             else:
                 new.append(i)

@@ -208,10 +208,10 @@ def run_xquad(name: str, encoder: Any, config: BenchmarkConfig, data: XquadData,
     docs, queries = coll.docs, coll.topics.queries
     with timer("encode corpus"):
         doc_embs = cache.embed(encoder, name, f"xquad-r-corpus{variant}", "doc", [d.text for d in docs],
-                               coll.doc_langs)
+                               coll.doc_langs, reuse=True)
     with timer("encode queries"):
         query_embs = cache.embed(encoder, name, f"xquad-r-queries{variant}", "query", [q.text for q in queries],
-                                 [q.lang for q in queries])
+                                 [q.lang for q in queries], reuse=True)
     with timer("fit"):
         transforms, info = _fit(name, encoder, config, pairs, doc_embs, coll, cache, variant, "xquad-r")
     shifts, selections = {}, {}
@@ -273,7 +273,8 @@ def _fit(name: str, encoder: Any, config: BenchmarkConfig, pairs: Mapping[str, P
     out: dict[str, Any] = {}
     info: dict[str, dict[str, Any]] = {}
     for source, ps in pairs.items():
-        embs = cache.embed(encoder, name, f"{label}-pairs-{source}{variant}", "doc", ps.texts, ps.langs)
+        embs = cache.embed(encoder, name, f"{label}-pairs-{source}{variant}", "doc", ps.texts, ps.langs,
+                           reuse=True)
         with compute_threads(config):
             fitted = fit_transforms(ps, embs, encoder.fingerprint, config)
         shift[source] = fitted["shift"]
@@ -360,12 +361,13 @@ def run_lareqa(name: str, encoder: Any, config: BenchmarkConfig, coll: Collectio
     from mlirkit.transforms.recipes import fit_recipe
 
     docs, queries = coll.docs, coll.topics.queries
-    doc_embs = cache.embed(encoder, name, f"lareqa-corpus{variant}", "doc", [d.text for d in docs], coll.doc_langs)
+    doc_embs = cache.embed(encoder, name, f"lareqa-corpus{variant}", "doc", [d.text for d in docs], coll.doc_langs,
+                           reuse=True)
     query_embs = cache.embed(encoder, name, f"lareqa-queries{variant}", "query", [q.text for q in queries],
-                             [q.lang for q in queries])
+                             [q.lang for q in queries], reuse=True)
     tatoeba = pairs[XQUAD_BASELINE_SOURCE]
     embs = cache.embed(encoder, name, f"lareqa-pairs-{XQUAD_BASELINE_SOURCE}{variant}", "doc", tatoeba.texts,
-                       tatoeba.langs)
+                       tatoeba.langs, reuse=True)
     with compute_threads(config):
         vectors = {XQUAD_BASELINE_SOURCE: fit_transforms(tatoeba, embs, encoder.fingerprint, config)["shift"],
                    CORPUS: fit_recipe(doc_embs, coll.doc_langs, config.source_lang, vectors=CORPUS,

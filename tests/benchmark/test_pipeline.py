@@ -278,16 +278,23 @@ def test_cache_encodes_only_texts_the_run_has_not_seen(tmp_path):
     """Within one run, an entry encodes only the (side, lang, text) it has not computed or read before; the
     vectors equal a fresh encoding, and the entry is stored whole for the next run."""
     enc = CountingEncoder(dim=8)
+    cache = EmbeddingCache(tmp_path / "whole", show_progress=False)
+    first = cache.embed(enc, "fake", "a", "query", ["x y", "z w"], ["en", "de"])
+    whole = cache.embed(enc, "fake", "w", "query", ["x y", "new one"], ["en", "en"])  # no reuse: encoded whole
+    assert enc.texts["query"] == 2 + 2
+    np.testing.assert_allclose(whole[0], first[0], rtol=0, atol=0)
+    enc = CountingEncoder(dim=8)
     cache = EmbeddingCache(tmp_path / "c", show_progress=False)
     first = cache.embed(enc, "fake", "a", "query", ["x y", "z w"], ["en", "de"])
-    both = cache.embed(enc, "fake", "b", "query", ["z w", "z w", "x y", "new one"], ["de", "fr", "en", "en"])
+    both = cache.embed(enc, "fake", "b", "query", ["z w", "z w", "x y", "new one"], ["de", "fr", "en", "en"],
+                       reuse=True)
     assert enc.texts["query"] == 2 + 2  # "z w"/fr is another language: encoded
     assert cache.stats.texts_reused == 2 and cache.stats.texts_encoded == 4
     fresh = FakeEncoder(dim=8).encode_queries(["z w", "z w", "x y", "new one"], ["de", "fr", "en", "en"])
     np.testing.assert_allclose(both, fresh, rtol=0, atol=0)
     np.testing.assert_allclose(both[[2, 0]], first, rtol=0, atol=0)
     assert enc.texts["doc"] == 0  # the other side is never reused from queries
-    cache.embed(enc, "fake", "d", "doc", ["x y"], ["en"])
+    cache.embed(enc, "fake", "d", "doc", ["x y"], ["en"], reuse=True)
     assert enc.texts["doc"] == 1
     later = CountingEncoder(dim=8)
     again = EmbeddingCache(tmp_path / "c", show_progress=False).embed(later, "fake", "b", "query",
@@ -314,7 +321,8 @@ def test_cache_resume_never_mixes_chunks_of_other_texts(tmp_path):
     cache = EmbeddingCache(tmp_path, chunk_size=10, show_progress=False)
     enc = CountingEncoder(dim=8)
     cache.embed(enc, "fake", "other", "doc", texts[:7], langs[:7])  # seen before the entry is asked for
-    out = cache.embed(enc, "fake", "c", "doc", texts, langs)
+    out = cache.embed(enc, "fake", "c", "doc", texts, langs, reuse=True)
+    assert enc.texts["doc"] == 7 + 23  # the chunks of the interrupted run (30 texts) are not those of the 23 left
     np.testing.assert_allclose(out, FakeEncoder(dim=8).encode_docs(texts, langs), rtol=0, atol=0)
     assert not list(tmp_path.rglob("*.parts*"))
 
