@@ -33,13 +33,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mlirkit.benchmark", description=__doc__)
     p.add_argument("--encoders", nargs="+", default=list(DEFAULT_ENCODERS),
                    help="encoder presets, Hugging Face ids or local model paths")
-    p.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS),
-                   help=f"what to run: xquad-r ({DEFAULT_XQUAD}), lareqa ({DEFAULT_LAREQA}, LAReQA's sentence "
-                        f"pool) and ddtp (--benchmark); default all")
+    p.add_argument("--parts", nargs="+", choices=PARTS, default=["ddtp"],
+                   help=f"what to run: ddtp (--benchmark; the default), xquad-r ({DEFAULT_XQUAD}, the SHIFT paper's "
+                        f"benchmark), lareqa ({DEFAULT_LAREQA}, LAReQA's sentence pool; with xquad-r); e.g. "
+                        f"--parts xquad-r lareqa")
     p.add_argument("--lareqa-encoders", nargs="+", default=None, metavar="ENCODER",
                    help="the encoders run on LAReQA's sentence pool (default: all of --encoders)")
     p.add_argument("--xquad-pairs", type=positive_int, default=BenchmarkConfig.xquad_pairs,
-                   help="translation pairs per language for the XQuAD-R part's pair-fitted vectors")
+                   help="translation pairs per language for the XQuAD-R part's pair-fitted vectors (default: %(default)s, "
+                        "all of Tatoeba's)")
     p.add_argument("--query-langs", action=LangListAction, default=["en"], metavar="LANG",
                    help=f"DDTP query languages (one benchmark id each; {LANG_LIST_HELP})")
     p.add_argument("--languages", action=LangListAction, default=None, metavar="LANG",

@@ -52,9 +52,10 @@ class BenchmarkConfig:
     shared evenly by the condition's parallel sets. Alpha is chosen on the dev split by
     ``SELECT_METRIC`` and everything is reported on the test split.
 
-    The XQuAD-R part (``xquad``: a pooled collection id, None = skipped) has no dev split: its alphas
+    The XQuAD-R part (``xquad``: a pooled collection id such as :data:`DEFAULT_XQUAD`, None = skipped,
+    the default: it is ``--parts xquad-r`` of the CLI) has no dev split: its alphas
     are chosen without its labels, by the label-free rule on its documents
-    (:func:`mlirkit.transforms.alpha_select.select_alpha`). ``lareqa`` (None = skipped) is LAReQA's
+    (:func:`mlirkit.transforms.alpha_select.select_alpha`). ``lareqa`` (None = skipped; :data:`DEFAULT_LAREQA`) is LAReQA's
     sentence pool, for the encoders ``lareqa_encoders`` (None = all). ``xquad_pairs``: translation
     pairs per language of each of ``xquad_pair_sources``.
     """
@@ -81,11 +82,11 @@ class BenchmarkConfig:
     cache_dir: Path | None = None
     encoder_options: dict[str, dict[str, Any]] = field(default_factory=lambda: {
         k: dict(v) for k, v in DEFAULT_ENCODER_OPTIONS.items()})
-    xquad: str | None = DEFAULT_XQUAD
-    lareqa: str | None = DEFAULT_LAREQA
+    xquad: str | None = None
+    lareqa: str | None = None
     lareqa_encoders: tuple[str, ...] | None = None
     xquad_pair_sources: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(XQUAD_PAIR_SOURCES))
-    xquad_pairs: int = 200
+    xquad_pairs: int = 1000
     plots: bool = True
     #: BLAS/OpenMP threads for everything after encoding (fitting, search, evaluation, plots)
     compute_threads: int = 1

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mlirkit.benchmark.config import BenchmarkConfig
+from mlirkit.benchmark.config import DEFAULT_LAREQA, DEFAULT_XQUAD, BenchmarkConfig
 from mlirkit.benchmark.data import Split
 from mlirkit.benchmark.xquad import Collection, XquadData
 from mlirkit.base.errors import MlirkitError
@@ -211,10 +211,10 @@ def test_average_precision_equals_ranx_map_on_full_runs():
 
 def test_lareqa_needs_the_xquad_part_and_its_encoders():
     with pytest.raises(MlirkitError, match="runs with the XQuAD-R part"):
-        BenchmarkConfig(xquad=None)
+        BenchmarkConfig(xquad=None, lareqa=DEFAULT_LAREQA)
     with pytest.raises(MlirkitError, match="LAReQA encoder 'e5' is not one of the encoders"):
-        BenchmarkConfig(encoders=("usem",), lareqa_encoders=("e5",))
-    cfg = BenchmarkConfig(encoders=("a", "b"), lareqa_encoders=("b",))
+        BenchmarkConfig(encoders=("usem",), xquad=DEFAULT_XQUAD, lareqa=DEFAULT_LAREQA, lareqa_encoders=("e5",))
+    cfg = BenchmarkConfig(encoders=("a", "b"), xquad=DEFAULT_XQUAD, lareqa=DEFAULT_LAREQA, lareqa_encoders=("b",))
     assert not cfg.runs_lareqa("a") and cfg.runs_lareqa("b")
 
 
@@ -222,7 +222,7 @@ def test_cli_parts(tmp_path, capsys):
     from mlirkit.benchmark.cli import build_parser, main
     from mlirkit.base.cli import run_cli
 
-    assert build_parser().parse_args([]).parts == ["xquad-r", "lareqa", "ddtp"]
+    assert build_parser().parse_args([]).parts == ["ddtp"]  # the DDTP main job alone unless asked
     assert run_cli(main, ["--parts", "lareqa", "--output", str(tmp_path / "o"), "--quiet"]) == 2
     assert "runs with the XQuAD-R part" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
@@ -233,7 +233,8 @@ def test_quick_run_on_the_bundled_xquad_r(tmp_path):
     """--quick on the real bundled XQuAD-R, LAReQA and Tatoeba files (FakeEncoder instead of a model)."""
     from mlirkit.benchmark.pipeline import run_benchmark
 
-    cfg = BenchmarkConfig(encoders=("fake",), quick=True, benchmark=None, output=tmp_path / "out",
+    cfg = BenchmarkConfig(encoders=("fake",), quick=True, benchmark=None, xquad=DEFAULT_XQUAD, lareqa=DEFAULT_LAREQA,
+                          output=tmp_path / "out",
                           cache_dir=tmp_path / "cache", plots=False, show_progress=False, n_permutations=100)
     result = run_benchmark(cfg, encoders={"fake": FakeEncoder(dim=16, normalize=True)}, command="pytest")
     d = result.xquad_data
