@@ -68,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     g = p.add_argument_group("encoder options (Hugging Face encoders; defaults keep the run within its time budget)")
     g.add_argument("--max-length", type=positive_int, default=None,
-                   help=f"maximum tokens per text (default: {_defaults('max_length')})")
+                   help=f"maximum tokens per text (default: {_defaults('max_length')} in the DDTP part, "
+                        f"{BenchmarkConfig.xquad_max_length} in the XQuAD-R part)")
     g.add_argument("--batch-size", type=positive_int, default=None, help=f"texts per forward pass (default: {_defaults('batch_size')})")
     g.add_argument("--quantize", choices=["int8", "none"], default=None,
                    help="torch dynamic int8 quantisation of the linear layers (faster than torch fp32, not than the "
@@ -119,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lareqa=DEFAULT_LAREQA if "lareqa" in args.parts else None,
         lareqa_encoders=None if args.lareqa_encoders is None else tuple(args.lareqa_encoders),
         xquad_pairs=args.xquad_pairs, max_pairs=args.max_pairs, depth=args.depth,
+        xquad_max_length=BenchmarkConfig.xquad_max_length if args.max_length is None else args.max_length,
         n_permutations=args.permutations, seed=args.seed, cache_dir=args.cache_dir,
         encoder_options=encoder_options(args), plots=not args.no_plots, show_progress=not args.quiet,
         metrics=METRICS,

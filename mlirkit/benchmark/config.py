@@ -87,6 +87,8 @@ class BenchmarkConfig:
     lareqa_encoders: tuple[str, ...] | None = None
     xquad_pair_sources: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(XQUAD_PAIR_SOURCES))
     xquad_pairs: int = 1000
+    #: tokens per text in the XQuAD-R part (e5-small's 512 positions)
+    xquad_max_length: int = 512
     plots: bool = True
     #: BLAS/OpenMP threads for everything after encoding (fitting, search, evaluation, plots)
     compute_threads: int = 1
@@ -107,6 +109,7 @@ class BenchmarkConfig:
         if self.alphas is not None and not self.alphas:
             raise MlirkitError("--alphas is empty")
         for name, value in (("max_pairs", self.max_pairs), ("xquad_pairs", self.xquad_pairs),
+                            ("xquad_max_length", self.xquad_max_length),
                             ("quick_groups", self.quick_groups),
                             ("quick_pairs", self.quick_pairs), ("lir_rank", self.lir_rank), ("depth", self.depth),
                             ("compute_threads", self.compute_threads)):
@@ -150,6 +153,14 @@ class BenchmarkConfig:
 
     def options_for(self, encoder: str) -> dict[str, Any]:
         return dict(self.encoder_options.get(encoder, {}))
+
+    def xquad_options_for(self, encoder: str) -> dict[str, Any]:
+        """The XQuAD-R part's options: those of :meth:`options_for`, with ``xquad_max_length`` tokens where
+        they limit the length (XQuAD-R's paragraphs are whole, not cut as DDTP's descriptions are)."""
+        options = self.options_for(encoder)
+        if "max_length" in options:
+            options["max_length"] = self.xquad_max_length
+        return options
 
     def with_(self, **changes: Any) -> "BenchmarkConfig":
         return replace(self, **changes)

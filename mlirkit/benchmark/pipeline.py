@@ -94,10 +94,12 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
                         len(data.languages), ", ".join(f"{len(sp.queries)} {s}" for s, sp in data.splits.items()))
         results, xquad_results = [], []
         for name in config.encoders:
-            encoder = encoders[name] if encoders is not None and name in encoders else _load_encoder(name, config)
+            given = encoders is not None and name in encoders
             if data is not None:
+                encoder = encoders[name] if given else _load_encoder(name, config.options_for(name))
                 results.append(_run_encoder(name, encoder, config, data, parallel, cache, out))
             if xquad is not None:
+                encoder = encoders[name] if given else _load_encoder(name, config.xquad_options_for(name))
                 with timer(f"XQuAD-R {name}"):
                     xquad_results.append(run_xquad(name, encoder, config, xquad, pairs, lareqa_pairs, cache, out))
         groups = summary.get("groups", {})
@@ -118,11 +120,11 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
     return result
 
 
-def _load_encoder(name: str, config: BenchmarkConfig) -> Any:
+def _load_encoder(name: str, options: dict[str, Any]) -> Any:
     from mlirkit.encoders import load_encoder
 
-    logger.info("loading encoder %s %s", name, config.options_for(name) or "")
-    return load_encoder(name, **config.options_for(name))
+    logger.info("loading encoder %s %s", name, options or "")
+    return load_encoder(name, **options)
 
 
 def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: BenchmarkData,

@@ -244,3 +244,16 @@ def test_quick_run_on_the_bundled_xquad_r(tmp_path):
     assert x.vectors["tatoeba"]["pairs"] == {la: 50 for la in ("ar", "de", "es", "hi", "ru", "vi", "zh")}
     assert set(x.vectors["bundled"]["pairs"]) == {"de", "es", "ru", "zh"}  # no ar, hi, vi in the bundled sets
     assert x.lareqa is not None and len(x.lareqa.languages) == 11
+
+
+def test_the_xquad_part_encodes_whole_paragraphs():
+    """The XQuAD-R part's encoder options: the part's max length where the encoder takes one (the DDTP
+    part keeps its own), the same options otherwise."""
+    cfg = BenchmarkConfig(encoders=("multilingual-e5-small-q4", "usem"))
+    assert cfg.options_for("multilingual-e5-small-q4")["max_length"] == 256
+    assert cfg.xquad_options_for("multilingual-e5-small-q4") == {**cfg.options_for("multilingual-e5-small-q4"),
+                                                                 "max_length": 512}
+    assert cfg.xquad_options_for("usem") == cfg.options_for("usem")
+    assert BenchmarkConfig(xquad_max_length=128).xquad_options_for("multilingual-e5-small-q4")["max_length"] == 128
+    with pytest.raises(MlirkitError, match="xquad_max_length"):
+        BenchmarkConfig(xquad_max_length=0)
