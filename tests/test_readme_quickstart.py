@@ -49,6 +49,7 @@ def test_block_shape():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # ~150 s of CPU; a shared 2-core machine took over 900 s of wall clock
 def test_quickstart_and_python_block_run_verbatim(tmp_path, monkeypatch):
     ranx = pytest.importorskip("ranx")
     env = {**os.environ, "MLIRKIT_QUICKSTART_DOCS": "300", "MLIRKIT_QUICKSTART_PAIRS": "20",
