@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 from mlirkit.base.cli import ArgumentParser, configure_logging
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import LANG_LIST_HELP, LangListAction, positive_int
+from mlirkit.base.options import LANG_LIST_HELP, LangListAction, lang_code, positive_int
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="aligned JSONL(.gz) with id/lang/text, a SHIFT pairs-table directory, 'mmarco' (SHIFT recipe; 'mmarco-10k', "
                         "'mmarco-passages'), "
                         "a parallel-set id (mlirkit/parallel/...), or a SHIFT authors' .pt vector file (imported)")
-    f.add_argument("--source-lang", default=None, help="source (query) language, e.g. en (a .pt file carries its own)")
+    f.add_argument("--source-lang", type=lang_code, default=None, help="source (query) language, e.g. en (a .pt file carries its own)")
     f.add_argument("--output", required=True, help="transform file to write (exactly this path)")
     f.add_argument("--langs", action=LangListAction, default=None, metavar="LANG",
                    help=f"target languages to keep ({LANG_LIST_HELP}; default: all present)")
@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("derive", help="SHIFT vectors for another source language: V_{l|s} = V_l - V_s")
     d.add_argument("--transform", required=True)
-    d.add_argument("--source-lang", required=True)
+    d.add_argument("--source-lang", type=lang_code, required=True)
     d.add_argument("--output", required=True)
     d.add_argument("--overwrite", action="store_true")
     s = sub.add_parser("select-alpha", help="choose alpha without relevance labels, from an index's documents")

@@ -31,7 +31,7 @@ import numpy as np
 
 from mlirkit.base.vectors import check_finite  # noqa: F401 (re-exported: fit, corpus_fit, io use it)
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import canonical
+from mlirkit.base.langs import canonical, check_lang
 from mlirkit.base.langs import is_unknown  # noqa: F401  (re-exported: the one rule, mlirkit.base.langs)
 from mlirkit.base.registry import Registry
 from mlirkit.transforms.alpha import ALPHA_MAX, ALPHA_MIN, DEFAULT_KEY, Alpha, AlphaLike  # noqa: F401 (re-exported)
@@ -60,11 +60,12 @@ def alpha_to_json(alpha: AlphaLike) -> float | dict[str, float]:
 
 
 def canonical_params(params: Mapping[str, Any], method: str = "transform") -> dict[str, Any]:
-    """``params`` keyed by canonical language codes (:func:`mlirkit.base.langs.canonical`: ``dt`` -> ``nl``);
-    two keys naming one language are refused."""
+    """``params`` keyed by canonical language codes (:func:`mlirkit.base.langs.canonical`: ``dt`` -> ``nl``,
+    ``EN`` -> ``en``); a key that is no language code (``de\\n``, ``""``, ``English``) and two keys naming
+    one language are refused."""
     out: dict[str, Any] = {}
     for lang, value in params.items():
-        code = canonical(str(lang))
+        code = canonical(check_lang(lang, f"{method} parameters", known=True))
         if code in out:
             raise MlirkitError(f"{method} parameters given twice for one language ({code!r}, alias {lang!r})")
         out[code] = value
@@ -103,7 +104,7 @@ class LanguageTransform:
             check_finite(f"parameters of {lang!r}", v)
         self.dim = dims.pop()
         self.encoder = dict(encoder or {})
-        self.source_lang = canonical(source_lang)
+        self.source_lang = canonical(check_lang(source_lang, "source language", known=True))
         self.meta = dict(meta or {})
         self.langid = langid
         self.langid_threshold: float | None = None
