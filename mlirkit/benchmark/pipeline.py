@@ -306,7 +306,8 @@ def _write_runs(split_runs: Mapping[str, Mapping[str, Any]], main_runs: list[str
             path = root / split / f"{run_name}.trec"
             path.parent.mkdir(parents=True, exist_ok=True)
             tag = f"{encoder}.{run_name}".replace("@", "_a").replace("/", "_")
-            write_run(runs[run_name], path, _tag(tag))
+            write_run(runs[run_name], path, _tag(tag),
+                      provenance={"encoder": {"name": encoder}, "benchmark": {"split": split, "system": run_name}})
             written.append(str(path.relative_to(root.parents[1])))
     return written
 

@@ -202,6 +202,10 @@ class HFEncoder(Encoder):
         (the torch model only when they convert it, see :meth:`_load_runner`)."""
         from transformers import AutoConfig
 
+        from mlirkit.encoders.model_code import ALLOW, is_model_code_error, refuse_model_code
+
+        if local:
+            refuse_model_code(path, trust_remote_code)
         kwargs = self._hub_kwargs(revision, trust_remote_code)
         try:
             if self.backend == "torch":
@@ -211,9 +215,12 @@ class HFEncoder(Encoder):
                 model, config = None, AutoConfig.from_pretrained(path, **kwargs)
             tokenizer = _Tokenizer.load(path, local, kwargs)
         except (OSError, ValueError, KeyError) as e:
-            if local:
-                raise MlirkitError(f"cannot load a Hugging Face model from {path}: {e}") from None
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            if is_model_code_error(e) and not trust_remote_code:
+                raise MlirkitError(f"{name}: the model ships its own code, which mlirkit runs only when asked: "
+                                   f"{ALLOW}") from None
+            if local:
+                raise MlirkitError(f"cannot load a Hugging Face model from {path}: {first}") from None
             raise self._unknown(name, f"not a preset, not a local directory, and not loadable from "
                                       f"the Hugging Face hub or cache ({first})") from None
         return model, config, tokenizer

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from mlirkit.base.cache import cache_dir
+from mlirkit.io.files import file_sha256
 
 logger = logging.getLogger(__name__)
 
@@ -24,14 +25,6 @@ def weight_files(directory: Path, suffixes: tuple[str, ...] = WEIGHT_SUFFIXES) -
     """Weight files of a model directory (top level, sorted by name)."""
     return sorted(p for p in Path(directory).iterdir()
                   if p.is_file() and p.name.endswith(suffixes) and not p.name.startswith("."))
-
-
-def file_sha256(path: Path, chunk: int = 1 << 22) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def directory_weights_sha256(directory: str | os.PathLike[str],

@@ -20,7 +20,7 @@ from typing import Sequence
 
 from mlirkit.base.cli import ArgumentParser, configure_logging
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import non_negative_int, positive_int, split_key_value
+from mlirkit.base.options import lang_code, non_negative_int, positive_int, split_key_value
 from mlirkit.eval.numba_cache import ensure_numba_cache_dir
 from mlirkit.io.qrels import read_qrels
 
@@ -55,7 +55,7 @@ def _add_lang_args(p: argparse.ArgumentParser, doc_langs_required: bool = False)
     p.add_argument("--doc-langs", required=doc_langs_required, metavar="SRC",
                    help="document languages: index directory, corpus with 'lang' (JSONL/TSV/ir_datasets id), "
                         "or TSV docid<TAB>lang")
-    p.add_argument("--query-lang", metavar="L", help="language of every query (or of topics without one)")
+    p.add_argument("--query-lang", type=lang_code, metavar="L", help="language of every query (or of topics without one)")
     p.add_argument("--topics", metavar="F", help="topics with per-query languages (queries.jsonl with 'lang', "
                                                  "TSV qid<TAB>text<TAB>lang, or an ir_datasets id)")
 
@@ -108,6 +108,16 @@ def _query_langs(args) -> dict[str, str] | str | None:
     return args.query_lang
 
 
+def _run_paths(paths: Sequence[str]) -> list[str]:
+    """``--runs`` without provenance sidecars (a shell glob ``runs/*`` lists them beside their runs)."""
+    from mlirkit.io.provenance import is_sidecar
+
+    skipped = [p for p in paths if is_sidecar(p)]
+    if skipped:
+        logger.info("not runs, skipped: %s (provenance sidecars)", ", ".join(skipped))
+    return [p for p in paths if not is_sidecar(p)]
+
+
 def _read_runs(paths: Sequence[str], names: Sequence[str] | None) -> dict[str, dict[str, dict[str, float]]]:
     from mlirkit.io.trec import read_run
 
@@ -129,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         report_format(path)
         refuse_existing(Path(path), args.overwrite, "report")
     qrels = read_qrels(args.qrels)
+    args.runs = _run_paths(args.runs)
     runs = _read_runs(args.runs, args.names)
     doc_langs = None
     if args.doc_langs:
@@ -140,6 +151,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                       significance=None if args.significance == "none" else args.significance,
                       baseline=args.baseline, correction=args.correction, max_p=args.max_p,
                       n_permutations=args.permutations, seed=args.seed, breakdown_k=args.breakdown_k)
+    from mlirkit.io.provenance import describe_file, describe_source
+
+    result.inputs = {"qrels": describe_source(args.qrels),
+                     "runs": {name: describe_file(path) for name, path in zip(runs, args.runs)}}
     print(result.to_markdown(args.digits), end="")
     if args.group_by:
         from mlirkit.eval.groups import group_scores, group_table_markdown
@@ -258,7 +273,7 @@ def _plot_mix(args) -> list[Path]:
     query_langs = _query_langs(args)
     if query_langs is None:
         raise MlirkitError("give --query-lang or --topics")
-    runs = _read_runs(args.runs, args.names)
+    runs = _read_runs(_run_paths(args.runs), args.names)
     qrels = read_qrels(args.qrels) if args.qrels else None
     return plot_language_mix(runs, read_doc_langs(args.doc_langs), query_langs, args.k, args.out, qrels=qrels,
                              title=args.title)

@@ -122,7 +122,25 @@ def render_markdown(result: EvaluationResult, digits: int = 4) -> str:
                  fmt_p(c.p_value), fmt_p(c.p_corrected), "yes" if c.significant else "no"]
                 for c in result.significance]
         parts.append("**paired tests**\n\n" + _markdown_table(head, body))
+    if result.inputs:
+        parts.append("**inputs**\n\n" + _markdown_table(["input", "file", "sha256", "where it came from"],
+                                                       _input_rows(result.inputs)))
     return "\n\n".join(parts) + "\n"
+
+
+def _input_rows(inputs: dict) -> list[list[str]]:
+    """One row per scored file: qrels and each run, with its sha256 (first 16 digits) and, for a run,
+    its provenance sidecar in one line (:func:`mlirkit.io.provenance.summary`)."""
+    from mlirkit.io.provenance import summary
+
+    def row(label: str, d: dict) -> list[str]:
+        origin = (summary(d["provenance"]) if d.get("provenance") else
+                  f"sidecar {d['provenance_stale']} is for other bytes (ignored)" if d.get("provenance_stale") else
+                  "" if "sha256" not in d else "no provenance sidecar")
+        return [label, d.get("path") or d.get("source", ""), (d.get("sha256") or "")[:16], origin]
+
+    rows = [row("qrels", inputs["qrels"])] if inputs.get("qrels") else []
+    return rows + [row(f"run {name}", d) for name, d in inputs.get("runs", {}).items()]
 
 
 def _tex(text: str) -> str:

@@ -12,7 +12,7 @@ import numpy as np
 from mlirkit.base.errors import MlirkitError
 from mlirkit.io.files import read_lines
 from mlirkit.index.layout import DOCID_FILE, EMBEDDINGS_FILE, FAISS_FILE, LANGS_FILE, META_FILE
-from mlirkit.base.langs import UNKNOWN
+from mlirkit.base.langs import UNKNOWN, canonical_codes
 
 
 #: the types of the ``meta.json`` fields that readers use (None: the field may be null)
@@ -80,11 +80,15 @@ class DenseIndex:
 
     @cached_property
     def langs(self) -> list[str]:
+        """One code per document, in its canonical case (:func:`~mlirkit.base.langs.check_lang`: ``EN`` is
+        ``en``); a line that is no language code (``english``) is an error naming the file and line."""
         path = self.path / LANGS_FILE
-        langs = read_lines(path) if path.is_file() else [UNKNOWN] * len(self.docids)
+        if not path.is_file():
+            return [UNKNOWN] * len(self.docids)
+        langs = read_lines(path)
         if len(langs) != len(self.docids):
             raise MlirkitError(f"{path}: {len(langs)} lines but {len(self.docids)} document ids")
-        return langs
+        return canonical_codes(langs, path)
 
     @cached_property
     def faiss_index(self):
@@ -136,3 +140,20 @@ class DenseIndex:
             return index.reconstruct_n(0, index.ntotal)
         except RuntimeError as e:
             raise MlirkitError(f"{self.path}: cannot reconstruct vectors from this FAISS index ({e})") from None
+
+
+def index_provenance(index: Any) -> dict[str, Any]:
+    """``{"path", "meta_sha256"}`` of an index directory or an open index (``DenseIndex``, or a sharded
+    one: one entry per shard in ``shards``), what a run's provenance sidecar records about it."""
+    from mlirkit.io.files import file_sha256
+
+    def one(path: Path) -> dict[str, Any]:
+        meta = path / META_FILE
+        return {"path": str(path), "meta_sha256": file_sha256(meta) if meta.is_file() else None}
+
+    if isinstance(index, (str, os.PathLike)):
+        return one(Path(index))
+    shards = getattr(index, "shards", None)
+    if shards and len(shards) > 1:
+        return {"shards": [one(Path(s.path)) for s in shards]}
+    return one(Path(index.path))

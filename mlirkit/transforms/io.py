@@ -24,6 +24,7 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.fs import atomic_file
+from mlirkit.base.langs import check_lang
 from mlirkit.base.outputs import TRANSFORM_FORMAT
 from mlirkit.io.files import GZIP_MAGIC
 from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform, check_finite
@@ -31,14 +32,6 @@ from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform, check_fi
 FORMAT = TRANSFORM_FORMAT  # defined with the "is this ours?" checks
 FORMAT_VERSION = 1
 LANGID_PREFIX = "langid."
-
-
-def file_sha256(path: str | os.PathLike) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def sniff(path: str | os.PathLike) -> str:
@@ -206,6 +199,7 @@ def read_shift_pt(path: str | os.PathLike) -> tuple[str, str, dict[str, np.ndarr
     source = payload.get("source_lang")
     if not isinstance(source, str) or not source:
         raise MlirkitError(f"{path}: missing 'source_lang'")
+    source = check_lang(source, f"{path}: 'source_lang'", known=True)
     model_name = str(payload.get("model_name", ""))
     vectors: dict[str, np.ndarray] = {}
     for key, value in payload.items():
@@ -215,7 +209,10 @@ def read_shift_pt(path: str | os.PathLike) -> tuple[str, str, dict[str, np.ndarr
             raise MlirkitError(f"{path}: {key} is not a 1-d tensor")
         array = value.detach().to(torch.float64).numpy().astype(np.float32)
         check_finite(key, array, path)
-        vectors[key[2:]] = array
+        lang = check_lang(key[2:], f"{path}: key {key!r}", known=True)
+        if lang in vectors:
+            raise MlirkitError(f"{path}: key {key!r} names a language given by another key too")
+        vectors[lang] = array
     if not vectors:
         raise MlirkitError(f"{path}: no 'v_<lang>' vectors")
     return model_name, source, vectors
