@@ -119,11 +119,24 @@ def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
     except MlirkitError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # the environment (a permission, a full disk, no usable temporary directory): one line
+        logging.getLogger(__name__).debug("OSError", exc_info=True)
+        print(f"error: {os_error_line(e)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     finally:
         _COMMAND = previous
+
+
+def os_error_line(e: OSError) -> str:
+    """An ``OSError`` in one line: its reason and the file(s) it names; tempfile's "No usable temporary
+    directory" gets the fix (``TMPDIR``)."""
+    reason = e.strerror or str(e).splitlines()[0] if str(e) else type(e).__name__
+    files = " -> ".join(str(f) for f in (e.filename, e.filename2) if f is not None)
+    hint = " (set TMPDIR to a writable directory)" if "temporary directory" in str(e) else ""
+    return f"{files}: {reason}{hint}" if files else f"{reason}{hint}"
 
 
 def _exit_on_sigterm(signum, frame) -> None:

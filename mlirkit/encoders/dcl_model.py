@@ -147,7 +147,10 @@ class DisentangledEncoder(nn.Module):
             raise MlirkitError(f"{path}: missing {BACKBONE_DIR}/")
         from mlirkit.encoders.model_code import refuse_model_code
 
+        from mlirkit.encoders.weights_hash import check_weight_files
+
         refuse_model_code(bdir, False, NO_MODEL_CODE)
+        check_weight_files(bdir)
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(bdir), trust_remote_code=False)
             kwargs = {"add_pooling_layer": False} if _accepts_pooling_flag(str(bdir)) else {}
@@ -160,6 +163,9 @@ class DisentangledEncoder(nn.Module):
             heads_path = path / HEADS_FILE
             if not heads_path.is_file():
                 raise MlirkitError(f"{path}: missing {HEADS_FILE}")
+            from mlirkit.io.binary import check_safetensors
+
+            check_safetensors(heads_path)
             state = load_file(str(heads_path))
             for key in ("semantic.weight", "language.weight"):
                 if key not in state:

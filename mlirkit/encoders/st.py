@@ -94,10 +94,16 @@ class STEncoder(Encoder):
         from mlirkit.encoders.model_code import ALLOW, is_model_code_error, refuse_model_code
 
         if local:
+            from mlirkit.encoders.weights_hash import check_weight_files
+
             refuse_model_code(path, trust_remote_code)
+            for sub in [Path(path), *(p for p in Path(path).iterdir() if p.is_dir())]:
+                check_weight_files(sub)
+        from safetensors import SafetensorError
+
         try:
             self.model = st_lib.SentenceTransformer(path, **kwargs)
-        except (OSError, ValueError, KeyError, RuntimeError) as e:
+        except (OSError, ValueError, KeyError, RuntimeError, EOFError, SafetensorError) as e:
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             if is_model_code_error(e) and not trust_remote_code:
                 raise MlirkitError(f"{model}: the model ships its own code, which mlirkit runs only when asked: "

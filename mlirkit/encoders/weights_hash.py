@@ -27,6 +27,15 @@ def weight_files(directory: Path, suffixes: tuple[str, ...] = WEIGHT_SUFFIXES) -
                   if p.is_file() and p.name.endswith(suffixes) and not p.name.startswith("."))
 
 
+def check_weight_files(directory: str | os.PathLike[str]) -> None:
+    """Every weight file of a local model directory structurally sound (:mod:`mlirkit.io.binary`: a truncated or
+    corrupt safetensors or torch file is one error naming it, before a library loads it)."""
+    from mlirkit.io.binary import check_safetensors, check_torch_file
+
+    for path in weight_files(Path(directory)):
+        check_safetensors(path) if path.suffix == ".safetensors" else check_torch_file(path)
+
+
 def directory_weights_sha256(directory: str | os.PathLike[str],
                              suffixes: tuple[str, ...] = WEIGHT_SUFFIXES) -> str | None:
     """One sha256 for all weight files: the file's own hash when there is one file, else the hash

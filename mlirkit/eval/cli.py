@@ -239,6 +239,22 @@ def _report_values(spec: str, default_run: str | None) -> tuple[dict[str, float]
     return data[name], name
 
 
+def _sweep(raw: object, path: str) -> dict[float, dict[str, float]]:
+    """A ``--sweep`` file's ``{alpha: {metric: value}}``; any other shape is one error naming the file and key."""
+    if not isinstance(raw, dict):
+        raise MlirkitError(f"{path}: expected a JSON object {{alpha: {{metric: value}}}}, got a {type(raw).__name__}")
+    sweep: dict[float, dict[str, float]] = {}
+    for key, values in raw.items():
+        try:
+            alpha = float(key)
+        except ValueError:
+            raise MlirkitError(f"{path}: key {key!r} is not an alpha (a number)") from None
+        if not isinstance(values, dict) or not all(isinstance(v, (int, float)) or v is None for v in values.values()):
+            raise MlirkitError(f"{path}: the value of {key!r} must be an object {{metric: number}}")
+        sweep[alpha] = values
+    return sweep
+
+
 def _plot_alpha(args) -> list[Path]:
     from mlirkit.eval.plots import plot_alpha_curves
 
@@ -247,9 +263,9 @@ def _plot_alpha(args) -> list[Path]:
     if args.sweep:
         try:
             raw = json.loads(Path(args.sweep).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as e:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
             raise MlirkitError(f"{args.sweep}: cannot read sweep JSON ({e})") from None
-        sweep = {float(a): v for a, v in raw.items()}
+        sweep = _sweep(raw, args.sweep)
     else:
         sweep = {}
         for spec in args.point:

@@ -95,7 +95,12 @@ class DenseIndex:
         import faiss
 
         flags = getattr(faiss, "IO_FLAG_MMAP_IFC", faiss.IO_FLAG_MMAP) if self.mmap else 0
-        index = faiss.read_index(str(self.path / FAISS_FILE), flags)
+        try:
+            index = faiss.read_index(str(self.path / FAISS_FILE), flags)
+        except RuntimeError as e:  # FAISS's C++ error, several lines: the cause is on the first
+            first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
+            raise MlirkitError(f"{self.path / FAISS_FILE}: not a readable FAISS index (truncated or corrupt: "
+                               f"{first[:200]})") from None
         if index.ntotal != len(self.docids):
             raise MlirkitError(f"{self.path}: FAISS index has {index.ntotal} vectors but "
                                f"{len(self.docids)} document ids")
@@ -125,10 +130,18 @@ class DenseIndex:
         return (self.path / EMBEDDINGS_FILE).is_file()
 
     def embeddings(self, mmap: bool = True) -> np.ndarray:
-        """The untransformed vectors from ``embeddings.npy`` (memory-mapped by default)."""
+        """The untransformed vectors from ``embeddings.npy`` (memory-mapped by default), checked: a float array of
+        one row per document (:func:`mlirkit.io.binary.load_npy`: never a pickle, never cut short)."""
+        from mlirkit.io.binary import load_npy
+
         if not self.has_embeddings:
             raise MlirkitError(f"{self.path} has no {EMBEDDINGS_FILE} (encode with --save-embeddings)")
-        return np.load(self.path / EMBEDDINGS_FILE, mmap_mode="r" if mmap else None)
+        path = self.path / EMBEDDINGS_FILE
+        array = load_npy(path, mmap=mmap)
+        if array.ndim != 2 or array.dtype.kind != "f" or len(array) != len(self.docids):
+            raise MlirkitError(f"{path}: expected a float array of {len(self.docids)} rows (one per document id), "
+                               f"got shape {array.shape} {array.dtype}")
+        return array
 
     def indexed_vectors(self) -> np.ndarray:
         """The vectors stored in the FAISS index (reconstructed; flat and HNSW indexes only)."""

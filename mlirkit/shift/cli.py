@@ -346,12 +346,9 @@ def cmd_select_alpha(args: argparse.Namespace) -> int:
 
         probes = None
         if args.probe_queries is not None:
-            import numpy as np
+            from mlirkit.io.binary import load_npy
 
-            try:
-                probes = np.load(args.probe_queries, allow_pickle=False)
-            except (OSError, ValueError) as e:
-                raise MlirkitError(f"{args.probe_queries}: cannot read query probes as .npy ({e})") from e
+            probes = load_npy(args.probe_queries)
         out["guarded"] = select_guarded_alphas(embs, langs, t, grid=sorted({0.0, *grid}), k=args.k,
                                                max_probes=args.max_probes, seed=args.seed,
                                                retrievability_k=args.retrievability_k,
