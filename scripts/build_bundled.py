@@ -24,7 +24,15 @@ Outputs (all gzip JSON Lines, UTF-8; language codes normalised: ``pt-BR`` -> ``p
   English text >= 50 characters, present in en de fr it ja ru pl), SHA-1 order, all their languages.
 - ``parallel/gettext.jsonl.gz``: 3,000 aligned messages (ids without ``dup_of``, English text >= 40
   characters, present in all 8 core languages), SHA-1 order, all their languages.
-- ``manifest.json``: counts per file and language, input SHA-256, parameters.
+- ``xquad-r.tar.xz``: the 11 XQuAD-R files ``xquad-r/{lang}.json`` of the LAReQA release, byte for
+  byte (the shared copies are gzip files of the upstream bytes; here they are one xz-compressed tar).
+- ``tatoeba.tar.xz``: the 224 Tatoeba test files ``tatoeba/tatoeba.{xxx}-eng.{xxx,eng}`` of the LASER
+  release (112 languages with English), byte for byte, one xz-compressed tar.
+- ``manifest.json``: counts per file and language, input SHA-256, parameters; for the two archives
+  the size, SHA-256 and MD5 of every member (the checksums of the upstream files) and their counts.
+
+The archives are deterministic: members in name order, USTAR headers with mtime 0, uid/gid 0, mode
+0444, no user names; xz preset 9e with a CRC64 check.
 """
 from __future__ import annotations
 
@@ -33,7 +41,9 @@ import gzip
 import hashlib
 import io
 import json
+import lzma
 import re
+import tarfile
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -214,6 +224,76 @@ def build_aligned(path: Path, required: tuple[str, ...], min_en: int, n: int) ->
     return [{"id": gid, "lang": lang, "text": groups[gid][lang]["text"]} for gid in chosen for lang in sorted(groups[gid])]
 
 
+XQUAD_R_LANGS = ("ar", "de", "el", "en", "es", "hi", "ru", "th", "tr", "vi", "zh")
+ARCHIVES = {"xquad-r": "xquad-r.tar.xz", "tatoeba": "tatoeba.tar.xz"}
+
+
+def upstream_files(data: Path) -> dict[str, dict[str, Path]]:
+    """archive name -> {member name (the upstream relative path): shared gzip file holding its bytes}."""
+    tatoeba = sorted((data / "tatoeba").glob("tatoeba.*-eng.*.gz"))
+    return {"xquad-r": {f"xquad-r/{lang}.json": data / "xquad-r" / f"{lang}.json.gz" for lang in XQUAD_R_LANGS},
+            "tatoeba": {f"tatoeba/{p.name[:-3]}": p for p in tatoeba}}
+
+
+def write_tar_xz(path: Path, members: dict[str, bytes]) -> None:
+    """A deterministic xz-compressed tar of ``members`` (name -> bytes), written atomically."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for name in sorted(members):
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime, info.mode = len(members[name]), 0, 0o444
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            tar.addfile(info, io.BytesIO(members[name]))
+    data = lzma.compress(buf.getvalue(), format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64,
+                         preset=9 | lzma.PRESET_EXTREME)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+def xquad_r_counts(members: dict[str, bytes]) -> dict:
+    """Articles, paragraphs, questions and sentences per language of the XQuAD-R files."""
+    out: dict = {"articles": {}, "paragraphs": {}, "questions": {}, "sentences": {}}
+    for name, raw in sorted(members.items()):
+        lang = name.split("/")[1].split(".")[0]
+        paras = [p for art in json.loads(raw)["data"] for p in art["paragraphs"]]
+        out["articles"][lang] = len(json.loads(raw)["data"])
+        out["paragraphs"][lang] = len(paras)
+        out["questions"][lang] = sum(len(p["qas"]) for p in paras)
+        out["sentences"][lang] = sum(len(p["sentences"]) for p in paras)
+    return out
+
+
+TATOEBA_NAME = re.compile(r"tatoeba/tatoeba\.([a-z]{3})-eng\.([a-z]{3})")
+
+
+def tatoeba_counts(members: dict[str, bytes]) -> dict:
+    """Pairs per language (ISO 639-3 code of the file names); both sides of a language have as many lines."""
+    pairs: dict[str, int] = {}
+    for name, raw in sorted(members.items()):
+        code = TATOEBA_NAME.fullmatch(name).group(1)
+        n = raw.count(b"\n")
+        if pairs.setdefault(code, n) != n:
+            raise SystemExit(f"error: {name}: {n} lines, the other side of {code} has {pairs[code]}")
+    return {"languages": len(pairs), "pairs": pairs}
+
+
+def build_upstream(data: Path, out: Path) -> dict:
+    """Write the archives of upstream files; their manifest entries."""
+    entries = {}
+    for kind, files in upstream_files(data).items():
+        members = {name: gzip.decompress(p.read_bytes()) for name, p in files.items()}
+        write_tar_xz(out / ARCHIVES[kind], members)
+        counts = xquad_r_counts(members) if kind == "xquad-r" else tatoeba_counts(members)
+        entries[ARCHIVES[kind]] = {
+            "bytes": (out / ARCHIVES[kind]).stat().st_size, "counts": counts,
+            "members": {name: {"bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest(),
+                               "md5": hashlib.md5(raw).hexdigest()} for name, raw in sorted(members.items())}}
+    return entries
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, required=True,
@@ -223,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     inputs = {"ddtp": args.data / "ddtp/descriptions.jsonl.gz",
               "libreoffice-help": args.data / "libreoffice-help/segments.jsonl.gz",
               "gettext": args.data / "gettext/messages.jsonl.gz"}
-    for p in inputs.values():
+    for p in [*inputs.values(), *(f for files in upstream_files(args.data).values() for f in files.values())]:
         if not p.is_file():
             print(f"error: missing input {p}", file=sys.stderr)
             return 2
@@ -252,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     for split in ("dev", "test"):
         sub = [r for r in bench if r["split"] == split]
         manifest["ddtp"][f"{split}_queries_per_lang"] = lang_counts(sub)
+    manifest["upstream"] = build_upstream(args.data, args.out)
     (args.out / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in manifest.items() if k in ("ddtp", "files")}, indent=1))
     return 0

@@ -1,5 +1,6 @@
-"""Every ``--flag`` of a ``python -m mlirkit.*`` command in the docs' code (README.md, docs/*.md) is one
-its command's parser knows: a renamed or removed option cannot stay documented.
+"""Every ``--flag`` of a ``python -m mlirkit.*`` (or ``experiments.*``, ``perf.*``) command in the docs' code
+(README.md, docs/*.md, experiments/README.md and its notes, perf/README.md) is one its command's parser knows:
+a renamed or removed option cannot stay documented.
 
 Commands are read from fenced code blocks and inline code spans (continuation lines joined); a command
 ends at ``|``, ``&&``, ``;``, ``>`` or a comment. A subcommand (``python -m mlirkit.shift fit ...``) is
@@ -18,11 +19,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-COMMAND = re.compile(r"python -m (mlirkit(?:\.[a-z_]+)+)")
+DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "experiments").rglob("*.md")),
+             *sorted((ROOT / "perf").glob("*.md"))]
+COMMAND = re.compile(r"python -m ((?:mlirkit|experiments|perf)(?:\.[a-z_]+)+)")
 END = re.compile(r"\s(?:\||&&|;|>|2>|#)\s|\s(?:python|for|done|then)\s|$")
 FENCE = re.compile(r"^```.*?$(.*?)^```", re.S | re.M)
-INLINE = re.compile(r"`([^`\n]*python -m mlirkit[^`\n]*)`")
+INLINE = re.compile(r"`([^`\n]*python -m (?:mlirkit|experiments|perf)[^`\n]*)`")
 #: wrapper module -> the Pyserini module whose own flags it passes through
 PYSERINI = {"mlirkit.pyserini.search": "pyserini/search/faiss/__main__.py",
             "mlirkit.pyserini.encode": "pyserini/encode/__main__.py"}
@@ -52,11 +54,14 @@ DISPATCHED = {"mlirkit.eval": {"plot": "build_plot_parser"}}
 
 
 def _parser(module: str, words: list[str]) -> tuple[argparse.ArgumentParser | None, list[str]]:
-    """The parser of ``module``'s command line ``words`` and the words left for it."""
+    """The parser of ``module``'s command line ``words`` and the words left for it (a package's ``cli``
+    module, or the module itself for ``experiments.*`` and ``perf.*`` scripts with a ``build_parser``)."""
     try:
         cli = importlib.import_module(f"{module}.cli")
     except ModuleNotFoundError:
-        return None, words
+        if module.startswith("mlirkit."):
+            return None, words
+        cli = importlib.import_module(module)
     builder = DISPATCHED.get(module, {}).get(words[0] if words else "")
     if builder is not None:
         return getattr(cli, builder)(), words[1:]
@@ -123,19 +128,13 @@ def test_every_documented_flag_is_known_to_its_command():
     assert not unknown, "documented flags the command does not know:\n" + "\n".join(unknown)
 
 
-@pytest.mark.parametrize("module", ["benchmarks.query_shift", "benchmarks.topic_variants", "benchmarks.alpha_criteria",
-                                    "benchmarks.dcl_ablation", "benchmarks.language_vectors",
-                                    "benchmarks.alpha_oracle", "benchmarks.paired_vectors"])
-def test_documented_benchmark_flags_exist(module):
-    """The benchmark scripts this session changed (docs/results.md and docs/shift.md run them)."""
-    import sys
-
-    saved = list(sys.path)
-    sys.path.insert(0, str(ROOT))
-    try:
-        mod = importlib.import_module(module)
-    finally:
-        sys.path[:] = saved  # some scripts put benchmarks/ on the path when imported
+@pytest.mark.parametrize("module", ["perf.query_shift", "experiments.topic_variants", "experiments.alpha_criteria",
+                                    "experiments.dcl_ablation", "experiments.language_vectors",
+                                    "experiments.alpha_oracle", "experiments.paired_vectors"])
+def test_documented_script_flags_exist(module):
+    """The measurement scripts the docs and the notes run, named as a file or run with ``python -m``
+    (also those that build their parser inside ``parse_args``)."""
+    mod = importlib.import_module(module)
     if hasattr(mod, "build_parser"):
         known, _ = _flags(mod.build_parser())
     else:  # the script builds its parser inside parse_args: read the flags off its --help
@@ -146,15 +145,17 @@ def test_documented_benchmark_flags_exist(module):
         with contextlib.redirect_stdout(help_text), pytest.raises(SystemExit):
             mod.parse_args(["--help"])
         known = set(re.findall(r"--[a-z0-9][a-z0-9-]*", help_text.getvalue()))
-    script = f"benchmarks/{module.split('.')[1]}.py"
-    unknown = []
+    names = re.compile(re.escape(f"{module.replace('.', '/')}.py") + "|" + re.escape(f"python -m {module}") + r"(?![\w.])")
+    unknown, seen = [], 0
     for path in DOC_FILES:
         for line in re.sub(r"\\\n\s*", " ", path.read_text(encoding="utf-8")).splitlines():
-            for m in re.finditer(re.escape(script), line):
+            for m in names.finditer(line):
+                seen += 1
                 rest = line[m.end():]
                 rest = rest[:END.search(rest).start()]
                 for word in rest.split():
                     flag = word.strip("`'\"(),").split("=", 1)[0]
                     if re.fullmatch(r"--[a-z0-9][a-z0-9-]*", flag) and flag not in known:
                         unknown.append(f"{path.relative_to(ROOT)}: {flag}")
-    assert not unknown, f"{script}: documented flags its parser does not know:\n" + "\n".join(sorted(set(unknown)))
+    assert seen, f"{module}: no documented command names it"
+    assert not unknown, f"{module}: documented flags its parser does not know:\n" + "\n".join(sorted(set(unknown)))

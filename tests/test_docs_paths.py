@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-PATH = re.compile(r"(?<![\w/.-])((?:mlirkit|tests|benchmarks|scripts|docs)/[\w/.{},-]*\.(?:py|sh|md))")
+DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "experiments").rglob("*.md"))]
+PATH = re.compile(r"(?<![\w/.-])((?:mlirkit|tests|experiments|perf|scripts|docs)/[\w/.{},-]*\.(?:py|sh|md))")
 UPSTREAM = {  # named as the files of another repository (docs say whose)
     "scripts/prepare_data/build_benchmarks.py",  # the SHIFT authors' (github.com/yjoonjang/SHIFT)
 }

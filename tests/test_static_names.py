@@ -1,6 +1,6 @@
 """No Python file of the project uses a name it never defines (pyflakes' undefined-name check).
 
-Benchmark scripts are not imported by the test suite, so a missing import there (``benchmarks/encode_speed.py``
+Measurement scripts are not all imported by the test suite, so a missing import there (``perf/encode_speed.py``
 lost its ``import gzip`` in a refactoring and its documented ``--queries`` run crashed) is only found by
 a static check. String annotations marked ``# noqa: F821`` (lazy ``torch`` types) are allowed.
 """
@@ -34,7 +34,7 @@ def test_no_undefined_names():
                     self.found.append(str(message))
 
     report = Collect()
-    files = [p for d in ("mlirkit", "benchmarks", "scripts", "tests") for p in sorted((ROOT / d).rglob("*.py"))]
+    files = [p for d in ("mlirkit", "experiments", "perf", "scripts", "tests") for p in sorted((ROOT / d).rglob("*.py"))]
     assert len(files) > 100
     for path in files:
         pyflakes_api.checkPath(str(path), report)

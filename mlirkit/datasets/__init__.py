@@ -7,9 +7,11 @@ Ids (``python -m mlirkit.datasets list``; details in docs/datasets.md):
 
 - ``mlirkit/belebele/<lang>`` (14), ``mlirkit/xquad-r/<lang>`` (8), ``mlirkit/mlqa/<lang>`` (7),
   ``mlirkit/multieup-v2/<lang>`` (6), each also ``.../multi`` (queries in every language);
+- XQuAD-R's other constructions: ``mlirkit/xquad-r-11/<lang>``, ``mlirkit/lareqa-xquad-r/<lang>``
+  (LAReQA's sentence pool), ``mlirkit/xquad-r-partial/<lang>`` (partly parallel), each with ``multi``;
 - ``mlirkit/mmarco-pairs/<lang>`` and ``mlirkit/mmarco-pairs/multi`` (+ ``/10k``);
 - bundled, offline: ``mlirkit/ddtp/<lang>`` (+ ``/dev``, ``/test``; ``multi``),
-  ``mlirkit/parallel/{libreoffice-help,gettext,ddtp}``.
+  ``mlirkit/parallel/{libreoffice-help,gettext,ddtp,tatoeba}``; XQuAD-R's upstream files are bundled too.
 
 :func:`parallel_rows` yields the aligned rows ``(group_id, lang, text)`` of a parallel set.
 """

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Iterator
 
 from mlirkit.base.errors import format_error
+from mlirkit.datasets.sources import BundledFile
 from mlirkit.io.files import open_text, read_jsonl_objects
 
 
@@ -14,7 +15,10 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     return read_jsonl_objects(path)
 
 
-def read_json(path: Path, data: bytes | None = None) -> object:
+def read_json(path: Path | BundledFile, data: bytes | None = None) -> object:
+    """One JSON document from a (gzip or plain) file, a bundled upstream file, or ``data`` read from ``path``."""
+    if isinstance(path, BundledFile):
+        data = path.data
     try:
         if data is not None:
             return json.loads(data.decode("utf-8"))

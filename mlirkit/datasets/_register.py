@@ -2,17 +2,16 @@
 collections are built lazily on first use)."""
 from __future__ import annotations
 
-from mlirkit.datasets import belebele, bundled, mlqa, mmarco_pairs, multieup, xquad_r
+from mlirkit.datasets import belebele, bundled, mlqa, mmarco_pairs, multieup, tatoeba, xquad_r
 from mlirkit.datasets.catalog import DatasetInfo, register
-from mlirkit.datasets.records import LazyCollection
+from mlirkit.datasets.records import Collection, LazyCollection
 from mlirkit.io.records import ParallelDoc
 from mlirkit.datasets.sources import roots_key
 
 MULTI = "multi"
-BENCHMARKS = (belebele, xquad_r, mlqa, multieup)
+BENCHMARKS = (belebele, mlqa, multieup)
 DESCRIPTIONS = {
     "belebele": "Belebele passages (FLORES), pooled over 14 languages; query = question",
-    "xquad-r": "XQuAD-R paragraphs pooled over 8 languages; query = SQuAD question",
     "mlqa": "MLQA test contexts pooled over 7 languages (partly parallel); query = question",
     "multieup-v2": "European Parliament speeches (DE EN ES FR IT PT); query = debate title",
 }
@@ -29,6 +28,19 @@ def _benchmarks() -> None:
                 size=mod.SIZE, licence=mod.LICENCE,
                 available_offline=(lambda m=mod, la=lang: m.available(la)))
             register(info, LazyCollection(lambda m=mod, la=lang: m.load(la), roots_key), queries_lang=lang)
+
+
+def _xquad_r() -> None:
+    for fam in xquad_r.FAMILIES:
+        for q_lang in (*fam.langs, MULTI):
+            lang = None if q_lang == MULTI else q_lang
+            info = DatasetInfo(
+                dataset_id=f"mlirkit/{fam.name}/{q_lang}", family=fam.name,
+                description=fam.description + (" (queries in every language)" if lang is None else ""),
+                doc_langs=fam.langs, query_langs=fam.langs if lang is None else (lang,),
+                size=fam.size, licence=xquad_r.LICENCE,
+                available_offline=(lambda f=fam, la=lang: xquad_r.available(la, f)))
+            register(info, LazyCollection(lambda f=fam, la=lang: xquad_r.load(la, f), roots_key), queries_lang=lang)
 
 
 def _mmarco() -> None:
@@ -95,8 +107,23 @@ def _parallel() -> None:
                  with_queries=False)
 
 
+def _tatoeba() -> None:
+    pairs = bundled.manifest().get("upstream", {}).get(tatoeba.ARCHIVE, {}).get("counts", {}).get("pairs", {})
+    info = DatasetInfo(
+        f"mlirkit/parallel/{tatoeba.NAME}", "parallel",
+        "Tatoeba test pairs of LASER (bundled): one group per pair, English + one of 112 languages; "
+        "doc_id = group/lang, group = lang/line",
+        tatoeba.langs(), (), f"{_fmt(sum(pairs.values()) if pairs else None)} pairs, {len(tatoeba.CODES)} languages",
+        tatoeba.LICENCE, available_offline=tatoeba.available, rows=tatoeba.rows)
+    register(info, LazyCollection(lambda: Collection([ParallelDoc(f"{g}/{la}", text, la, g)
+                                                      for g, la, text in tatoeba.rows()]), roots_key),
+             doc_cls=ParallelDoc, with_queries=False)
+
+
 def register_all() -> None:
     _benchmarks()
+    _xquad_r()
     _mmarco()
     _ddtp()
     _parallel()
+    _tatoeba()

@@ -5,17 +5,25 @@ Lookup order for a file with relative path ``REL`` (e.g. ``belebele/data/eng_Lat
 1. ``$MLIRKIT_DATA/REL`` when the environment variable ``MLIRKIT_DATA`` is set;
 2. ``$IR_DATASETS_HOME/mlirkit/REL`` (``IR_DATASETS_HOME`` defaults to ``~/.ir_datasets``);
 3. a download from the upstream host into location 2 through ``ir_datasets.util.Download``, which
-   writes ``REL.tmp`` and renames it only when complete (a failed download leaves nothing behind);
-   skipped when offline (``MLIRKIT_OFFLINE``, ``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set to 1/true).
+   writes ``REL.tmp`` and renames it only when complete (a failed download leaves nothing behind;
+   with a known MD5, a download that differs is refused); skipped when offline (``MLIRKIT_OFFLINE``,
+   ``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set to 1/true);
+4. for the files mlirkit bundles (XQuAD-R, Tatoeba: ``SourceFile.bundled`` names the archive in
+   ``resources/``), the bundled copy: when offline, or when the download fails (one warning, and the
+   remaining files of the data set are read from the bundle without further attempts). A bundled
+   member is the upstream file byte for byte; its MD5 (``resources/manifest.json``) is checked when it
+   is read and is the MD5 a download of that file must have.
 
 When none works, :class:`MissingDataError` names the file, where to get it and where to put it.
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from mlirkit.base.errors import MlirkitError
 
@@ -38,6 +46,64 @@ class SourceFile:
     url: str | None = None
     how: str = ""  # where it comes from, e.g. "https://huggingface.co/datasets/facebook/belebele (CC BY-SA 4.0)"
     md5: str | None = None
+    bundled: str | None = None  # the archive in resources/ holding this file under ``relpath``, if any
+
+
+class BundledFile(NamedTuple):
+    """An upstream file read from mlirkit's bundled archive: its bytes (MD5 checked against the manifest)."""
+
+    relpath: str
+    archive: Path
+    data: bytes
+
+    def __str__(self) -> str:  # where, in error messages
+        return f"{self.archive}:{self.relpath}"
+
+
+def bundled_source(relpath: str, url: str, how: str, archive: str) -> SourceFile:
+    """A :class:`SourceFile` that mlirkit bundles in ``archive``, with the MD5 of the bundled copy."""
+    return SourceFile(relpath, url, how, _member_info(archive, relpath).get("md5"), archive)
+
+
+def _member_info(archive: str, relpath: str) -> dict:
+    from mlirkit.datasets.bundled import manifest
+
+    return manifest().get("upstream", {}).get(archive, {}).get("members", {}).get(relpath, {})
+
+
+def bundled_available(files: list[SourceFile]) -> bool:
+    """True when every file of ``files`` has a bundled copy in an archive that is installed."""
+    from mlirkit.datasets.bundled import resources_dir
+
+    return all(sf.bundled and _member_info(sf.bundled, sf.relpath) and (resources_dir() / sf.bundled).is_file()
+               for sf in files)
+
+
+def read_bundled(files: list[SourceFile]) -> dict[str, BundledFile]:
+    """The bundled copies of ``files`` (each archive read once); a member that is absent or whose MD5
+    differs from the manifest's is an error naming the archive."""
+    import lzma
+    import tarfile
+
+    from mlirkit.datasets.bundled import resource
+
+    out: dict[str, BundledFile] = {}
+    for archive in dict.fromkeys(sf.bundled for sf in files):
+        path = resource(archive)
+        wanted = {sf.relpath for sf in files if sf.bundled == archive}
+        try:
+            with lzma.open(path) as raw, tarfile.open(fileobj=raw, mode="r|") as tar:
+                for member in tar:
+                    if member.name in wanted and member.isfile():
+                        out[member.name] = BundledFile(member.name, path, tar.extractfile(member).read())
+        except (OSError, EOFError, lzma.LZMAError, tarfile.TarError) as e:
+            raise MlirkitError(f"{path}: cannot read the bundled archive ({e}); reinstall mlirkit") from None
+        for rel in sorted(wanted):
+            expected = _member_info(archive, rel).get("md5")
+            if rel not in out or expected is None or hashlib.md5(out[rel].data).hexdigest() != expected:
+                raise MlirkitError(f"{path}: member {rel} is " + ("missing" if rel not in out else
+                                   "not the file the manifest lists (MD5 differs)") + "; reinstall mlirkit")
+    return out
 
 
 def default_root() -> Path:
@@ -120,7 +186,9 @@ def _download(sf: SourceFile, target: Path, alternative: str = "") -> Path:
                 d.rmdir()
             except OSError:
                 pass
-        raise MissingDataError(missing_message(sf, why=f"download failed: {_short(e)}", alternative=alternative)) from None
+        error = MissingDataError(missing_message(sf, why=f"download failed: {_short(e)}", alternative=alternative))
+        error.reason = _short(e)
+        raise error from None
     return target
 
 
@@ -139,12 +207,39 @@ def all_local(files: list[SourceFile]) -> bool:
     return all(locate(sf.relpath) is not None for sf in files)
 
 
-def fetch_all(files: list[SourceFile], *, alternative: str = "") -> dict[str, Path]:
-    """Every file of a dataset, or one error naming the first missing one (nothing is downloaded
-    when some file cannot be had anyway, offline)."""
-    missing = [sf for sf in files if locate(sf.relpath) is None]
-    if missing and (is_offline() or any(not sf.url for sf in missing)):
+def fetch_all(files: list[SourceFile], *, alternative: str = "") -> dict[str, Path | BundledFile]:
+    """Every file of a dataset: a local copy, else a download, else the bundled copy (module
+    docstring); or one error naming the first missing file (nothing is downloaded when some file
+    cannot be had anyway, offline)."""
+    out: dict[str, Path | BundledFile] = {}
+    missing = []
+    for sf in files:
+        p = locate(sf.relpath)
+        if p is None:
+            missing.append(sf)
+        else:
+            out[sf.relpath] = p
+    all_bundled = all(sf.bundled for sf in missing)
+    download = bool(missing) and not is_offline() and all(sf.url for sf in missing)
+    if missing and not download and not all_bundled:
         first = next((sf for sf in missing if not sf.url), missing[0])
         why = "offline mode" if is_offline() and first.url else ""
         raise MissingDataError(missing_message(first, why=why, also_missing=len(missing) - 1, alternative=alternative))
-    return {sf.relpath: fetch(sf, alternative=alternative) for sf in files}
+    from_bundle = []
+    for sf in missing:
+        if download:
+            try:
+                out[sf.relpath] = fetch(sf, alternative=alternative)
+                continue
+            except MissingDataError as e:
+                if not all_bundled:
+                    raise
+                logger.warning("could not download %s (%s); reading mlirkit's bundled copy instead (the same file, "
+                               "MD5 %s)", sf.url, getattr(e, "reason", e), sf.md5)
+                download = False
+        from_bundle.append(sf)
+    if from_bundle:
+        logger.info("reading %d file(s) from mlirkit's bundled copy (%s)", len(from_bundle),
+                    ", ".join(dict.fromkeys(sf.bundled for sf in from_bundle)))
+        out.update(read_bundled(from_bundle))
+    return {sf.relpath: out[sf.relpath] for sf in files}

@@ -25,7 +25,7 @@ the s-source index would (the issue's observation); with cosine the norms depend
 
 A query whose language is unknown or has no vector is scored with the pivot source (``V_s = 0``: the
 index as built); such queries are counted in :attr:`QueryTimeShift.counts`. Alpha (a float or a
-per-language dict, :func:`mlirkit.transforms.transform.resolve_alpha`) is chosen per call, without re-indexing.
+per-language dict: :class:`mlirkit.transforms.alpha.Alpha`) is chosen per call, without re-indexing.
 
 Search is exhaustive (exact) by default; with ``candidates`` (rows of each query's candidates, e.g. from
 an HNSW or IVF-PQ index) only those are re-scored exactly. Ties are broken by ``(-score, doc_id)``.
@@ -42,6 +42,7 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN, canonical
+from mlirkit.transforms.alpha import Alpha
 
 logger = logging.getLogger(__name__)
 
@@ -109,19 +110,15 @@ class QueryTimeShift:
 
     # ----------------------------------------------------------------- per alpha
     def _alpha_key(self, alpha: float | Mapping[str, float]) -> str:
-        from mlirkit.transforms.transform import alpha_to_json
-
-        return json.dumps(alpha_to_json(alpha), sort_keys=True)
+        return json.dumps(Alpha.coerce(alpha).to_json(), sort_keys=True)
 
     def prepare(self, alpha: float | Mapping[str, float] = 1.0) -> _Prepared:
         """``[x, b]``, ``||x||^2`` and ``x.V_m`` for ``alpha`` (computed once per alpha, then cached)."""
-        from mlirkit.transforms.transform import resolve_alpha
-
         key = self._alpha_key(alpha)
         if key in self._prepared:
             return self._prepared[key]
-        default, overrides = resolve_alpha(alpha)
-        lang_alpha = np.array([overrides.get(la, default) for la in self.langs])  # (M,)
+        alpha = Alpha.coerce(alpha)
+        lang_alpha = np.array([alpha.for_lang(la) for la in self.langs])  # (M,)
         b = np.where(self.doc_codes >= 0, lang_alpha[np.maximum(self.doc_codes, 0)], 0.0)  # (n,)
         dim = self.embeddings.shape[1]
         x_aug = np.empty((self.n_docs, dim + 1), dtype=np.float32)
@@ -248,9 +245,7 @@ class QueryTimeShift:
         return np.fromiter((self.source_code(la) for la in query_langs), dtype=np.intp, count=len(query_langs))
 
     def describe(self, alpha: Any) -> dict[str, Any]:
-        from mlirkit.transforms.transform import alpha_to_json
-
-        return {"metric": self.metric, "pivot": self.pivot, "alpha": alpha_to_json(alpha),
+        return {"metric": self.metric, "pivot": self.pivot, "alpha": Alpha.coerce(alpha).to_json(),
                 "languages": self.langs, "docs_never_shifted": int((self.doc_codes < 0).sum()),
                 "counts": dict(self.counts)}
 
@@ -281,7 +276,6 @@ def plan_for_index(index, metric: str = "cosine", alpha: Any = None, transform: 
     from mlirkit.index.layout import TRANSFORM_FILE
     from mlirkit.index.types import spec_of
     from mlirkit.transforms import LanguageTransform, load_transform
-    from mlirkit.transforms.alpha import Alpha
 
     meta_transform = index.transform or {}
     given_alpha = alpha

@@ -6,18 +6,20 @@ import argparse
 import json
 import logging
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from mlirkit.base.cli import ArgumentParser, configure_logging
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.options import LANG_LIST_HELP, LangListAction, lang_code, positive_int
+
+if TYPE_CHECKING:
+    from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
 
 
 def build_parser() -> argparse.ArgumentParser:
     from mlirkit.encoders.options import add_encoder_args
-    from mlirkit.transforms.alpha import Alpha, add_alpha_arg
     from mlirkit.transforms.options import add_transform_args
     from mlirkit.transforms.transform import TRANSFORMS
 
@@ -108,6 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--output", required=True)
     d.add_argument("--overwrite", action="store_true")
     s = sub.add_parser("select-alpha", help="choose alpha without relevance labels, from an index's documents")
+    add_select_alpha_args(s)
+    for sp in sub.choices.values():
+        sp.add_argument("-q", "--quiet", action="store_true",
+                        help="only warnings and errors on stderr (no INFO lines, no progress bars)")
+    return p
+
+
+def add_select_alpha_args(s: argparse.ArgumentParser) -> None:
+    """The options of ``select-alpha`` (also used by the experiments' CLI, which adds its own)."""
     s.add_argument("--index", required=True, help="index directory (embeddings.npy or untransformed vectors)")
     s.add_argument("--transform", required=True, help="transform file")
     s.add_argument("--criterion", choices=["knn", "centroid"], default="knn",
@@ -117,41 +128,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--grid", nargs="+", type=float, default=None, help="alphas to try (default 0.0 ... 2.0 by 0.1)")
     s.add_argument("--max-probes", type=positive_int, default=2000, help="source-language documents used as probes")
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--guarded", action="store_true",
-                   help="also choose per-language alphas that never lower a language's --guard quantity below alpha 0 "
-                        "(default retrievability: share of its documents in some source-language document's top k; "
-                        "output key 'guarded')")
-    s.add_argument("--retrievability-k", type=positive_int, default=None,
-                   help="with --guarded: the k of the guard, retrievability@k or pseudo-recall@k (default: --k)")
-    s.add_argument("--guard", choices=["retrievability", "pseudo-recall"], default=None,
-                   help="with --guarded: the quantity no language may lose against alpha 0: retrievability, or "
-                        "pseudo-recall (share of its pseudo-relevant documents, mutual ratio-margin pairs with "
-                        "source-language documents mined at alpha 0, in their probe's top k); default retrievability")
-    s.add_argument("--probe-queries", default=None, metavar="FILE.npy",
-                   help="with --guarded (retrievability guard): unlabelled source-language query embeddings, an "
-                        "(m, d) .npy from the index's encoder, used as probes instead of source-language documents")
-    s.add_argument("--pseudo-recall", action="store_true",
-                   help="also choose the global alpha of largest mean pseudo-recall@k (output key 'pseudo_recall')")
-    e = sub.add_parser("evaluate-langid", help="held-out language-identification accuracy and its retrieval effect")
-    e.add_argument("--transform", required=True, help="transform fitted with --langid --heldout")
-    e.add_argument("--pairs", required=True, metavar="SRC", help="the parallel data the transform was fitted on")
-    e.add_argument("--text-field", default="text")
-    e.add_argument("--max-pairs", type=positive_int, default=200, help="held-out ids to use")
-    e.add_argument("--heldout", type=float, default=None, help="held-out fraction (default: the one stored at fit time)")
-    e.add_argument("--threshold", type=float, default=0.9, help="confidence threshold")
-    add_alpha_arg(e, default=Alpha())
-    add_encoder_args(e)
-    for sp in sub.choices.values():
-        sp.add_argument("-q", "--quiet", action="store_true",
-                        help="only warnings and errors on stderr (no INFO lines, no progress bars)")
-    return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose, quiet=args.quiet)
     return {"fit": cmd_fit, "apply": cmd_apply, "inspect": cmd_inspect, "derive": cmd_derive,
-            "select-alpha": cmd_select_alpha, "evaluate-langid": cmd_evaluate_langid}[args.command](args)
+            "select-alpha": cmd_select_alpha}[args.command](args)
 
 
 def _mining(name: str) -> Any:
@@ -321,48 +304,22 @@ def _fit_mined(args: argparse.Namespace) -> int:
 
 
 def cmd_select_alpha(args: argparse.Namespace) -> int:
-    from mlirkit.shift.from_index import select_alpha_for_index
-    from mlirkit.transforms.alpha_select import DEFAULT_GRID
     from mlirkit.transforms.io import load_transform
 
-    guard_only = [o for o, v in (("--guard", args.guard), ("--retrievability-k", args.retrievability_k),
-                                 ("--probe-queries", args.probe_queries)) if v is not None]
-    if guard_only and not args.guarded:
-        raise MlirkitError(f"{', '.join(guard_only)} {'needs' if len(guard_only) == 1 else 'need'} --guarded")
-    if args.probe_queries is not None and (args.guard or "retrievability") != "retrievability":
-        raise MlirkitError("--probe-queries works with --guard retrievability only")
-    t = load_transform(args.transform)
+    _print(select_alpha_report(args, load_transform(args.transform)))
+    return 0
+
+
+def select_alpha_report(args: argparse.Namespace, t: LanguageTransform) -> dict[str, Any]:
+    """What ``select-alpha`` prints for the loaded transform ``t``: the index, the transform file and the
+    label-free :class:`~mlirkit.transforms.alpha_select.AlphaSelection`."""
+    from mlirkit.shift.from_index import select_alpha_for_index
+    from mlirkit.transforms.alpha_select import DEFAULT_GRID
+
     sel = select_alpha_for_index(args.index, t, criterion=args.criterion, k=args.k,
                                  grid=DEFAULT_GRID if args.grid is None else args.grid,
                                  max_probes=args.max_probes, seed=args.seed)
-    out = {"index": str(args.index), "transform": str(args.transform), **sel.as_dict()}
-    grid = DEFAULT_GRID if args.grid is None else args.grid
-    if args.guarded or args.pseudo_recall:
-        from mlirkit.shift.from_index import index_document_embeddings
-
-        embs, langs, _ = index_document_embeddings(args.index)  # read once for both
-    if args.guarded:
-        from mlirkit.transforms.alpha_guard import select_guarded_alphas
-
-        probes = None
-        if args.probe_queries is not None:
-            from mlirkit.io.binary import load_npy
-
-            probes = load_npy(args.probe_queries)
-        out["guarded"] = select_guarded_alphas(embs, langs, t, grid=sorted({0.0, *grid}), k=args.k,
-                                               max_probes=args.max_probes, seed=args.seed,
-                                               retrievability_k=args.retrievability_k,
-                                               criterion=args.guard or "retrievability",
-                                               probes=probes).as_dict()
-        if probes is not None:
-            out["guarded"]["probe_queries"] = str(args.probe_queries)
-    if args.pseudo_recall:
-        from mlirkit.transforms.pseudo_recall import select_pseudo_recall_alpha
-
-        out["pseudo_recall"] = select_pseudo_recall_alpha(embs, langs, t, grid=grid, k=args.k,
-                                                          max_probes=args.max_probes, seed=args.seed).as_dict()
-    _print(out)
-    return 0
+    return {"index": str(args.index), "transform": str(args.transform), **sel.as_dict()}
 
 
 def _import_pt(args: argparse.Namespace) -> int:
@@ -417,17 +374,3 @@ def cmd_derive(args: argparse.Namespace) -> int:
             "languages": new.languages})
     return 0
 
-
-def cmd_evaluate_langid(args: argparse.Namespace) -> int:
-    from mlirkit.encoders.options import encoder_from_args
-    from mlirkit.transforms.io import load_transform
-    from mlirkit.shift.langid_eval import evaluate_langid
-    from mlirkit.transforms.parallel import open_parallel
-
-    t = load_transform(args.transform)
-    encoder = encoder_from_args(args)
-    t.check_encoder(encoder.fingerprint, dim=encoder.dim)
-    groups = open_parallel(args.pairs, text_field=args.text_field)
-    _print(evaluate_langid(encoder, t, groups, max_groups=args.max_pairs, heldout=args.heldout,
-                           threshold=args.threshold, alpha=args.alpha, batch_size=args.batch_size or 64))
-    return 0

@@ -19,11 +19,11 @@ from mlirkit.transforms.hybrid import hybrid_shift
 from mlirkit.transforms.io import load_transform, read_shift_pt, save_transform
 from mlirkit.transforms.lir import LIRTransform
 from mlirkit.transforms.shift import ShiftTransform, derive_source
-from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform, parse_alpha, resolve_alpha
+from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform
 
 __all__ = [
     "TRANSFORMS", "Alpha", "CenteringTransform", "LIRTransform", "LanguageTransform", "OverallShiftTransform", "ShiftTransform",
     "derive_source", "fit_centering_from_embeddings", "fit_from_groups", "fit_corpus_shift",
-    "fit_lir_from_embeddings", "fit_shift_from_embeddings", "hybrid_shift", "load_transform", "parse_alpha",
-    "read_shift_pt", "resolve_alpha", "save_transform",
+    "fit_lir_from_embeddings", "fit_shift_from_embeddings", "hybrid_shift", "load_transform",
+    "read_shift_pt", "save_transform",
 ]

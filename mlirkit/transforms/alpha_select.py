@@ -35,7 +35,9 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.vectors import l2_normalize
-from mlirkit.transforms.transform import ALPHA_MAX, ALPHA_MIN, LanguageTransform, is_unknown
+from mlirkit.base.langs import is_unknown
+from mlirkit.transforms.alpha import ALPHA_MAX, ALPHA_MIN
+from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
 

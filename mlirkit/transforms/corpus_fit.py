@@ -31,9 +31,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import require_langs
+from mlirkit.base.langs import is_unknown, require_langs
+from mlirkit.base.vectors import check_finite
 from mlirkit.transforms.shift import ShiftTransform
-from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform, OffsetTransform, check_finite, is_unknown
+from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform, OffsetTransform
 
 logger = logging.getLogger(__name__)
 

@@ -23,11 +23,12 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import canonical, require_langs
+from mlirkit.base.vectors import check_finite
 from mlirkit.transforms.centering import CenteringTransform
 from mlirkit.transforms.lir import LIRTransform
 from mlirkit.transforms.parallel import ParallelGroup
 from mlirkit.transforms.shift import ShiftTransform
-from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform, check_finite
+from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform
 
 logger = logging.getLogger(__name__)
 

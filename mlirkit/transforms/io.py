@@ -27,7 +27,8 @@ from mlirkit.base.fs import atomic_file
 from mlirkit.base.langs import check_lang
 from mlirkit.base.outputs import TRANSFORM_FORMAT
 from mlirkit.io.files import GZIP_MAGIC
-from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform, check_finite
+from mlirkit.base.vectors import check_finite
+from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform
 
 FORMAT = TRANSFORM_FORMAT  # defined with the "is this ours?" checks
 FORMAT_VERSION = 1

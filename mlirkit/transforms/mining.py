@@ -56,9 +56,9 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.registry import Registry
-from mlirkit.base.vectors import l2_normalize
+from mlirkit.base.langs import is_unknown
+from mlirkit.base.vectors import check_finite, l2_normalize
 from mlirkit.transforms.shift import ShiftTransform
-from mlirkit.transforms.transform import check_finite, is_unknown
 
 if TYPE_CHECKING:
     from mlirkit.transforms.topic_subspace import TopicSubspace

@@ -50,8 +50,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import is_unknown
+from mlirkit.base.vectors import check_finite
 from mlirkit.transforms.shift import ShiftTransform
-from mlirkit.transforms.transform import check_finite, is_unknown
 
 logger = logging.getLogger(__name__)
 

@@ -29,12 +29,11 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
-from mlirkit.base.vectors import check_finite  # noqa: F401 (re-exported: fit, corpus_fit, io use it)
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import canonical, check_lang
-from mlirkit.base.langs import is_unknown  # noqa: F401  (re-exported: the one rule, mlirkit.base.langs)
+from mlirkit.base.langs import canonical, check_lang, is_unknown
 from mlirkit.base.registry import Registry
-from mlirkit.transforms.alpha import ALPHA_MAX, ALPHA_MIN, DEFAULT_KEY, Alpha, AlphaLike  # noqa: F401 (re-exported)
+from mlirkit.base.vectors import check_finite
+from mlirkit.transforms.alpha import Alpha, AlphaLike
 
 logger = logging.getLogger(__name__)
 
@@ -42,21 +41,6 @@ SIDES = ("doc", "query")
 
 #: method name -> transform class
 TRANSFORMS: Registry[type["LanguageTransform"]] = Registry("transform method")
-
-
-def resolve_alpha(alpha: AlphaLike) -> tuple[float, dict[str, float]]:
-    """``(default, per-language overrides)`` of an alpha (see :class:`~mlirkit.transforms.alpha.Alpha`)."""
-    a = Alpha.coerce(alpha)
-    return a.default, dict(a.overrides)
-
-
-def parse_alpha(text: str | Sequence[str]) -> float | dict[str, float]:
-    """The CLI syntax (:meth:`Alpha.from_text`) as a float or a ``{"*": a, lang: b}`` dict."""
-    return Alpha.from_text(text).to_json()
-
-
-def alpha_to_json(alpha: AlphaLike) -> float | dict[str, float]:
-    return Alpha.coerce(alpha).to_json()
 
 
 def canonical_params(params: Mapping[str, Any], method: str = "transform") -> dict[str, Any]:

@@ -13,11 +13,9 @@ def test_unknown_names():
         assert is_known(lang) and not is_unknown(lang) and normalize_unknown(lang) == lang
 
 
-def test_transforms_and_eval_share_the_rule():
+def test_eval_languages_follow_the_rule():
     from mlirkit.eval.ranking import Languages
-    from mlirkit.transforms.transform import is_unknown as transforms_is_unknown
 
-    assert transforms_is_unknown is is_unknown
     langs = Languages()
     assert [langs.code(x) for x in ("unknown", "und", "", None, "en")] == [0, 0, 0, 0, 1]
     assert np.array_equal(langs.codes(["en", "unknown"]), [1, 0])

@@ -91,7 +91,7 @@ def run(cfg: BenchmarkConfig, encoder, data=None):
 # ---------------------------------------------------------------------------- end to end
 def test_end_to_end_outputs(tmp_path):
     from mlirkit.io.trec import read_run
-    from mlirkit.shift import load_transform
+    from mlirkit.transforms import load_transform
 
     enc = CountingEncoder(dim=32, lang_strength=1.0, normalize=True)
     cfg = config(tmp_path)
@@ -285,7 +285,7 @@ def test_data_digest_sensitivity():
 # ---------------------------------------------------------------------------- retrieval
 def test_retrieval_matches_numpy_cosine_and_tie_breaking():
     from mlirkit.benchmark.retrieval import Condition, retrieve
-    from mlirkit.shift import fit_shift_from_embeddings
+    from mlirkit.transforms import fit_shift_from_embeddings
 
     rng = np.random.default_rng(3)
     docs = rng.standard_normal((40, 8)).astype(np.float32)
@@ -314,7 +314,7 @@ def test_retrieval_matches_numpy_cosine_and_tie_breaking():
 
 def test_shift_is_rebased_for_other_query_languages():
     from mlirkit.benchmark.retrieval import transform_for_query_lang
-    from mlirkit.shift import fit_shift_from_embeddings
+    from mlirkit.transforms import fit_shift_from_embeddings
 
     rng = np.random.default_rng(0)
     t = fit_shift_from_embeddings(rng.standard_normal((4, 3)), {"de": rng.standard_normal((4, 3)),

@@ -128,5 +128,36 @@ def test_read_corpus_accepts_bundled_id():
 def test_build_is_reproducible(shared_data, tmp_path):
     subprocess.run([sys.executable, str(REPO / "scripts" / "build_bundled.py"), "--data", str(shared_data),
                     "--out", str(tmp_path)], check=True, capture_output=True)
-    for rel in [*bundled.manifest()["files"], "manifest.json"]:
+    for rel in [*bundled.manifest()["files"], *bundled.manifest()["upstream"], "manifest.json"]:
         assert (tmp_path / rel).read_bytes() == (bundled.resources_dir() / rel).read_bytes(), rel
+
+
+def test_bundled_upstream_files_equal_the_shared_files(shared_data):
+    """Every member of the bundled XQuAD-R and Tatoeba archives is the shared (upstream) file byte for
+    byte, no file is left out, and the manifest's checksums are those of these bytes."""
+    from mlirkit.datasets import sources, tatoeba, xquad_r
+
+    expected = {f"xquad-r/{p.name[:-3]}": p for p in (shared_data / "xquad-r").glob("*.json.gz")}
+    expected |= {f"tatoeba/{p.name[:-3]}": p for p in (shared_data / "tatoeba").glob("tatoeba.*.gz")}
+    assert len(expected) == 11 + 224
+    files = xquad_r.files(xquad_r.ALL_LANGS) + tatoeba.files()
+    assert {sf.relpath for sf in files} == set(expected)
+    got = sources.read_bundled(files)  # (checks each member's MD5 against the manifest)
+    members = {**bundled.manifest()["upstream"]["xquad-r.tar.xz"]["members"],
+               **bundled.manifest()["upstream"]["tatoeba.tar.xz"]["members"]}
+    for rel, path in expected.items():
+        raw = gzip.decompress(path.read_bytes())
+        assert got[rel].data == raw, rel
+        assert members[rel] == {"bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest(),
+                                "md5": hashlib.md5(raw).hexdigest()}
+
+
+def test_a_changed_bundled_member_is_refused(monkeypatch):
+    from mlirkit.base.errors import MlirkitError
+    from mlirkit.datasets import sources, xquad_r
+
+    sf = xquad_r.files(("en",))[0]
+    real = sources._member_info
+    monkeypatch.setattr(sources, "_member_info", lambda a, r: {**real(a, r), "md5": "0" * 32})
+    with pytest.raises(MlirkitError, match=r"xquad-r\.tar\.xz: member xquad-r/en\.json is not the file the manifest lists"):
+        sources.read_bundled([sf])

@@ -11,7 +11,7 @@ import ir_datasets
 import pytest
 
 import mlirkit.datasets  # noqa: F401
-from mlirkit.datasets import sources
+from mlirkit.datasets import sources, xquad_r
 from mlirkit.datasets.cli import main
 from mlirkit.datasets.sources import MissingDataError, SourceFile
 from mlirkit.base.errors import MlirkitError
@@ -56,7 +56,8 @@ class _FailingStream(io.RawIOBase):
         raise ConnectionError("connection reset")
 
 
-def test_failed_download_leaves_nothing(monkeypatch):
+def failing_downloads(monkeypatch) -> list[str]:
+    """Online, with every download failing after a few bytes; the URLs asked for are appended to the list."""
     for var in sources.OFFLINE_ENVS:
         monkeypatch.delenv(var, raising=False)
     from ir_datasets.util.download import RequestsDownload
@@ -69,6 +70,11 @@ def test_failed_download_leaves_nothing(monkeypatch):
         yield io.BufferedReader(_FailingStream())
 
     monkeypatch.setattr(RequestsDownload, "stream", stream)
+    return calls
+
+
+def test_failed_download_leaves_nothing(monkeypatch):
+    calls = failing_downloads(monkeypatch)
     sf = SourceFile("xquad-r/de.json", "https://example.invalid/de.json", "from https://example.invalid")
     with pytest.raises(MissingDataError, match=r"missing file xquad-r/de\.json \(download failed: ConnectionError"):
         sources.fetch(sf)
@@ -76,8 +82,50 @@ def test_failed_download_leaves_nothing(monkeypatch):
     assert not (home() / "mlirkit").exists()
     # a whole dataset: the first failure stops it, still no partial file anywhere
     with pytest.raises(MissingDataError):
-        list(ir_datasets.load("mlirkit/xquad-r/en").docs_iter())
+        list(ir_datasets.load("mlirkit/belebele/en").docs_iter())
     assert not any(p.is_file() for p in home().rglob("*"))
+    assert len(calls) == 2
+
+
+def test_failed_download_falls_back_to_the_bundled_copy(monkeypatch, caplog):
+    """A bundled data set (XQuAD-R) tries upstream once online; when that fails it reads the bundled
+    copy (the same bytes: MD5 checked), says so in one warning and leaves nothing behind."""
+    calls = failing_downloads(monkeypatch)
+    with caplog.at_level("WARNING", logger="mlirkit.datasets.sources"):
+        assert ir_datasets.load("mlirkit/xquad-r/en").docs_count() == 1920
+    assert calls == [xquad_r.URL.format(lang="ar")]  # one attempt, then the bundle for all 8 files
+    warning, = [r.getMessage() for r in caplog.records if r.levelname == "WARNING" and r.name.startswith("mlirkit")]
+    assert "could not download" in warning and "bundled copy" in warning and "MD5" in warning
+    assert not any(p.is_file() for p in home().rglob("*"))
+
+
+def test_successful_download_must_match_the_bundled_md5(monkeypatch):
+    """Online, XQuAD-R still comes from upstream, and a download must be the bundled file (its MD5)."""
+    for var in sources.OFFLINE_ENVS:
+        monkeypatch.delenv(var, raising=False)
+    from ir_datasets.util.download import RequestsDownload
+
+    bundle = sources.read_bundled(xquad_r.files(xquad_r.LANGS))
+
+    @contextlib.contextmanager
+    def stream(self):
+        yield io.BytesIO(bundle[self.url.split("/master/")[1]].data)
+
+    monkeypatch.setattr(RequestsDownload, "stream", stream)
+    ds = ir_datasets.load("mlirkit/xquad-r/de")
+    assert ds.docs_count() == 1920
+    assert sorted(p.name for p in (home() / "mlirkit" / "xquad-r").iterdir()) == [f"{la}.json" for la in xquad_r.LANGS]
+    sf = xquad_r.files(("de",))[0]
+    (home() / "mlirkit" / sf.relpath).unlink()
+
+    @contextlib.contextmanager
+    def other(self):
+        yield io.BytesIO(b'{"data": []}')
+
+    monkeypatch.setattr(RequestsDownload, "stream", other)
+    with pytest.raises(MissingDataError, match="download failed"):
+        sources.fetch(sf)
+    assert not (home() / "mlirkit" / sf.relpath).exists()
 
 
 def test_successful_download_is_atomic(monkeypatch):
@@ -108,11 +156,18 @@ def test_cli_list(capsys):
     assert main(["list", "--json", "--family", "parallel"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["id"] for r in rows] == ["mlirkit/parallel/ddtp", "mlirkit/parallel/gettext",
-                                       "mlirkit/parallel/libreoffice-help"]
+                                       "mlirkit/parallel/libreoffice-help", "mlirkit/parallel/tatoeba"]
     assert all(r["offline"] for r in rows) and "uk" in rows[1]["doc_langs"]
+    assert len(rows[3]["doc_langs"]) == 112 and {"de", "zh", "ar", "yue"} <= set(rows[3]["doc_langs"])
+    assert rows[3]["size"] == "88,877 pairs, 112 languages"
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert "mlirkit/belebele/multi" in out and "mlirkit/ddtp/uk/test" in out
+    for family, langs in (("xquad-r", 8), ("xquad-r-11", 11), ("lareqa-xquad-r", 11), ("xquad-r-partial", 8)):
+        assert main(["list", "--json", "--family", family]) == 0
+        rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert len(rows) == langs + 1 and f"mlirkit/{family}/multi" in {r["id"] for r in rows}
+        assert all(r["offline"] for r in rows)  # the bundled copy
 
 
 def test_cli_export_beir_and_trec(tmp_path, capsys):
@@ -138,7 +193,7 @@ def test_cli_errors(tmp_path):
     with pytest.raises(MlirkitError, match=r"unknown dataset id 'mlirkit/xquad-r/jp'.*did you mean"):
         main(["export", "mlirkit/xquad-r/jp", "--format", "beir", "--output", str(tmp_path / "o")])
     with pytest.raises(MissingDataError):
-        main(["export", "mlirkit/xquad-r/en", "--format", "beir", "--output", str(tmp_path / "o")])
+        main(["export", "mlirkit/belebele/en", "--format", "beir", "--output", str(tmp_path / "o")])
     assert not (tmp_path / "o").exists() and not list(tmp_path.iterdir())  # no partial export
 
 

@@ -45,7 +45,7 @@ def assert_same(a, b, atol=0.0):
 def test_ray_equals_single_process_with_shift_and_crash(tmp_path, ray_cluster):
     from mlirkit.encode import Indexer
     from mlirkit.encode.ray_engine import RayOptions, encode_with_ray
-    from mlirkit.shift import ShiftTransform, save_transform
+    from mlirkit.transforms import ShiftTransform, save_transform
 
     encoder = FakeEncoder()
     rng = np.random.default_rng(1)

@@ -122,7 +122,7 @@ def test_plot_projection_cli_with_transform_and_after_index(tmp_path):
     import numpy as np
 
     from mlirkit.index import IndexWriter
-    from mlirkit.shift import fit_shift_from_embeddings, save_transform
+    from mlirkit.transforms import fit_shift_from_embeddings, save_transform
 
     rng = np.random.default_rng(0)
     enc = {"class": "test", "model": "toy"}

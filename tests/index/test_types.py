@@ -114,7 +114,7 @@ def test_shift_is_applied_before_quantiser_training(tmp_path):
 
     from mlirkit.encode import Indexer
     from mlirkit.io.records import Doc
-    from mlirkit.shift import ShiftTransform, save_transform
+    from mlirkit.transforms import ShiftTransform, save_transform
     from mlirkit.testing.fake_encoder import FakeEncoder
 
     encoder = FakeEncoder(dim=16, lang_strength=2.0)

@@ -158,7 +158,7 @@ def test_search_wrapper_refuses_another_encoder(jvm, cli_index, toy, tiny_model_
 @pytest.fixture(scope="module")
 def shift_file(toy, tiny_encoder, tmp_path_factory):
     """A SHIFT transform fitted with the tiny encoder on the parallel sentences (English source)."""
-    from mlirkit.shift import fit_shift_from_embeddings, save_transform
+    from mlirkit.transforms import fit_shift_from_embeddings, save_transform
 
     by_lang = {lang: tiny_encoder.encode_docs([p[i] for p in PARALLEL], [lang] * len(PARALLEL))
                for i, lang in enumerate(LANGS)}
@@ -172,7 +172,7 @@ def test_shift_wrapper_index_equals_mlirkit_encode_transform(jvm, toy, tiny_mode
     from mlirkit.encode.cli import main as mlirkit_encode
     from mlirkit.index import DenseIndex
     from mlirkit.pyserini.encode.cli import main as pyserini_encode
-    from mlirkit.shift import load_transform
+    from mlirkit.transforms import load_transform
 
     alpha = 0.7
     ours = tmp_path / "pyserini-shift"
@@ -255,7 +255,7 @@ def test_pyserini_trec_eval_agrees_with_mlirkit_eval(jvm, cli_index, toy, tiny_e
 
 def test_query_encoder_applies_a_query_side_transform_with_query_lang(jvm, tiny_encoder, toy):
     from mlirkit.pyserini.encoders import MlirkitQueryEncoder
-    from mlirkit.shift import fit_centering_from_embeddings
+    from mlirkit.transforms import fit_centering_from_embeddings
 
     by_lang = {lang: tiny_encoder.encode_docs([p[i] for p in PARALLEL], [lang] * len(PARALLEL))
                for i, lang in enumerate(LANGS)}

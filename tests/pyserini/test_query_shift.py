@@ -35,7 +35,7 @@ def beds(tiny_encoder, tmp_path_factory):
     """A SHIFT transform (en pivot, de/fr vectors), its flat and HNSW indexes with embeddings.npy, the
     de/fr re-based indexes, and the mixed-language topics (TSV with a lang column, read by both tools)."""
     from mlirkit.encode import Indexer
-    from mlirkit.shift import save_transform
+    from mlirkit.transforms import save_transform
     from mlirkit.transforms.fit import fit_from_groups
     from mlirkit.transforms.parallel import ParallelGroup
     from mlirkit.transforms.shift import derive_source

@@ -119,7 +119,7 @@ def test_bad_input(data):
 def shift_index(tiny_encoder, tmp_path_factory):
     from mlirkit.encode import Indexer
     from mlirkit.io.records import Doc
-    from mlirkit.shift import save_transform
+    from mlirkit.transforms import save_transform
     from mlirkit.transforms.fit import fit_from_groups
     from mlirkit.transforms.parallel import ParallelGroup
 
@@ -181,7 +181,7 @@ def test_alpha_at_query_time_equals_reindexing(shift_index, tiny_encoder, tmp_pa
     ix = DenseIndex(d / "pivot")
     raw = ix.embeddings()
     assert raw.shape[0] == len(ix.docids)
-    from mlirkit.shift import load_transform
+    from mlirkit.transforms import load_transform
 
     t = load_transform(d / "shift.safetensors")
     x = l2_normalize(t.apply(raw, ix.langs, "doc", 0.3))

@@ -45,7 +45,7 @@ def make_queries(n: int = 25) -> list[Query]:
 
 @pytest.fixture(scope="module")
 def bed(tmp_path_factory):
-    from mlirkit.shift import save_transform
+    from mlirkit.transforms import save_transform
 
     d = tmp_path_factory.mktemp("qshift-ann")
     enc = FakeEncoder()

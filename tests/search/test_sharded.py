@@ -81,7 +81,7 @@ def test_merge_concatenates_other_shards(tmp_path):
 
 
 def test_merge_with_transform_and_index_type(tmp_path):
-    from mlirkit.shift import ShiftTransform, save_transform
+    from mlirkit.transforms import ShiftTransform, save_transform
 
     encoder = FakeEncoder()
     rng = np.random.default_rng(0)

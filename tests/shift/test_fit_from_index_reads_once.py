@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlirkit.shift import load_transform, save_transform
+from mlirkit.transforms import load_transform, save_transform
 from mlirkit.shift.cli import main
 
 ENC = {"class": "test", "model": "toy"}

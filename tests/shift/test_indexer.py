@@ -10,7 +10,8 @@ import pytest
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.io.records import Doc, Query
-from mlirkit.shift import ShiftedFaissIndexer, load_transform, save_transform
+from mlirkit.shift import ShiftedFaissIndexer
+from mlirkit.transforms import load_transform, save_transform
 from mlirkit.transforms.fit import fit_from_groups
 from mlirkit.transforms.parallel import ParallelGroup
 from mlirkit.shift.posthoc import apply_to_index

@@ -9,7 +9,7 @@ import pytest
 
 from mlirkit.base.cli import run_cli
 from mlirkit.base.errors import MlirkitError
-from mlirkit.shift import load_transform
+from mlirkit.transforms import load_transform
 from mlirkit.shift.cli import main
 from mlirkit.testing.fake_encoder import FakeEncoder
 from mlirkit.transforms.fit import fit_from_groups

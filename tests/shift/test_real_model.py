@@ -24,7 +24,7 @@ def test_three_methods_fit_encode_search_posthoc(tmp_path, e5, shared_data):
     from mlirkit.index import DenseIndex
     from mlirkit.io.records import Doc, Query
     from mlirkit.search.searcher import Searcher, hits_to_run
-    from mlirkit.shift import load_transform, save_transform
+    from mlirkit.transforms import load_transform, save_transform
     from mlirkit.transforms.fit import fit_from_groups
     from mlirkit.transforms.parallel import open_parallel
     from mlirkit.shift.posthoc import apply_to_index

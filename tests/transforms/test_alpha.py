@@ -10,7 +10,6 @@ import pytest
 from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms import ShiftTransform
 from mlirkit.transforms.alpha import Alpha, add_alpha_arg
-from mlirkit.transforms.transform import alpha_to_json, parse_alpha, resolve_alpha
 
 ENC = {"model": "m", "dim": 4}
 
@@ -28,7 +27,7 @@ def test_from_text(text, default, overrides, as_json):
     a = Alpha.from_text(text)
     assert (a.default, dict(a.overrides)) == (default, overrides)
     assert a.to_json() == as_json
-    assert json.dumps(a.to_json()) == json.dumps(alpha_to_json(as_json))
+    assert json.dumps(a.to_json()) == json.dumps(Alpha.coerce(as_json).to_json())
     assert Alpha.from_text(str(a)) == a == Alpha.coerce(a.to_json())  # round trips
     assert Alpha.from_text(text.split(",")) == a  # the words of --alpha 0.6 ja=1.0
 
@@ -76,12 +75,6 @@ def test_coerce_refuses_bad_values(value):
         Alpha.coerce(value)
 
 
-def test_the_old_functions_are_views_of_alpha():
-    assert parse_alpha("0.6") == 0.6 and parse_alpha("0.6,ja=1") == {"*": 0.6, "ja": 1.0}
-    assert resolve_alpha({"de": 0.5}) == (1.0, {"de": 0.5})
-    assert alpha_to_json(Alpha(0.3)) == 0.3
-
-
 def test_add_alpha_arg():
     p = argparse.ArgumentParser()
     add_alpha_arg(p, default=Alpha())
@@ -98,7 +91,8 @@ def test_add_alpha_arg():
 
 
 def test_every_cli_alpha_is_an_alpha():
-    """encode, shift apply / evaluate-langid, pyserini encode, eval plot projection: one type."""
+    """encode, shift apply, experiments' evaluate-langid, pyserini encode, eval plot projection: one type."""
+    from experiments.cli import build_parser as experiments_parser
     from mlirkit.encode.cli import build_parser as encode_parser
     from mlirkit.eval.cli import build_plot_parser
     from mlirkit.pyserini.encode.cli import build_parser as pyserini_parser
@@ -110,6 +104,6 @@ def test_every_cli_alpha_is_an_alpha():
     assert sp.parse_args(["apply", "--index", "i", "--transform", "t", "--output", "o",
                           "--alpha", "0.6,ja=1"]).alpha == expected
     assert sp.parse_args(["apply", "--index", "i", "--transform", "t", "--output", "o"]).alpha is None
-    assert sp.parse_args(["evaluate-langid", "--transform", "t", "--pairs", "p"]).alpha == Alpha()
+    assert experiments_parser().parse_args(["evaluate-langid", "--transform", "t", "--pairs", "p"]).alpha == Alpha()
     assert pyserini_parser().parse_known_args(["--alpha", "0.6,ja=1"])[0].alpha == expected
     assert build_plot_parser().parse_args(["projection", "--index", "i", "--out", "o"]).alpha == Alpha()

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.shift import (OverallShiftTransform, ShiftTransform, fit_corpus_shift, fit_shift_from_embeddings,
-                           hybrid_shift, load_transform, save_transform)
+from mlirkit.transforms import (OverallShiftTransform, ShiftTransform, fit_corpus_shift, fit_shift_from_embeddings,
+                                hybrid_shift, load_transform, save_transform)
 from mlirkit.transforms.alpha_select import select_alpha
 from tests.transforms.toy_corpora import planted
 

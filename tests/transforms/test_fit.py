@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.shift import load_transform
+from mlirkit.transforms import load_transform
 from mlirkit.shift.cli import main
 from mlirkit.transforms.fit import fit_from_groups
 from mlirkit.transforms.parallel import ParallelGroup, group_rows, open_parallel, read_parallel_jsonl, read_pairs_table
@@ -116,7 +116,7 @@ def test_fit_from_groups_streams_skips_and_counts(tmp_path):
 
 
 def test_fit_from_groups_matches_numpy_api_for_every_method():
-    from mlirkit.shift import fit_centering_from_embeddings, fit_lir_from_embeddings, fit_shift_from_embeddings
+    from mlirkit.transforms import fit_centering_from_embeddings, fit_lir_from_embeddings, fit_shift_from_embeddings
     enc = FakeEncoder()
     r = np.random.default_rng(0)
     groups = [ParallelGroup(str(i), {l: f"t{i}{l}" for l in ["en", "de", "fr", "ja"] if l == "en" or r.random() < 0.7})

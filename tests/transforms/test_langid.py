@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.shift import load_transform, save_transform
+from mlirkit.transforms import load_transform, save_transform
 from mlirkit.transforms.fit import fit_from_groups, is_heldout
 from mlirkit.transforms.langid import LangIdClassifier, fit_langid
 from mlirkit.transforms.parallel import ParallelGroup

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.shift import ShiftTransform, fit_corpus_shift, load_transform
-from mlirkit.transforms.alpha_guard import select_guarded_alphas
+from mlirkit.transforms import ShiftTransform, fit_corpus_shift, load_transform
+from experiments.alpha_guard import select_guarded_alphas
 from mlirkit.transforms.mining import fit_mined_shift, mine_pairs, mined_language_vector
 from tests.transforms.toy_corpora import planted, skewed, unit
 
@@ -198,7 +198,9 @@ def test_cli_fit_mine_pairs_and_select_alpha_guarded(tmp_path, capsys):
     assert t.meta["mining"]["k"] == 3 and t.meta["mining"]["origin"] == str(idx) and t.meta["mining"]["center"]
     assert t.meta["mining"]["languages"]["de"]["rounds"][0]["margin"]["min"] >= 0.99
 
-    assert main(["select-alpha", "--index", str(idx), "--transform", str(out), "--k", "10", "--guarded",
+    from experiments.cli import main as experiments_main
+
+    assert experiments_main(["select-alpha", "--index", str(idx), "--transform", str(out), "--k", "10", "--guarded",
                  "--retrievability-k", "3", "--grid", "0.5", "1.0", "1.5"]) == 0
     sel = json.loads(capsys.readouterr().out)
     g = sel["guarded"]

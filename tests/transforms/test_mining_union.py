@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.shift import fit_corpus_shift, load_transform
+from mlirkit.transforms import fit_corpus_shift, load_transform
 from mlirkit.transforms.mining import SELECTIONS, fit_mined_shift, union_knn_pairs
 from tests.transforms.toy_corpora import even, unit
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.shift import (LanguageTransform, derive_source, fit_centering_from_embeddings, fit_lir_from_embeddings,
-                           fit_shift_from_embeddings, load_transform, parse_alpha, resolve_alpha, save_transform)
+from mlirkit.transforms import (LanguageTransform, derive_source, fit_centering_from_embeddings,
+                                fit_lir_from_embeddings, fit_shift_from_embeddings, load_transform, save_transform)
 from mlirkit.transforms.io import read_shift_pt, sniff
 from mlirkit.transforms.shift import ShiftTransform
 
@@ -309,17 +309,6 @@ def test_alpha_outside_range_refused(alpha):
         t.apply(np.zeros((1, 4), np.float32), ["de"], "doc", alpha=alpha)
     with pytest.raises(MlirkitError, match="alpha"):
         t.describe(alpha)
-
-
-def test_parse_alpha_cli_syntax():
-    assert parse_alpha("0.6") == 0.6
-    assert parse_alpha("0.6,ja=1.0") == {"*": 0.6, "ja": 1.0}
-    assert parse_alpha("*=0.2,de=0") == {"*": 0.2, "de": 0.0}
-    assert parse_alpha(["0.6", "ja=1.0"]) == {"*": 0.6, "ja": 1.0}
-    assert resolve_alpha({"de": 0.5}) == (1.0, {"de": 0.5})
-    for bad in ("", "2.5", "de=1,de=2", "de=abc"):
-        with pytest.raises(MlirkitError):
-            parse_alpha(bad)
 
 
 # ----------------------------------------------------------------------------- derive, .pt import

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.shift import fit_corpus_shift, load_transform
+from mlirkit.transforms import fit_corpus_shift, load_transform
 from mlirkit.transforms.mining import fit_mined_shift
 from mlirkit.transforms.topic_subspace import (marchenko_pastur_rank, parse_topic_rank, remove_topic, skew_test,
                                                topic_subspace, within_language_covariance)
