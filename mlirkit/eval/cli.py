@@ -23,6 +23,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.options import lang_code, non_negative_int, positive_int, split_key_value
 from mlirkit.eval.numba_cache import ensure_numba_cache_dir
 from mlirkit.io.qrels import read_qrels
+from mlirkit.io.trec import run_files
 
 logger = logging.getLogger(__name__)
 
@@ -108,16 +109,6 @@ def _query_langs(args) -> dict[str, str] | str | None:
     return args.query_lang
 
 
-def _run_paths(paths: Sequence[str]) -> list[str]:
-    """``--runs`` without provenance sidecars (a shell glob ``runs/*`` lists them beside their runs)."""
-    from mlirkit.io.provenance import is_sidecar
-
-    skipped = [p for p in paths if is_sidecar(p)]
-    if skipped:
-        logger.info("not runs, skipped: %s (provenance sidecars)", ", ".join(skipped))
-    return [p for p in paths if not is_sidecar(p)]
-
-
 def _read_runs(paths: Sequence[str], names: Sequence[str] | None) -> dict[str, dict[str, dict[str, float]]]:
     from mlirkit.io.trec import read_run
 
@@ -139,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         report_format(path)
         refuse_existing(Path(path), args.overwrite, "report")
     qrels = read_qrels(args.qrels)
-    args.runs = _run_paths(args.runs)
+    args.runs = run_files(args.runs)
     runs = _read_runs(args.runs, args.names)
     doc_langs = None
     if args.doc_langs:
@@ -289,7 +280,7 @@ def _plot_mix(args) -> list[Path]:
     query_langs = _query_langs(args)
     if query_langs is None:
         raise MlirkitError("give --query-lang or --topics")
-    runs = _read_runs(_run_paths(args.runs), args.names)
+    runs = _read_runs(run_files(args.runs), args.names)
     qrels = read_qrels(args.qrels) if args.qrels else None
     return plot_language_mix(runs, read_doc_langs(args.doc_langs), query_langs, args.k, args.out, qrels=qrels,
                              title=args.title)

@@ -61,8 +61,13 @@ def command() -> list[str]:
 def write_sidecar(run_path: str | os.PathLike, run_sha256: str, provenance: Mapping[str, Any] | None = None) -> Path:
     """Write ``RUN.provenance.json`` for the run at ``run_path`` whose bytes hash to ``run_sha256``, with the
     common fields (version, time, command) and the producer's ``provenance``; an older sidecar is replaced."""
-    from mlirkit import __version__
+    import sys
+
     from mlirkit.base.fs import atomic_file
+
+    # the package is imported before any of its modules; read here without an import statement, so this low
+    # layer does not depend on the package root (which registers the dataset ids)
+    __version__ = getattr(sys.modules.get("mlirkit"), "__version__", "unknown")
 
     record = {"format": FORMAT, "format_version": FORMAT_VERSION, "run": Path(run_path).name,
               "run_sha256": run_sha256, "mlirkit_version": __version__,

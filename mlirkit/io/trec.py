@@ -19,7 +19,9 @@ document) pair that occurs twice is refused.
 Writers sort queries by id and documents by ``(-score, docno)``, number ranks from 1, end the file
 with a newline, write to a temporary sibling and rename it on success, and refuse to replace an
 existing file unless ``overwrite=True``. A path ending in ``.gz`` is written gzip-compressed
-(with a zero timestamp, so equal runs give equal bytes).
+(with a zero timestamp, so equal runs give equal bytes). :func:`write_run` also writes the run's provenance
+sidecar ``RUN.provenance.json`` (:mod:`mlirkit.io.provenance`), which the readers never read as a run
+(:func:`run_files` drops sidecars from a list of runs).
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from mlirkit.base.errors import MlirkitError, format_error
 from mlirkit.io.fields import check_id
@@ -115,6 +117,20 @@ def read_run_with_tag(path: str | os.PathLike) -> tuple[dict[str, dict[str, floa
     if tag is None:
         raise MlirkitError(f"{path}: empty run (no result lines)")
     return run, tag
+
+
+def run_files(paths: Iterable[str]) -> list[str]:
+    """A list of run files without the provenance sidecars among them (``RUN.provenance.json``, which a shell
+    glob ``runs/*`` lists beside each run; :mod:`mlirkit.io.provenance`): they are skipped, with an INFO line."""
+    import logging
+
+    from mlirkit.io.provenance import is_sidecar
+
+    paths = list(paths)
+    skipped = [str(p) for p in paths if is_sidecar(p)]
+    if skipped:
+        logging.getLogger(__name__).info("not runs, skipped: %s (provenance sidecars)", ", ".join(skipped))
+    return [p for p in paths if not is_sidecar(p)]
 
 
 def read_run(path: str | os.PathLike) -> dict[str, dict[str, float]]:
@@ -250,5 +266,5 @@ def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | os.PathLike,
     _write_bytes(path, "".join(lines).encode("utf-8"), overwrite, "qrels")
 
 
-__all__ = ["BEIR_HEADER", "RUN_TAG_RE", "add_judgement", "default_run_tag", "ranked", "read_qrels", "read_run", "read_run_tag", "read_run_with_tag",
+__all__ = ["BEIR_HEADER", "RUN_TAG_RE", "add_judgement", "default_run_tag", "ranked", "read_qrels", "read_run", "read_run_tag", "read_run_with_tag", "run_files",
            "validate_run_tag", "write_qrels", "write_run"]

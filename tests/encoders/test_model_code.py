@@ -6,39 +6,13 @@ flag it names does allow it."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
 from mlirkit.base.cli import run_cli
 from mlirkit.base.errors import MlirkitError
 from mlirkit.encoders.model_code import model_code_files, options_from_file
-
-MODELING = '''
-import pathlib
-pathlib.Path({marker!r}).write_text("the model's own code ran")
-
-from transformers import XLMRobertaConfig, XLMRobertaModel
-
-
-class EvilConfig(XLMRobertaConfig):
-    model_type = "xlm-roberta"
-
-
-class EvilModel(XLMRobertaModel):
-    config_class = EvilConfig
-'''
-
-
-def crafted_model(tiny_model_dir, root):
-    """The tiny model with ``auto_map`` pointing at a ``modeling_evil.py`` that writes ``root/marker`` on import."""
-    model = root / "model-with-code"
-    shutil.copytree(tiny_model_dir, model)
-    config = json.loads((model / "config.json").read_text("utf-8"))
-    config["auto_map"] = {"AutoConfig": "modeling_evil.EvilConfig", "AutoModel": "modeling_evil.EvilModel"}
-    (model / "config.json").write_text(json.dumps(config), "utf-8")
-    (model / "modeling_evil.py").write_text(MODELING.format(marker=str(root / "marker")), "utf-8")
-    return model
+from tests.helpers import crafted_model
 
 
 @pytest.fixture(scope="module")
