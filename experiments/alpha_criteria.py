@@ -75,9 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     auto = topic_subspace(bed.docs, bed.langs)
     systems = {
         "corpus": bed.corpus.params,
-        "mined-c": fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, initial=bed.corpus, center=True).params,
+        "mined-c": fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, selection="mutual-margin", initial=bed.corpus, center=True).params,
         "corpus-tr": remove_topic(bed.corpus, auto).params,
-        "mined-c-tr": fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, initial=bed.corpus, center=True,
+        "mined-c-tr": fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, selection="mutual-margin", initial=bed.corpus, center=True,
                                       topic_rank="auto").params,
         "pairs-ddtp (parallel text)": bed.pairs.params,
     }

@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     systems = {
         "corpus": bed.corpus.params,
         "corpus-tr": remove_topic(bed.corpus, auto).params,
-        "mined-c-tr": fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, initial=bed.corpus, center=True,
+        "mined-c-tr": fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, selection="mutual-margin", initial=bed.corpus, center=True,
                                       topic_rank="auto").params,
         "mined-u-tr": fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, initial=bed.corpus, center=True,
                                       topic_rank="auto", selection="union-knn").params,

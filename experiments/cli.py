@@ -1,6 +1,15 @@
-"""``python -m experiments.cli {select-alpha,evaluate-langid}``: the measured, not adopted label-free alpha
-rules and the language-identification evaluation, on top of ``python -m mlirkit.shift``.
+"""``python -m experiments.cli {fit,select-alpha,evaluate-langid}``: the knobs measured and not adopted, on top
+of ``python -m mlirkit.shift``.
 
+- ``fit``: everything ``mlirkit.shift fit`` does from parallel text, and from an index every vector variant
+  the investigation measured, with the knobs it measured them with (the options as they were when the notes in
+  experiments/notes/ were written, so their commands run unchanged): corpus vectors (default; ``--relative-to-overall``,
+  ``--hybrid-with`` with ``--blend``), the topic projection (``--topic-rank``, ``--topic-test``), mined pairs
+  (``--mine-pairs`` with ``--mine-selection``, ``--mine-k``, ``--mine-threshold``, ``--mine-center``, ...; the
+  defaults of that time: mutual ratio-margin pairs, no centring), and the held-out options of the language
+  classifier (``--heldout``, ``--langid-threshold``, ``--langid-max-per-lang``). The product's
+  ``--vectors mined`` is ``--mine-pairs --mine-selection union-knn --mine-center --topic-rank auto
+  --topic-test 0.01`` (without the two topic options for USEM).
 - ``select-alpha``: everything ``mlirkit.shift select-alpha`` prints, plus ``--guarded`` (per-language alphas
   that never lower a language's retrievability or pseudo-recall below alpha 0, :mod:`experiments.alpha_guard`;
   ``--probe-queries``: unlabelled query embeddings as probes) and ``--pseudo-recall`` (the global alpha of
@@ -14,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any, Sequence
 
 from mlirkit.base.cli import ArgumentParser, configure_logging, run_cli
@@ -23,12 +33,58 @@ from mlirkit.base.options import positive_int
 
 def build_parser() -> argparse.ArgumentParser:
     from mlirkit.encoders.options import add_encoder_args
-    from mlirkit.shift.cli import add_select_alpha_args
+    from mlirkit.shift.cli import add_fit_args, add_select_alpha_args
+    from mlirkit.transforms import mining
     from mlirkit.transforms.alpha import Alpha, add_alpha_arg
+    from mlirkit.transforms.transform import TRANSFORMS
 
     p = ArgumentParser(prog="python -m experiments.cli", description=__doc__)
     p.add_argument("-v", "--verbose", action="store_true")
     sub = p.add_subparsers(dest="command", required=True)
+    f = sub.add_parser("fit", help="mlirkit.shift fit with the knobs of the investigation")
+    add_fit_args(f, methods=TRANSFORMS.names())
+    h = f.add_argument_group("the language classifier's held-out figures (with --langid)")
+    h.add_argument("--langid-max-per-lang", type=positive_int, default=5000,
+                   help="classifier training passages per language")
+    h.add_argument("--heldout", type=float, default=0.0,
+                   help="fraction of ids (chosen by a hash of the id) kept out of the fit; with --langid the "
+                        "classifier's accuracy on them is stored")
+    h.add_argument("--langid-threshold", type=float, default=0.9, help="threshold for the held-out coverage figure")
+    c = f.add_argument_group("corpus-fitted vectors (with --from-index)")
+    c.add_argument("--relative-to-overall", action="store_true",
+                   help="V_l = mean(l documents) - mean(all documents), every language shifted (method shift-overall)")
+    c.add_argument("--blend", type=float, default=None, metavar="W",
+                   help="with --hybrid-with: V = (1-W) V_pairs + W V_corpus where both exist")
+    c.add_argument("--topic-rank", default=None, metavar="R",
+                   help="keep the vectors (corpus-fitted or mined) out of the top-R eigenvectors of the documents' "
+                        "pooled within-language covariance (the topic subspace); 'auto': the eigenvalues above the "
+                        "Marchenko-Pastur noise edge")
+    c.add_argument("--topic-test", type=float, default=None, metavar="LEVEL",
+                   help="with --topic-rank: project only when the vectors hold significantly more of their energy "
+                        "in the topic subspace than a random direction would (one-sided test at LEVEL, e.g. 0.01)")
+    m = f.add_argument_group("vectors from pseudo-parallel pairs mined in the index (with --from-index)")
+    m.add_argument("--mine-pairs", action="store_true",
+                   help="V_l = mean of (x - y) over mined pairs x in l, y in the source language, re-mined after "
+                        "shifting until V_l stabilises (starts from the corpus vectors)")
+    m.add_argument("--mine-k", type=positive_int, default=None,
+                   help="neighbours in the ratio margin (default %d)" % mining.DEFAULT_K)
+    m.add_argument("--mine-selection", default=None, metavar="NAME",
+                   help="how a round picks its pairs: 'mutual-margin' (mutual best ratio-margin pairs, default here) "
+                        "or 'union-knn' (every document with its --mine-k nearest documents on the other side, both "
+                        "directions; no margin filter)")
+    m.add_argument("--mine-threshold", type=float, default=None,
+                   help="keep mutual pairs with margin >= T (default %g; mutual-margin only)" % mining.DEFAULT_THRESHOLD)
+    m.add_argument("--mine-min-pairs", type=positive_int, default=None,
+                   help="fewer kept pairs: keep the corpus vector for that language (default %d)"
+                        % mining.DEFAULT_MIN_PAIRS)
+    m.add_argument("--mine-rounds", type=positive_int, default=None,
+                   help="at most this many shift/re-mine/re-fit rounds (default %d)" % mining.DEFAULT_MAX_ROUNDS)
+    m.add_argument("--mine-center", action="store_true",
+                   help="remove the source-language mean from both sides before the cosine (spreads the compressed "
+                        "cosines of anisotropic encoders such as e5)")
+    m.add_argument("--mine-tol", type=float, default=None,
+                   help="stop when ||V' - V|| <= TOL ||V|| (default %g)" % mining.DEFAULT_TOL)
+
     s = sub.add_parser("select-alpha", help="mlirkit.shift select-alpha with the guarded and pseudo-recall rules")
     add_select_alpha_args(s)
     s.add_argument("--guarded", action="store_true",
@@ -64,11 +120,102 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose, quiet=args.quiet)
-    return {"select-alpha": cmd_select_alpha, "evaluate-langid": cmd_evaluate_langid}[args.command](args)
+    return {"fit": cmd_fit, "select-alpha": cmd_select_alpha,
+            "evaluate-langid": cmd_evaluate_langid}[args.command](args)
 
 
 def _print(obj: Any) -> None:
     print(json.dumps(obj, indent=2, ensure_ascii=False))
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    from mlirkit.base.fs import refuse_existing
+    from mlirkit.shift.cli import fit_from_pairs
+
+    refuse_existing(Path(args.output), args.overwrite, "transform")
+    corpus_only = [o for o, v in (("--relative-to-overall", args.relative_to_overall), ("--min-docs", args.min_docs),
+                                  ("--hybrid-with", args.hybrid_with), ("--blend", args.blend),
+                                  ("--mine-pairs", args.mine_pairs), ("--topic-rank", args.topic_rank),
+                                  ("--topic-test", args.topic_test))
+                   if v not in (None, False)]
+    if args.from_index is not None:
+        return _fit_from_index(args)
+    if corpus_only:
+        raise MlirkitError(f"{', '.join(corpus_only)} need --from-index DIR")
+    if args.method == "shift-overall":
+        raise MlirkitError("shift-overall vectors are fitted from an index: use --from-index DIR --relative-to-overall")
+    return fit_from_pairs(args, langid_max_per_lang=args.langid_max_per_lang, heldout=args.heldout,
+                          langid_threshold=args.langid_threshold)
+
+
+def _fit_from_index(args: argparse.Namespace) -> int:
+    from mlirkit.shift.cli import hybrid_for_index, load_hybrid_pairs, save_index_fit
+    from mlirkit.shift.from_index import fit_corpus_shift_from_index, index_document_embeddings
+    from mlirkit.transforms import mining
+    from mlirkit.transforms.corpus_fit import DEFAULT_MIN_DOCS
+
+    if args.pairs is not None:
+        raise MlirkitError("give either --pairs (parallel text) or --from-index (the corpus), not both")
+    if args.method not in ("shift", "shift-overall"):
+        raise MlirkitError(f"--from-index fits shift vectors, not {args.method} (use --method shift)")
+    if not args.source_lang:
+        raise MlirkitError("--source-lang is required with --from-index")
+    overall = args.relative_to_overall or args.method == "shift-overall"
+    if args.blend is not None and args.hybrid_with is None:
+        raise MlirkitError("--blend needs --hybrid-with PAIRS_TRANSFORM")
+    if args.hybrid_with is not None and overall:
+        raise MlirkitError("--hybrid-with combines vectors relative to the source language; drop --relative-to-overall")
+    mine_opts = {o: v for o, v in (("--mine-k", args.mine_k), ("--mine-threshold", args.mine_threshold),
+                                   ("--mine-min-pairs", args.mine_min_pairs), ("--mine-rounds", args.mine_rounds),
+                                   ("--mine-tol", args.mine_tol), ("--mine-selection", args.mine_selection),
+                                   ("--mine-center", args.mine_center or None)) if v is not None}
+    if mine_opts and not args.mine_pairs:
+        raise MlirkitError(f"{', '.join(mine_opts)} need --mine-pairs")
+    if args.mine_selection is not None:
+        mining.SELECTIONS.get(args.mine_selection)  # unknown names fail here, with a did-you-mean
+        if args.mine_selection != "mutual-margin" and args.mine_threshold is not None:
+            raise MlirkitError(f"--mine-threshold filters mutual-margin pairs; --mine-selection "
+                               f"{args.mine_selection} keeps every neighbour")
+    if args.topic_rank is not None:
+        from mlirkit.transforms.topic_subspace import parse_topic_rank
+
+        parse_topic_rank(args.topic_rank)  # bad input fails before the embeddings are read
+    if args.topic_test is not None and (args.topic_rank is None or not 0.0 < args.topic_test < 1.0):
+        raise MlirkitError("--topic-test LEVEL needs --topic-rank and a level in (0, 1), e.g. 0.01")
+    if args.topic_rank is not None and (overall or args.hybrid_with is not None):
+        raise MlirkitError("--topic-rank is for vectors relative to the source language fitted on the index alone; "
+                           "drop --relative-to-overall / --hybrid-with")
+    min_docs = DEFAULT_MIN_DOCS if args.min_docs is None else args.min_docs
+    if args.mine_pairs:
+        if overall or args.hybrid_with is not None:
+            raise MlirkitError("--mine-pairs fits vectors relative to the source language on their own; "
+                               "drop --relative-to-overall / --hybrid-with")
+        from mlirkit.transforms.topic_subspace import parse_topic_rank
+
+        embs, langs, encoder = index_document_embeddings(args.from_index)
+        opt = {"k": args.mine_k, "threshold": args.mine_threshold, "min_pairs": args.mine_min_pairs,
+               "max_rounds": args.mine_rounds, "tol": args.mine_tol,
+               "topic_rank": None if args.topic_rank is None else parse_topic_rank(args.topic_rank),
+               "topic_test_level": args.topic_test}
+        t = mining.fit_mined_shift(embs, langs, args.source_lang, encoder=encoder, origin=str(args.from_index),
+                                   min_docs=min_docs, only_langs=args.langs,
+                                   meta={"normalized": bool(encoder.get("normalize", False))},
+                                   selection=args.mine_selection or "mutual-margin", center=args.mine_center,
+                                   **{k: v for k, v in opt.items() if v is not None})
+        return save_index_fit(args, t)
+    pairs_t = load_hybrid_pairs(args)
+    data = None
+    if args.topic_rank is not None:  # the topic subspace needs the embeddings too: read them once for both
+        data = index_document_embeddings(args.from_index)
+    t = fit_corpus_shift_from_index(args.from_index, args.source_lang, relative_to="overall" if overall else "source",
+                                    min_docs=min_docs, only_langs=args.langs, embeddings=data)
+    if data is not None:
+        from mlirkit.transforms.topic_subspace import parse_topic_rank, remove_topic, topic_subspace
+
+        embs, langs, _ = data
+        t = remove_topic(t, topic_subspace(embs, langs, parse_topic_rank(args.topic_rank)),
+                         test_level=args.topic_test)
+    return save_index_fit(args, t if pairs_t is None else hybrid_for_index(args, pairs_t, t, blend=args.blend))
 
 
 def cmd_select_alpha(args: argparse.Namespace) -> int:

@@ -173,9 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     transforms["shift-pairs-ood-partial"] = partial
     transforms["hybrid-ood-partial"] = hybrid_shift(partial, corpus, require_langs=data.languages)
     t0 = time.perf_counter()
-    transforms["shift-mined"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, initial=corpus,
+    transforms["shift-mined"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, selection="mutual-margin", center=False, initial=corpus,
                                                 k=args.mine_k, threshold=args.mine_threshold, origin=data.name)
-    transforms["shift-mined-c"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, initial=corpus,
+    transforms["shift-mined-c"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, selection="mutual-margin", initial=corpus,
                                                   k=args.mine_k, threshold=args.mine_threshold, center=True,
                                                   origin=data.name)
     # topic-robust variants: vectors kept out of the pooled within-language (topic) subspace
@@ -183,13 +183,13 @@ def main(argv: list[str] | None = None) -> int:
 
     rank = parse_topic_rank(args.topic_rank)
     transforms["shift-corpus-tr"] = remove_topic(corpus, topic_subspace(doc_embs, doc_langs, rank))
-    transforms["shift-mined-c-tr"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, initial=corpus,
+    transforms["shift-mined-c-tr"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, selection="mutual-margin", initial=corpus,
                                                      k=args.mine_k, threshold=args.mine_threshold, center=True,
                                                      topic_rank=rank, origin=data.name)
     # the same, projected only when the skew test finds topic in the corpus vectors (level --topic-test)
     transforms["shift-corpus-trt"] = remove_topic(corpus, topic_subspace(doc_embs, doc_langs, rank),
                                                   test_level=args.topic_test)
-    transforms["shift-mined-c-trt"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, initial=corpus,
+    transforms["shift-mined-c-trt"] = fit_mined_shift(doc_embs, doc_langs, "en", encoder=fp, selection="mutual-margin", initial=corpus,
                                                       k=args.mine_k, threshold=args.mine_threshold, center=True,
                                                       topic_rank=rank, topic_test_level=args.topic_test,
                                                       origin=data.name)

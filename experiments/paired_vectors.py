@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
 
     mine = {"initial": bed.corpus, "center": True, "encoder": FP}
     corpus = bed.corpus.params
-    mined_c = fit_mined_shift(bed.docs, bed.langs, "en", **mine).params
+    mined_c = fit_mined_shift(bed.docs, bed.langs, "en", selection="mutual-margin", **mine).params
     mined_u = fit_mined_shift(bed.docs, bed.langs, "en", selection="union-knn", **mine).params
     mined_ut = fit_mined_shift(bed.docs, bed.langs, "en", selection="union-knn", topic_rank="auto",
                                topic_test_level=0.01, **mine).params

@@ -328,13 +328,15 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|")
     corpus = {l: v.astype(np.float64) for l, v in bed.corpus.params.items()}
     pairs = {l: v.astype(np.float64) for l, v in bed.pairs.params.items()}
-    mined = fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, initial=bed.corpus, center=True).params
+    mined = fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, selection="mutual-margin", initial=bed.corpus,
+                            center=True).params
     auto = topic_subspace(bed.docs, bed.langs)
     report(bed, "corpus", corpus, base_recall)
     report(bed, "mined-c", mined, base_recall)
     report(bed, "pairs-ddtp (parallel text)", pairs, base_recall)
     report(bed, f"corpus-tr auto (r={auto.rank})", remove_topic(bed.corpus, auto).params, base_recall)
-    tr = fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, initial=bed.corpus, center=True, topic_rank="auto")
+    tr = fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, selection="mutual-margin", initial=bed.corpus,
+                         center=True, topic_rank="auto")
     report(bed, f"mined-c-tr auto (r={auto.rank})", tr.params, base_recall)
     from scipy.stats import beta
 

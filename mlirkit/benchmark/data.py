@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.io.records import Doc, Query
+from mlirkit.io.records import Doc, ParallelQuery, Query
 
 logger = logging.getLogger(__name__)
 
@@ -35,12 +35,20 @@ class Split:
     """Queries of one split with their qrels (``{qid: {docid: rel}}``)."""
 
     name: str
-    queries: list[Query]
+    queries: list[Query | ParallelQuery]
     qrels: dict[str, dict[str, int]]
 
     @property
     def query_langs(self) -> dict[str, str]:
         return {q.query_id: q.lang for q in self.queries}
+
+    @property
+    def query_groups(self) -> dict[str, str] | None:
+        """``{qid: group}`` when the topics carry groups (the translations of one description), else None:
+        the unit of the paired tests (:mod:`mlirkit.eval.query_groups`)."""
+        from mlirkit.eval.query_groups import topic_groups
+
+        return topic_groups(self.queries)
 
 
 @dataclass

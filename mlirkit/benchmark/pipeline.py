@@ -282,7 +282,7 @@ def _evaluate(config: BenchmarkConfig, data: BenchmarkData, split: str, runs: Ma
     return evaluate(sp.qrels, runs, list(config.metrics), doc_langs=doc_langs, query_langs=sp.query_langs,
                     significance="fisher" if significance else None, baseline="base" if significance else None,
                     correction="holm", n_permutations=config.n_permutations, seed=config.seed,
-                    breakdown_k=config.k)
+                    breakdown_k=config.k, query_groups=sp.query_groups)
 
 
 def _choose_alpha(dev: Any, source: str, config: BenchmarkConfig) -> float:

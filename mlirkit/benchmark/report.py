@@ -80,14 +80,17 @@ def main_table(result: "BenchmarkResult", digits: int = 3) -> str:
 
 
 def _comparisons(enc: "EncoderResult", digits: int = 4) -> str:
+    from mlirkit.eval.significance import format_p
+
     header = ["system", "metric", "base", "system value", "delta", "p", "p (Holm)", "p < 0.05"]
     rows = []
     order = {m: i for i, m in enumerate(enc.test.metrics)}
     for c in sorted(enc.test.significance, key=lambda c: (enc.main_runs.index(c.run_b), order.get(c.metric, 99))):
         delta = None if c.mean_a is None or c.mean_b is None else c.mean_b - c.mean_a
         rows.append([c.run_b, METRIC_LABELS.get(c.metric, c.metric), _fmt(c.mean_a, digits), _fmt(c.mean_b, digits),
-                     ("+" if delta is not None and delta > 0 else "") + _fmt(delta, digits), _fmt(c.p_value, 4),
-                     _fmt(c.p_corrected, 4), "yes" if c.significant else "no"])
+                     ("+" if delta is not None and delta > 0 else "") + _fmt(delta, digits),
+                     format_p(c.p_value, c.p_resolution), format_p(c.p_corrected, c.p_resolution),
+                     "yes" if c.significant else "no"])
     return _table(header, rows)
 
 
@@ -140,8 +143,8 @@ def render_markdown(result: "BenchmarkResult") -> str:
               "top 20 written in the query's language (\"expected\" = the share among the query's relevant "
               "documents); TLR@20 = recall of relevant documents in other languages than the query's, over queries "
               "that have such documents.",
-              f"- Significance: Fisher's randomization test ({cfg.n_permutations} permutations, seed {cfg.seed}) "
-              f"of each system against `base` on per-query scores, Holm-corrected over the systems of each "
+              f"- Significance: {_test_description(result)} "
+              f"of each system against `base`, Holm-corrected over the systems of each "
               f"encoder and metric; {DAGGER} = significantly different from `base` (p < 0.05 after correction; the "
               "values show the direction; lower same-lang@20 is less bias).",
               "- Systems: `base` (no transform); `shift-S` (SHIFT, documents only, alpha chosen on dev); "
@@ -211,6 +214,13 @@ def write_reports(result: "BenchmarkResult", out: Path) -> list[Path]:
     md.write_text(render_markdown(result), encoding="utf-8")
     js.write_text(json.dumps(to_json(result), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return [md, js]
+
+
+def _test_description(result: "BenchmarkResult") -> str:
+    """The paired test and its unit (queries, or groups of translated queries) as the eval reports say it."""
+    from mlirkit.eval.report import describe_test
+
+    return describe_test(result.encoders[0].test) if result.encoders else "Fisher's randomization test"
 
 
 def _version() -> str:

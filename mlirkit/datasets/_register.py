@@ -5,7 +5,7 @@ from __future__ import annotations
 from mlirkit.datasets import belebele, bundled, mlqa, mmarco_pairs, multieup, tatoeba, xquad_r
 from mlirkit.datasets.catalog import DatasetInfo, register
 from mlirkit.datasets.records import Collection, LazyCollection
-from mlirkit.io.records import ParallelDoc
+from mlirkit.io.records import ParallelDoc, ParallelQuery
 from mlirkit.datasets.sources import roots_key
 
 MULTI = "multi"
@@ -88,7 +88,8 @@ def _ddtp() -> None:
                 doc_langs, doc_langs if lang is None else (lang,),
                 f"{_fmt(n_docs)} docs, {_fmt(n_q)} queries", bundled.DDTP_LICENCE,
                 available_offline=lambda: (bundled.resources_dir() / bundled.DDTP_FILE).is_file())
-            register(info, LazyCollection(lambda la=lang, s=split: bundled.build_ddtp(la, s)), queries_lang=lang)
+            register(info, LazyCollection(lambda la=lang, s=split: bundled.build_ddtp(la, s)), queries_lang=lang,
+                     query_cls=ParallelQuery)
 
 
 def _parallel() -> None:

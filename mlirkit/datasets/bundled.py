@@ -1,7 +1,8 @@
 """The bundled offline collections (real human translations from Debian 12, in ``resources/``).
 
 - ``mlirkit/ddtp/<lang>`` (+ ``/dev``, ``/test``; ``<lang>`` = ``multi`` for every query language):
-  Debian package descriptions. Query = the short description in ``<lang>`` (id ``q/{group}/{lang}``);
+  Debian package descriptions. Query = the short description in ``<lang>`` (id ``q/{group}/{lang}``,
+  a :class:`~mlirkit.io.records.ParallelQuery` whose ``group_id`` is the description group);
   corpus = the long descriptions of every language version of every description group, pooled (id
   ``{group}/{lang}``); relevant = every language version of the query's description. The corpus is the
   whole pool in every split; dev/test split the description *groups* (so a split's queries never
@@ -26,7 +27,7 @@ from mlirkit.base.errors import MlirkitError, format_error
 
 from mlirkit.datasets._io import read_jsonl
 from mlirkit.datasets.records import Collection, TrecQrel
-from mlirkit.io.records import Doc, ParallelDoc, Query
+from mlirkit.io.records import Doc, ParallelDoc, ParallelQuery
 
 DDTP_FILE = "ddtp/benchmark.jsonl.gz"
 PARALLEL_FILES = {"libreoffice-help": "parallel/libreoffice-help.jsonl.gz",
@@ -93,15 +94,16 @@ def build_ddtp(query_lang: str | None, split: str | None = None) -> Collection:
 
 
 def ddtp_queries(records, query_lang: str | None, split: str | None,
-                 relevant: Callable[[str], list[str]]) -> tuple[list[Query], list[TrecQrel]]:
-    """DDTP queries (short descriptions, id ``q/<group>/<lang>``) of ``query_lang`` (None: all) and
+                 relevant: Callable[[str], list[str]]) -> tuple[list[ParallelQuery], list[TrecQrel]]:
+    """DDTP queries (short descriptions, id ``q/<group>/<lang>``, ``group_id`` = the description group:
+    the translations of one description are one group) of ``query_lang`` (None: all) and
     ``split`` (None: all), with binary qrels on ``relevant(group id)``."""
     queries, qrels = [], []
     for r in records:
         if (query_lang is not None and r["lang"] != query_lang) or (split is not None and r["split"] != split):
             continue
         qid = f"q/{r['id']}/{r['lang']}"
-        queries.append(Query(qid, r["short"], r["lang"]))
+        queries.append(ParallelQuery(qid, r["short"], r["lang"], r["id"]))
         qrels.extend(TrecQrel(qid, did, 1, "0") for did in relevant(r["id"]))
     return queries, qrels
 

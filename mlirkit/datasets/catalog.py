@@ -11,7 +11,7 @@ from typing import Callable, Iterator
 from mlirkit.base.registry import Registry
 
 from mlirkit.datasets.records import CollectionDocs, CollectionQrels, CollectionQueries, LazyCollection
-from mlirkit.io.records import Doc
+from mlirkit.io.records import Doc, Query
 
 
 @dataclass(frozen=True)
@@ -30,10 +30,11 @@ class DatasetInfo:
 DATASETS: Registry[DatasetInfo] = Registry("mlirkit dataset")
 
 
-def register(info: DatasetInfo, collection: LazyCollection, *, doc_cls: type = Doc,
+def register(info: DatasetInfo, collection: LazyCollection, *, doc_cls: type = Doc, query_cls: type = Query,
              with_queries: bool = True, docs_lang: str | None = None, queries_lang: str | None = None) -> None:
     """Register ``info.dataset_id`` with ir_datasets (docs, and queries + qrels unless ``with_queries``
-    is False). Registering an id twice is a no-op (re-import safe)."""
+    is False; ``query_cls``: :class:`~mlirkit.io.records.ParallelQuery` for translated queries).
+    Registering an id twice is a no-op (re-import safe)."""
     import ir_datasets
     from ir_datasets.datasets.base import Dataset
 
@@ -42,6 +43,6 @@ def register(info: DatasetInfo, collection: LazyCollection, *, doc_cls: type = D
     namespace = info.dataset_id
     parts = [CollectionDocs(collection, doc_cls, namespace, docs_lang)]
     if with_queries:
-        parts += [CollectionQueries(collection, namespace, queries_lang), CollectionQrels(collection)]
+        parts += [CollectionQueries(collection, namespace, queries_lang, query_cls), CollectionQrels(collection)]
     ir_datasets.registry.register(info.dataset_id, Dataset(*parts))
     DATASETS.register(info.dataset_id, info)

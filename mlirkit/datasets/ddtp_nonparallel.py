@@ -21,7 +21,7 @@ import hashlib
 from collections import defaultdict
 
 from mlirkit.datasets.records import Collection
-from mlirkit.io.records import Doc
+from mlirkit.io.records import Doc, ParallelQuery
 
 MODES = ("balanced", "sorted")
 FAMILY = "ddtp-nonparallel"
@@ -100,4 +100,4 @@ def register_nonparallel() -> None:
                     doc_langs, doc_langs if lang is None else (lang,), "913 docs", bundled.DDTP_LICENCE,
                     available_offline=lambda: (bundled.resources_dir() / bundled.DDTP_FILE).is_file())
                 register(info, LazyCollection(lambda la=lang, s=split, m=mode: build_ddtp_nonparallel(la, s, m)),
-                         queries_lang=lang)
+                         queries_lang=lang, query_cls=ParallelQuery)

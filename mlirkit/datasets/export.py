@@ -5,7 +5,7 @@
 - ``trec``: ``corpus.jsonl`` in Pyserini's JsonCollection form (``id``, ``contents``, ``lang``),
   ``topics.tsv`` (``qid<TAB>text<TAB>lang``), ``qrels.txt`` (TREC ``qid 0 docid rel``).
 
-Documents of a parallel set also carry ``group_id``. The directory is written to a temporary
+Documents of a parallel set and translated queries (BEIR ``queries.jsonl``) also carry ``group_id``. The directory is written to a temporary
 sibling and renamed when complete.
 """
 from __future__ import annotations
@@ -62,6 +62,8 @@ def export(dataset_id: str, fmt: ExportFormat | str, output: str | Path, *, over
                         rec = {"_id": _check_id("query", q.query_id), "text": q.text}
                         if lang:
                             rec["lang"] = lang
+                        if hasattr(q, "group_id"):
+                            rec["group_id"] = q.group_id
                         f.write(json.dumps(rec, ensure_ascii=False) + "\n")
                     else:
                         text = " ".join(q.text.split())  # no tabs/newlines inside a TSV field

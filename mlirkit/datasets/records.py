@@ -142,8 +142,10 @@ class CollectionDocs(BaseDocs):
 
 
 class CollectionQueries(BaseQueries):
-    def __init__(self, collection: LazyCollection, namespace: str = "mlirkit", lang: str | None = None) -> None:
+    def __init__(self, collection: LazyCollection, namespace: str = "mlirkit", lang: str | None = None,
+                 query_cls: type = Query) -> None:
         self._collection = collection
+        self._cls = query_cls
         self._namespace = namespace
         self._lang = lang
 
@@ -154,7 +156,7 @@ class CollectionQueries(BaseQueries):
         return len(self._collection().queries)
 
     def queries_cls(self) -> type:
-        return Query
+        return self._cls
 
     def queries_namespace(self) -> str:
         return self._namespace

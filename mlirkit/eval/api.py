@@ -1,5 +1,9 @@
 """``evaluate(qrels, runs, metrics, ...)``: ranx metrics, TLR@k, language breakdowns and paired tests
-for several runs at once, as one :class:`~mlirkit.eval.result.EvaluationResult`."""
+for several runs at once, as one :class:`~mlirkit.eval.result.EvaluationResult`.
+
+The main table's value of a metric is its macro mean over query languages, with the micro mean over
+queries beside it (column ``"<metric> (micro)"``) when the queries have more than one language
+(:mod:`mlirkit.eval.means`); with one query language the two are the same and only one is shown."""
 from __future__ import annotations
 
 import logging
@@ -10,7 +14,9 @@ import numpy as np
 from mlirkit.base.errors import MlirkitError
 from mlirkit.eval.breakdowns import (doc_lang_recall, relevant_lang_share, samelang_expected, samelang_scores,
                                      topk_lang_share)
+from mlirkit.eval.means import macro_mean, micro_column, micro_mean
 from mlirkit.eval.metrics import MetricSpec, parse_metrics, ranx_per_query
+from mlirkit.eval.query_groups import describe_query_groups, resolve_query_groups
 from mlirkit.eval.query_langs import resolve_query_langs
 from mlirkit.eval.ranking import Judged, Ranking
 from mlirkit.eval.result import RESERVED_KEYS, EvaluationResult
@@ -40,17 +46,13 @@ def _to_dict(scores: np.ndarray, qids: list[str]) -> dict[str, float]:
     return {qids[i]: float(scores[i]) for i in np.flatnonzero(~np.isnan(scores))}
 
 
-def _mean(values: Mapping[str, float] | np.ndarray) -> float:
-    arr = np.fromiter(values.values(), dtype=np.float64) if isinstance(values, Mapping) else values
-    arr = arr[~np.isnan(arr)]
-    return float(arr.mean()) if len(arr) else float("nan")
-
-
 def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, Any] | Sequence[Any],
              metrics: Sequence[str], *, doc_langs: Mapping[str, str] | None = None,
              query_langs: Mapping[str, str] | str | None = None, significance: str | None = "fisher",
              baseline: str | None = None, correction: str = "holm", max_p: float = 0.05,
-             n_permutations: int = 1000, seed: int = 42, breakdown_k: int | None = None) -> EvaluationResult:
+             n_permutations: int = 1000, seed: int = 42, breakdown_k: int | None = None,
+             query_groups: Mapping[str, str] | str | None = None, group_by: Sequence[str] = (),
+             group_micro: bool = False) -> EvaluationResult:
     """Evaluate ``runs`` (``{name: {qid: {docid: score}}}``) against ``qrels`` (``{qid: {docid: rel}}``).
 
     ``metrics`` are names such as ``ndcg@20 recall@20 mrr@10 map@100 precision@10 tlr@20 samelang@20``
@@ -59,6 +61,10 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
     ``significance`` is ``"fisher"``, ``"student"`` or None; with ``baseline`` every run is tested
     against it, otherwise every pair; ``correction`` (``"holm"``, ``"bonferroni"``, ``"none"``)
     applies per metric across the comparisons; ``max_p`` is the threshold for the table marks.
+    ``query_groups`` sets the unit of the tests (:mod:`mlirkit.eval.query_groups`): None (each query),
+    ``{qid: group}`` (the translations of one question move together) or a rule name (``"strip-lang"``).
+    ``group_by`` (``"family"``, ``"resource"``, ... of :mod:`mlirkit.eval.groups`) adds a table per key
+    of query-language groups (``result.language_groups``; ``group_micro``: mean over the group's queries).
     Evaluated queries, tie-breaking and missing results: see :mod:`mlirkit.eval.ranking`.
 
     ``qrels`` may also be a ``ranx.Qrels``, and ``runs`` ``{name: ranx.Run}`` or a list of named
@@ -90,13 +96,21 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
     if lang_metrics and query_langs is None:
         raise MlirkitError(f"{lang_metrics[0].name} needs query languages (query_langs / --query-lang or --topics)")
 
+    if group_by and query_langs is None:
+        raise MlirkitError("group_by needs query languages (query_langs / --query-lang or --topics)")
+
     judged = Judged.from_qrels(qrels)
     qids = judged.qids
     info: dict = {"queries_evaluated": judged.n_queries, "qrels_queries_without_relevant": judged.dropped_queries,
                   "runs": {}}
+    q_langs = resolve_query_langs(qids, query_langs)  # all unknown without query_langs
+    info["query_languages"] = {str(k): int(v) for k, v in zip(*np.unique(q_langs, return_counts=True))}
+    multilingual = len(info["query_languages"]) > 1
+    groups = resolve_query_groups(qids, query_groups, None if query_langs is None else q_langs)
+    info["test_unit"] = describe_query_groups(groups, qids, query_groups if isinstance(query_groups, str)
+                                              else None if groups is None else "mapping")
     with_langs = doc_langs is not None
     if with_langs:
-        q_langs = resolve_query_langs(qids, query_langs)
         judged.set_languages(doc_langs, q_langs)
         unknown_rel = int((judged.relevant & (judged.lang == 0)).sum())
         info["relevant_docs_unknown_language"] = unknown_rel
@@ -104,9 +118,10 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
         if unknown_rel:
             logger.warning("%d relevant judgements are for documents of unknown language "
                            "(excluded from TLR target sets)", unknown_rel)
-        info["query_languages"] = dict(sorted(zip(*np.unique(q_langs, return_counts=True)))) if q_langs else {}
-        info["query_languages"] = {str(k): int(v) for k, v in info["query_languages"].items()}
     bk = breakdown_k or _default_breakdown_k(specs)
+
+    def mean(values: np.ndarray) -> float:
+        return macro_mean(values, q_langs) if multilingual else micro_mean(values)
 
     per_query: dict[str, dict[str, dict[str, float]]] = {}
     rows: dict[str, dict[str, float]] = {}
@@ -130,10 +145,11 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
         per_query[name] = {s.name: _to_dict(scores[s.name], qids) for s in specs}
         row: dict[str, float] = {}
         for s in specs:
-            row[s.name] = _mean(scores[s.name])
+            row[s.name] = mean(scores[s.name])
+            if multilingual:
+                row[micro_column(s.name)] = micro_mean(scores[s.name])
             if s.kind == "samelang":
-                both = ~np.isnan(scores[s.name]) & ~np.isnan(expected)
-                row[expected_column(s.name)] = float(expected[both].mean()) if both.any() else float("nan")
+                row[expected_column(s.name)] = mean(np.where(np.isnan(scores[s.name]), np.nan, expected))
         rows[name] = row
         info["runs"][name] = {"queries_without_results": ranking.missing_queries,
                               "queries_not_evaluated": ranking.ignored_queries,
@@ -157,19 +173,29 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
         share = pd.DataFrame.from_dict(mix, orient="index").fillna(0.0)
         share.loc["(relevant)"] = pd.Series(relevant_lang_share(judged))
         per_language[f"top-{bk} language share"] = _ordered(share.fillna(0.0))
-        if len(info["query_languages"]) > 1:
-            for lang in sorted(info["query_languages"]):
-                subset = {q for q, ql in zip(qids, q_langs) if ql == lang}
-                per_language[f"query language {lang}"] = _by_query_subset(per_query, specs, subset)
+    if multilingual:
+        for lang in sorted(info["query_languages"]):
+            subset = {q for q, ql in zip(qids, q_langs) if ql == lang}
+            per_language[f"query language {lang}"] = _by_query_subset(per_query, specs, subset)
+    language_groups = {}
+    if group_by:
+        from mlirkit.eval.groups import group_scores
+
+        lang_of = dict(zip(qids, q_langs))
+        language_groups = {key: group_scores(per_query, lang_of, key, micro=group_micro) for key in group_by}
     comparisons = []
     if significance is not None and len(runs) > 1:
         comparisons = compare_runs(per_query, [s.name for s in specs], test=significance, baseline=baseline,
-                                   correction=correction, max_p=max_p, n_permutations=n_permutations, seed=seed)
+                                   correction=correction, max_p=max_p, n_permutations=n_permutations, seed=seed,
+                                   query_groups=groups)
     settings = {"metrics": [s.name for s in specs], "significance": significance, "baseline": baseline,
                 "correction": correction, "max_p": max_p, "n_permutations": n_permutations, "seed": seed,
-                "breakdown_k": bk if with_langs else None}
+                "breakdown_k": bk if with_langs else None,
+                "mean": "macro over query languages" if multilingual else "over queries",
+                "query_groups": query_groups if isinstance(query_groups, str) or query_groups is None else "mapping",
+                "group_by": list(group_by), "group_micro": group_micro}
     return EvaluationResult(table=table, per_query=per_query, per_language=per_language, significance=comparisons,
-                            counted=counted, settings=settings, info=info)
+                            counted=counted, settings=settings, info=info, language_groups=language_groups)
 
 
 def _ordered(df):
@@ -183,7 +209,7 @@ def _by_query_subset(per_query, specs: Sequence[MetricSpec], subset: set[str]):
 
     rows = {}
     for name, by_metric in per_query.items():
-        rows[name] = {s.name: _mean({q: v for q, v in by_metric[s.name].items() if q in subset}) for s in specs}
+        rows[name] = {s.name: micro_mean({q: v for q, v in by_metric[s.name].items() if q in subset}) for s in specs}
     df = pd.DataFrame.from_dict(rows, orient="index")
     df.loc["(queries)"] = float(len(subset))
     return df

@@ -6,6 +6,8 @@ Examples::
     python -m mlirkit.eval --qrels qrels.txt --runs base.trec shift.trec \\
         --metrics ndcg@20 recall@20 mrr@10 tlr@20 samelang@20 --doc-langs INDEX_DIR --query-lang en \\
         --report report.md --report report.json
+    python -m mlirkit.eval --qrels mlirkit/ddtp/multi/test --runs base.trec shift.trec --metrics ndcg@20 \\
+        --topics mlirkit/ddtp/multi/test --baseline base --report report.md   # translations tested together
     python -m mlirkit.eval plot mix --runs base.trec shift.trec --doc-langs INDEX_DIR --query-lang en \\
         --k 20 --qrels qrels.txt --out figs/mix
 """
@@ -22,6 +24,7 @@ from mlirkit.base.cli import ArgumentParser, configure_logging
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.options import lang_code, non_negative_int, positive_int, split_key_value
 from mlirkit.eval.numba_cache import ensure_numba_cache_dir
+from mlirkit.eval.query_groups import unit_phrase
 from mlirkit.io.qrels import read_qrels
 from mlirkit.io.trec import run_files
 
@@ -64,6 +67,7 @@ def _add_lang_args(p: argparse.ArgumentParser, doc_langs_required: bool = False)
 def build_parser() -> argparse.ArgumentParser:
     from mlirkit.eval.metrics import known_metric_examples
     from mlirkit.eval.report import REPORT_FORMATS
+    from mlirkit.eval.query_groups import QUERY_GROUP_RULES
     from mlirkit.eval.significance import CORRECTIONS, TESTS
 
     p = ArgumentParser(prog="python -m mlirkit.eval", description=__doc__)
@@ -84,15 +88,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--correction", default="holm", choices=CORRECTIONS.names(),
                    help="multiple-comparison correction per metric (default holm)")
     p.add_argument("--max-p", type=float, default=0.05, help="significance threshold for marks (default 0.05)")
-    p.add_argument("--permutations", type=positive_int, default=1000, help="Fisher test permutations (default 1000, as ranx)")
+    p.add_argument("--permutations", type=positive_int, default=1000,
+                   help="Fisher test permutations R (default 1000, as ranx; p = (b+1)/(R+1), exact with <= 16 units)")
     p.add_argument("--seed", type=int, default=42, help="Fisher test random seed (default 42)")
+    p.add_argument("--query-groups", default="auto", metavar="auto|none|RULE|FILE",
+                   help="unit of the paired tests: queries of one group (the translations of one question) move "
+                        "together. auto (default): the groups the --topics carry (group_id), else one unit per "
+                        f"query; none: one unit per query; a rule ({', '.join(QUERY_GROUP_RULES.names())}: the query "
+                        "id without its language); or a file qid<TAB>group")
     p.add_argument("--breakdown-k", type=positive_int, help="cut-off of the per-language tables (default: from the metrics)")
     p.add_argument("--digits", type=non_negative_int, default=4, help="digits in tables (default 4)")
     p.add_argument("--plot-mix", metavar="PREFIX", help="also draw the top-k language mix to PREFIX.png/.svg")
     p.add_argument("--group-by", action="append", default=[], metavar="KEY",
                    choices=["language", "family", "genus", "script", "resource", "resource_level"],
-                   help="also print a table per group of query languages: family (Glottolog), genus (WALS), "
-                        "script, resource (Joshi et al. 2020 class), resource_level (high/mid/low); repeatable")
+                   help="also a table per group of query languages, printed and in the reports: family (Glottolog), "
+                        "genus (WALS), script, resource (Joshi et al. 2020 class), resource_level (high/mid/low); "
+                        "repeatable")
     p.add_argument("--group-micro", action="store_true",
                    help="group score = mean over the group's queries (default: mean over its languages)")
     p.add_argument("--overwrite", action="store_true", help="replace existing report files")
@@ -101,12 +112,36 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _query_langs(args) -> dict[str, str] | str | None:
-    if args.topics:
-        from mlirkit.eval.query_langs import read_query_langs
+def _topics(args) -> tuple[dict[str, str] | str | None, dict[str, str] | None]:
+    """Query languages (``--topics`` or ``--query-lang``) and the groups the topics carry, read once."""
+    if not args.topics:
+        return args.query_lang, None
+    from mlirkit.eval.query_groups import topic_groups
+    from mlirkit.io.topics import read_topics
 
-        return read_query_langs(args.topics, default_lang=args.query_lang)
-    return args.query_lang
+    queries = read_topics(args.topics, default_lang=args.query_lang)
+    return {q.query_id: q.lang for q in queries}, topic_groups(queries)
+
+
+def query_groups_arg(spec: str, from_topics: dict[str, str] | None) -> dict[str, str] | str | None:
+    """``--query-groups``: ``auto`` (the topics' groups, else None), ``none``, a rule name or a file."""
+    from mlirkit.eval.query_groups import QUERY_GROUP_RULES
+
+    if spec == "auto":
+        return from_topics
+    if spec == "none":
+        return None
+    if spec in QUERY_GROUP_RULES:
+        return spec
+    if Path(spec).is_file():
+        from mlirkit.io.query_groups import read_query_groups
+
+        return read_query_groups(spec)
+    from mlirkit.base.registry import did_you_mean
+
+    choices = ["auto", "none", *QUERY_GROUP_RULES.names()]
+    raise MlirkitError(f"--query-groups {spec!r} is neither a file nor one of {', '.join(choices)}"
+                       f"{did_you_mean(spec, choices)}")
 
 
 def _read_runs(paths: Sequence[str], names: Sequence[str] | None) -> dict[str, dict[str, dict[str, float]]]:
@@ -137,25 +172,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mlirkit.io.doc_langs import read_doc_langs
 
         doc_langs = read_doc_langs(args.doc_langs)
-    query_langs = _query_langs(args)
+    query_langs, topic_groups = _topics(args)
+    query_groups = query_groups_arg(args.query_groups, topic_groups)
+    if args.group_by and query_langs is None:
+        raise MlirkitError("--group-by needs query languages (--query-lang or --topics)")
     result = evaluate(qrels, runs, args.metrics, doc_langs=doc_langs, query_langs=query_langs,
                       significance=None if args.significance == "none" else args.significance,
                       baseline=args.baseline, correction=args.correction, max_p=args.max_p,
-                      n_permutations=args.permutations, seed=args.seed, breakdown_k=args.breakdown_k)
+                      n_permutations=args.permutations, seed=args.seed, breakdown_k=args.breakdown_k,
+                      query_groups=query_groups, group_by=args.group_by, group_micro=args.group_micro)
+    if result.significance:
+        logger.info("paired tests over %s", unit_phrase(result.info["test_unit"]))
     from mlirkit.io.provenance import describe_file, describe_source
 
     result.inputs = {"qrels": describe_source(args.qrels),
                      "runs": {name: describe_file(path) for name, path in zip(runs, args.runs)}}
     print(result.to_markdown(args.digits), end="")
-    if args.group_by:
-        from mlirkit.eval.groups import group_scores, group_table_markdown
-
-        if query_langs is None:
-            raise MlirkitError("--group-by needs query languages (--query-lang or --topics)")
-        for key in args.group_by:
-            table = group_scores(result.per_query, query_langs, key, micro=args.group_micro)
-            print(f"\nby {key} ({'mean over queries' if args.group_micro else 'mean over languages'}):")
-            print(group_table_markdown(table, args.digits), end="")
     for path in args.report:
         write_report(result, path, overwrite=args.overwrite, digits=args.digits, per_query=args.per_query)
         logger.info("wrote %s", path)
@@ -277,7 +309,7 @@ def _plot_mix(args) -> list[Path]:
     from mlirkit.io.doc_langs import read_doc_langs
     from mlirkit.eval.plots import plot_language_mix
 
-    query_langs = _query_langs(args)
+    query_langs = _topics(args)[0]
     if query_langs is None:
         raise MlirkitError("give --query-lang or --topics")
     runs = _read_runs(run_files(args.runs), args.names)

@@ -5,9 +5,11 @@ As the DCL paper's Tables 5-6: each query's language is mapped to its group
 2020 resource class); a group's score for a run and metric is the **macro average over the group's
 languages** of the per-language mean over queries,
 ``score(G) = mean_{l in G} mean_{q : lang(q) = l} m(q)``, so a language with many queries does not
-dominate its group (``micro=True``: the plain mean over the group's queries instead). Per-query
+dominate its group (``micro=True``: the plain mean over the group's queries instead; both from
+:mod:`mlirkit.eval.means`). Per-query
 scores come from :func:`mlirkit.eval.api.evaluate` (``EvaluationResult.per_query``; TLR@k and
-samelang@k count only their counted queries).
+samelang@k count only their counted queries). ``evaluate(..., group_by=[...])`` puts these tables in
+the result and its reports (:mod:`mlirkit.eval.report`).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Any, Mapping
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.language_metadata import GROUP_KEYS, UNKNOWN, language_group
+from mlirkit.eval.means import macro_mean, micro_mean
 
 
 def group_scores(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], query_langs: Mapping[str, str] | str,
@@ -55,10 +58,8 @@ def group_scores(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], que
                     counts[language_group(lang, by)].add(qid)
             col = {}
             for g, items in groups.items():
-                if micro:
-                    col[g] = float(np.mean([v for _, values in items for v in values]))
-                else:
-                    col[g] = float(np.mean([np.mean(values) for _, values in items]))
+                values = [v for _, vs in items for v in vs]
+                col[g] = micro_mean(values) if micro else macro_mean(values, [la for la, vs in items for _ in vs])
             columns[(run, metric)] = col
     if not members:
         raise MlirkitError("group_scores: no query has a known language (give --query-lang or --topics)")
@@ -79,24 +80,4 @@ def _sort_key(by: str, group: str) -> tuple:
     return (0, group)
 
 
-def group_table_markdown(table: Any, digits: int = 4) -> str:
-    """The grouped table as GitHub markdown: one row per group, one column per run x metric."""
-    import math
-
-    cols = list(table.columns)
-    header = [table.index.name or "group"] + [f"{run} {metric}" if run else metric for run, metric in cols]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for g, row in table.iterrows():
-        cells = [str(g)]
-        for (run, metric), v in zip(cols, row):
-            if not run:
-                cells.append(str(v))
-            elif v is None or (isinstance(v, float) and math.isnan(v)):
-                cells.append("n/a")
-            else:
-                cells.append(f"{float(v):.{digits}f}")
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
-__all__ = ["group_scores", "group_table_markdown"]
+__all__ = ["group_scores"]

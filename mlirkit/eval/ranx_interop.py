@@ -5,7 +5,10 @@ In: ``qrels`` may be a ``ranx.Qrels`` and ``runs`` a ``{name: ranx.Run}`` mappin
 ``{qid: {docid: value}}`` dicts. Out: :func:`to_ranx_report` turns an
 :class:`~mlirkit.eval.result.EvaluationResult` into a ``ranx.Report`` (``print(report)``,
 ``report.to_latex()``, ``report.to_dataframe()``, ``report.to_dict()``, ``report.save(path)``) with
-mlirkit's own means and significance decisions, so code written for ``ranx.compare`` reads it.
+mlirkit's own means and significance decisions, so code written for ``ranx.compare`` reads it: the
+macro mean over query languages under each metric's name with the micro mean beside it
+(``"<metric> (micro)"``, untested) when queries mix languages, and the test's unit in the LaTeX
+caption and in ``to_dict()["test_unit"]``.
 """
 from __future__ import annotations
 
@@ -65,6 +68,12 @@ def to_ranx_report(result: Any, rounding_digits: int = 3, show_percentages: bool
     from ranx.data_structures.frozenset_dict import FrozensetDict
     from ranx.data_structures.report import Report
 
+    from mlirkit.eval.means import MICRO_SUFFIX, micro_column
+    from mlirkit.eval.report import describe_test
+
+    test_label = describe_test(result)
+    test_unit = result.info.get("test_unit")
+
     class _Report(Report):
         def get_metric_label(self, m):
             try:
@@ -72,8 +81,14 @@ def to_ranx_report(result: Any, rounding_digits: int = 3, show_percentages: bool
             except KeyError:
                 return m.upper() if "@" not in m else f"{m.split('@')[0].upper()}@{m.split('@')[1]}"
 
+        def get_stat_test_label(self, stat_test: str) -> str:
+            return test_label
+
+        def to_dict(self):
+            return {**super().to_dict(), "test_unit": test_unit}
+
     names = list(result.runs)
-    metrics = list(result.metrics)
+    metrics = [c for m in result.metrics for c in (m, micro_column(m)) if c in result.table.columns]
     results = {}
     for name in names:
         row = {}
@@ -95,7 +110,9 @@ def to_ranx_report(result: Any, rounding_digits: int = 3, show_percentages: bool
                     entry[m] = {"p_value": None if c is None else c.p_corrected,
                                 "significant": bool(c is not None and c.significant)}
                 comparisons[a, b] = entry
-            win_tie_loss[(a, b)] = {m: _win_tie_loss(result.per_query[a][m], result.per_query[b][m]) for m in metrics}
+            win_tie_loss[(a, b)] = {m: _win_tie_loss(result.per_query[a][m.removesuffix(MICRO_SUFFIX)],
+                                                     result.per_query[b][m.removesuffix(MICRO_SUFFIX)])
+                                    for m in metrics}
     stat_test = result.settings.get("significance") or "fisher"
     return _Report(model_names=names, results=results, comparisons=comparisons, metrics=metrics,
                    max_p=result.settings.get("max_p", 0.05), win_tie_loss=win_tie_loss,

@@ -1,23 +1,48 @@
-"""Reports of an :class:`~mlirkit.eval.result.EvaluationResult`: terminal/Markdown, LaTeX, JSON, CSV.
+"""Reports of an evaluation (:class:`~mlirkit.eval.result.EvaluationResult`): terminal/Markdown, LaTeX,
+JSON, CSV.
+
+A report is a sequence of sections (:data:`SECTIONS`), each a function of the result that returns
+:class:`Block` tables: the main table (the macro mean over query languages, the micro mean beside it)
+with its legend, the per-language tables, the tables per group of query languages (``group_by``), the
+paired tests with their unit. Markdown and LaTeX render the same blocks; a new section (e.g. where the
+runs and qrels came from) is one more function in :data:`SECTIONS`. This module reads a result's
+attributes and never imports :mod:`mlirkit.eval.result` (the result calls it, one way).
 
 Significance marks: with a baseline, ``†`` marks a run whose score differs significantly from the
 baseline's; without one, each run gets a letter (a, b, c, ...) and a score carries the letters of
 the runs it is significantly *higher* than (as ranx's reports do). Significant = corrected p-value
-<= ``max_p``.
+<= ``max_p``. p values are printed with the resolution they have (:func:`~mlirkit.eval.significance.format_p`).
 """
 from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Union
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.eval.result import EvaluationResult
 from mlirkit.base.registry import Registry
+from mlirkit.eval.means import MICRO_SUFFIX
+from mlirkit.eval.query_groups import unit_phrase
+from mlirkit.eval.significance import format_p
 
 _SUPERSCRIPT = dict(zip("abcdefghijklmnoprstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ"))
 DAGGER = "†"
+
+Result = Any  # an EvaluationResult: table, per_language, language_groups, significance, counted, settings, info
+Cell = Union[str, tuple[str, str]]  # text, or (text, significance mark)
+
+
+@dataclass
+class Block:
+    """One table of a report: ``title`` (None for the main table), ``header``, ``rows`` of cells,
+    ``notes`` printed under it (Markdown) or in its caption (LaTeX)."""
+
+    title: str | None
+    header: list[str]
+    rows: list[list[Cell]]
+    notes: list[str] = field(default_factory=list)
 
 
 def run_letters(runs: list[str]) -> dict[str, str]:
@@ -25,7 +50,7 @@ def run_letters(runs: list[str]) -> dict[str, str]:
     return {run: (letters[i] if i < len(letters) else f"r{i + 1}") for i, run in enumerate(runs)}
 
 
-def significance_marks(result: EvaluationResult) -> dict[tuple[str, str], str]:
+def significance_marks(result: Result) -> dict[tuple[str, str], str]:
     """``{(run, metric): marks}`` as plain letters (or ``†``); see the module docstring."""
     marks: dict[tuple[str, str], str] = {}
     baseline = result.settings.get("baseline")
@@ -59,19 +84,35 @@ def _fmt_cell(row: str, value, digits: int) -> str:
     return _fmt(value, digits)
 
 
-def _legend(result: EvaluationResult) -> list[str]:
+def describe_test(result: Result) -> str:
+    """The test, its unit and its p: ``Fisher's randomization test over 240 query groups (...; ...)``."""
+    s = result.settings
+    unit = result.info.get("test_unit")
+    over = f" over {unit_phrase(unit)}" if unit else ""
+    if s.get("significance") == "fisher":
+        return (f"Fisher's randomization test{over}, one sign per unit ({s.get('n_permutations')} permutations, "
+                f"seed {s.get('seed')}, p = (b+1)/(R+1); exact over all 2^U sign vectors when U <= 16)")
+    if s.get("significance") == "student":
+        return f"paired t-test{over}"
+    return str(s.get("significance"))
+
+
+def _legend(result: Result) -> list[str]:
     s = result.settings
     lines = []
     if result.significance:
-        test = {"fisher": f"Fisher's randomization test ({s.get('n_permutations')} permutations, seed {s.get('seed')})",
-                "student": "paired t-test"}.get(s.get("significance"), s.get("significance"))
         corr = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected", "none": "uncorrected"}[s["correction"]]
+        test = describe_test(result)
         if s.get("baseline") is not None:
-            lines.append(f"{DAGGER}: significantly different from `{s['baseline']}` ({test}, {corr} p <= {s['max_p']} "
+            lines.append(f"{DAGGER}: significantly different from `{s['baseline']}` ({test}; {corr} p <= {s['max_p']} "
                          "over the comparisons of each metric).")
         else:
-            lines.append(f"Superscript letters: significantly higher than the run with that letter ({test}, {corr} "
+            lines.append(f"Superscript letters: significantly higher than the run with that letter ({test}; {corr} "
                          f"p <= {s['max_p']} over the comparisons of each metric).")
+    if any(str(c).endswith(MICRO_SUFFIX) for c in result.table.columns):
+        langs = result.info.get("query_languages", {})
+        lines.append(f"Values: mean over the {len(langs)} query languages of each language's mean (macro); "
+                     f"(micro): mean over the {sum(langs.values())} queries.")
     for metric, n in result.counted.items():
         total = result.info.get("queries_evaluated")
         lines.append(f"{metric}: {n} of {total} queries counted (queries with a relevant document in another known "
@@ -79,58 +120,71 @@ def _legend(result: EvaluationResult) -> list[str]:
     return lines
 
 
-def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
-    def line(cells):
-        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
-    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    return "\n".join([line(header), sep] + [line(r) for r in rows])
-
-
-def render_markdown(result: EvaluationResult, digits: int = 4) -> str:
+def main_section(result: Result, digits: int) -> list[Block]:
     marks = significance_marks(result)
     letters = run_letters(result.runs)
     with_letters = bool(result.significance) and result.settings.get("baseline") is None
     table = result.table
     header = (["#"] if with_letters else []) + ["run"] + [str(c) for c in table.columns]
-    rows = []
+    rows: list[list[Cell]] = []
     for run in table.index:
-        cells = [letters[run]] if with_letters else []
+        cells: list[Cell] = [letters[run]] if with_letters else []
         cells.append(run)
-        for col in table.columns:
-            mark = marks.get((run, col), "")
-            if mark and mark != DAGGER:
-                mark = "".join(_SUPERSCRIPT.get(ch, ch) for ch in mark)
-            cells.append(_fmt(table.loc[run, col], digits) + mark)
+        cells += [(_fmt(table.loc[run, col], digits), marks.get((run, col), "")) for col in table.columns]
         rows.append(cells)
-    parts = [_markdown_table(header, rows)]
-    legend = _legend(result)
-    if legend:
-        parts.append("\n".join(legend))
-    for name, df in result.per_language.items():
-        head = ["run"] + [str(c) for c in df.columns]
-        body = [[str(r)] + [_fmt_cell(str(r), df.loc[r, c], digits) for c in df.columns] for r in df.index]
-        parts.append(f"**{name}**\n\n" + _markdown_table(head, body))
-    if result.significance:
-        head = ["metric", "run A", "run B", "queries", "mean A", "mean B", "p", "p corrected", "significant"]
-        floor = 1 / result.settings["n_permutations"] if result.settings.get("significance") == "fisher" else None
-
-        def fmt_p(p: float) -> str:  # a Fisher p of 0 means: below the resolution of the permutations
-            return f"<{floor:g}" if floor and p == 0 else _fmt(p, 4)
-
-        body = [[c.metric, c.run_a, c.run_b, str(c.n_queries), _fmt(c.mean_a, digits), _fmt(c.mean_b, digits),
-                 fmt_p(c.p_value), fmt_p(c.p_corrected), "yes" if c.significant else "no"]
-                for c in result.significance]
-        parts.append("**paired tests**\n\n" + _markdown_table(head, body))
-    if result.inputs:
-        parts.append("**inputs**\n\n" + _markdown_table(["input", "file", "sha256", "where it came from"],
-                                                       _input_rows(result.inputs)))
-    return "\n\n".join(parts) + "\n"
+    return [Block(None, header, rows, _legend(result))]
 
 
-def _input_rows(inputs: dict) -> list[list[str]]:
-    """One row per scored file: qrels and each run, with its sha256 (first 16 digits) and, for a run,
-    its provenance sidecar in one line (:func:`mlirkit.io.provenance.summary`)."""
+def per_language_section(result: Result, digits: int) -> list[Block]:
+    return [Block(name, ["run"] + [str(c) for c in df.columns],
+                  [[str(r)] + [_fmt_cell(str(r), df.loc[r, c], digits) for c in df.columns] for r in df.index])
+            for name, df in result.per_language.items()]
+
+
+def language_group_title(key: str, micro: bool) -> str:
+    return f"by {key} ({'mean over queries' if micro else 'mean over languages'})"
+
+
+def language_group_section(result: Result, digits: int) -> list[Block]:
+    """The ``group_by`` tables: a row per group of query languages, a column per run x metric."""
+    blocks = []
+    micro = bool(result.settings.get("group_micro"))
+    for key, df in result.language_groups.items():
+        cols = list(df.columns)
+        header = [df.index.name or "group"] + [f"{run} {metric}" if run else metric for run, metric in cols]
+        rows = [[str(g)] + [str(v) if not run else _fmt(v, digits) for (run, _), v in zip(cols, row)]
+                for g, row in df.iterrows()]
+        blocks.append(Block(language_group_title(key, micro), header, rows))
+    return blocks
+
+
+def language_group_dict(df: Any) -> dict[str, dict[str, Any]]:
+    """A ``group_by`` table as JSON: ``{group: {"languages": [...], "queries": n, "scores": {run: {metric: v}}}}``."""
+    out: dict[str, dict[str, Any]] = {}
+    for g, row in df.iterrows():
+        scores: dict[str, dict[str, Any]] = {}
+        for (run, metric), v in row.items():
+            if run:
+                scores.setdefault(run, {})[metric] = v
+        out[str(g)] = {"languages": str(row[("", "languages")]).split(", "), "queries": int(row[("", "queries")]),
+                       "scores": scores}
+    return out
+
+
+def tests_section(result: Result, digits: int) -> list[Block]:
+    if not result.significance:
+        return []
+    unit = result.info.get("test_unit", {}).get("unit", "query")
+    header = ["metric", "run A", "run B", "units", "queries", "mean A", "mean B", "p", "p corrected", "significant"]
+    rows = [[c.metric, c.run_a, c.run_b, str(c.n_units), str(c.n_queries), _fmt(c.mean_a, digits),
+             _fmt(c.mean_b, digits), format_p(c.p_value, c.p_resolution), format_p(c.p_corrected, c.p_resolution),
+             "yes" if c.significant else "no"] for c in result.significance]
+    notes = [f"{describe_test(result)[0].upper()}{describe_test(result)[1:]}; units: {unit}s in both runs' scores; "
+             "mean A/B: the means the test compares (over units, each unit the mean of its queries)."]
+    return [Block("paired tests", header, rows, notes)]
+
+
+def _input_rows(inputs: dict) -> list[list[Cell]]:
     from mlirkit.io.provenance import summary
 
     def row(label: str, d: dict) -> list[str]:
@@ -143,12 +197,64 @@ def _input_rows(inputs: dict) -> list[list[str]]:
     return rows + [row(f"run {name}", d) for name, d in inputs.get("runs", {}).items()]
 
 
+def inputs_section(result: Result, digits: int) -> list[Block]:
+    """The files scored (set by ``mlirkit.eval``'s CLI): qrels and each run with its sha256 (first 16 digits)
+    and, for a run, where it came from (its provenance sidecar in one line, :func:`mlirkit.io.provenance.summary`)."""
+    inputs = getattr(result, "inputs", None)
+    if not inputs:
+        return []
+    return [Block("inputs", ["input", "file", "sha256", "where it came from"], _input_rows(inputs))]
+
+
+#: the sections of a report, in order
+SECTIONS: list[Callable[[Result, int], list[Block]]] = [main_section, per_language_section, language_group_section,
+                                                        tests_section, inputs_section]
+
+
+def blocks(result: Result, digits: int = 4) -> list[Block]:
+    return [b for section in SECTIONS for b in section(result, digits)]
+
+
+def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+
+    def line(cells):
+        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(header), sep] + [line(r) for r in rows])
+
+
+def _markdown_cell(cell: Cell) -> str:
+    if isinstance(cell, str):
+        return cell
+    text, mark = cell
+    return text + (mark if mark == DAGGER else "".join(_SUPERSCRIPT.get(ch, ch) for ch in mark))
+
+
+def render_markdown(result: Result, digits: int = 4) -> str:
+    parts = []
+    for b in blocks(result, digits):
+        table = _markdown_table(b.header, [[_markdown_cell(c) for c in row] for row in b.rows])
+        parts.append(table if b.title is None else f"**{b.title}**\n\n{table}")
+        if b.notes:
+            parts.append("\n".join(b.notes))
+    return "\n\n".join(parts) + "\n"
+
+
 def _tex(text: str) -> str:
     out = str(text)
     for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
-                 ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
+                 ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}"),
+                 ("<", r"\textless{}")):
         out = out.replace(a, b) if a != "\\" else out.replace(a, "\x00")
     return out.replace("\x00", r"\textbackslash{}")
+
+
+def _latex_cell(cell: Cell) -> str:
+    if isinstance(cell, str):
+        return _tex(cell)
+    text, mark = cell
+    return _tex(text) + ("" if not mark else (r"$^{\dagger}$" if mark == DAGGER else "$^{" + mark + "}$"))
 
 
 def _latex_tabular(header: list[str], rows: list[list[str]], caption: str | None = None) -> str:
@@ -162,31 +268,18 @@ def _latex_tabular(header: list[str], rows: list[list[str]], caption: str | None
     return "\n".join(lines)
 
 
-def render_latex(result: EvaluationResult, digits: int = 4) -> str:
-    """booktabs tables (``\\usepackage{booktabs}``); marks as superscripts."""
-    marks = significance_marks(result)
-    letters = run_letters(result.runs)
-    with_letters = bool(result.significance) and result.settings.get("baseline") is None
-    table = result.table
-    header = ["Run"] + [_tex(c) for c in table.columns]
-    rows = []
-    for run in table.index:
-        name = f"({letters[run]}) {_tex(run)}" if with_letters else _tex(run)
-        cells = [name]
-        for col in table.columns:
-            mark = marks.get((run, col), "")
-            sup = "" if not mark else (r"$^{\dagger}$" if mark == DAGGER else "$^{" + mark + "}$")
-            cells.append(_fmt(table.loc[run, col], digits) + sup)
-        rows.append(cells)
-    parts = [_latex_tabular(header, rows, _tex(" ".join(_legend(result))) or None)]
-    for name, df in result.per_language.items():
-        head = ["Run"] + [_tex(c) for c in df.columns]
-        body = [[_tex(r)] + [_fmt_cell(str(r), df.loc[r, c], digits) for c in df.columns] for r in df.index]
-        parts.append(_latex_tabular(head, body, _tex(name)))
+def render_latex(result: Result, digits: int = 4) -> str:
+    """booktabs tables (``\\usepackage{booktabs}``), one per block; marks as superscripts."""
+    parts = []
+    for b in blocks(result, digits):
+        header = ["Run" if h == "run" else h for h in b.header]
+        caption = " ".join(([b.title] if b.title else []) + b.notes)
+        parts.append(_latex_tabular([_tex(h) for h in header], [[_latex_cell(c) for c in row] for row in b.rows],
+                                    _tex(caption) or None))
     return "\n\n".join(parts) + "\n"
 
 
-REPORT_FORMATS: Registry[Callable[[EvaluationResult, int, bool], str]] = Registry("report format")
+REPORT_FORMATS: Registry[Callable[[Result, int, bool], str]] = Registry("report format")
 REPORT_FORMATS.register(".md", lambda r, digits, pq: r.to_markdown(digits))
 REPORT_FORMATS.register(".markdown", lambda r, digits, pq: r.to_markdown(digits))
 REPORT_FORMATS.register(".tex", lambda r, digits, pq: r.to_latex(digits))
@@ -202,7 +295,7 @@ def report_format(path: str | os.PathLike) -> str:
     return suffix
 
 
-def write_report(result: EvaluationResult, path: str | os.PathLike, *, overwrite: bool = True, digits: int = 4,
+def write_report(result: Result, path: str | os.PathLike, *, overwrite: bool = True, digits: int = 4,
                  per_query: bool = False) -> Path:
     """Write ``result`` in the format given by the extension of ``path`` (.md, .tex, .json, .csv),
     atomically. A report is a derived view, so an existing file is replaced unless ``overwrite=False``."""
@@ -216,5 +309,6 @@ def write_report(result: EvaluationResult, path: str | os.PathLike, *, overwrite
     return path
 
 
-__all__ = ["DAGGER", "REPORT_FORMATS", "render_latex", "render_markdown", "report_format", "run_letters",
-           "significance_marks", "write_report"]
+__all__ = ["Block", "DAGGER", "REPORT_FORMATS", "SECTIONS", "blocks", "language_group_dict", "render_latex",
+           "render_markdown", "report_format", "run_letters", "significance_marks", "describe_test",
+           "write_report"]

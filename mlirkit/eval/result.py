@@ -1,4 +1,8 @@
-"""The outcome of :func:`mlirkit.eval.evaluate`: tables, per-query scores, tests, and their renderings."""
+"""The outcome of :func:`mlirkit.eval.evaluate`: tables, per-query scores, tests, and their renderings.
+
+The renderings themselves live in :mod:`mlirkit.eval.report` (which reads a result's attributes and
+never imports this module), so the dependency runs one way: result -> report.
+"""
 from __future__ import annotations
 
 import json
@@ -6,7 +10,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-RESERVED_KEYS = ("_meta", "_per_language", "_significance", "_per_query")
+from mlirkit.eval import report
+from mlirkit.eval.means import micro_column
+
+RESERVED_KEYS = ("_meta", "_per_language", "_language_groups", "_significance", "_per_query")
 
 
 def _clean(value: Any) -> Any:
@@ -24,12 +31,15 @@ def _clean(value: Any) -> Any:
 
 @dataclass
 class EvaluationResult:
-    """``table``: DataFrame, rows = runs, columns = metrics as named (plus ``samelang@k (expected)``),
-    NaN where a metric is undefined (TLR@k with no counted query). ``per_query``:
-    ``{run: {metric: {qid: score}}}`` (TLR@k/samelang@k: counted queries only). ``per_language``:
-    named DataFrames (recall by document language, top-k language share, one table per query
-    language when queries mix languages). ``significance``: list of
-    :class:`~mlirkit.eval.significance.Comparison`. ``counted``: ``{tlr metric: queries counted}``."""
+    """``table``: DataFrame, rows = runs, columns = metrics as named: the macro mean over query
+    languages, with ``"<metric> (micro)"`` (mean over queries) beside it when the queries have more than
+    one language (plus ``samelang@k (expected)``), NaN where a metric is undefined (TLR@k with no
+    counted query). ``per_query``: ``{run: {metric: {qid: score}}}`` (TLR@k/samelang@k: counted queries
+    only). ``per_language``: named DataFrames (recall by document language, top-k language share, one
+    table per query language when queries mix languages). ``language_groups``: ``{key: DataFrame}`` of
+    ``group_by`` (:func:`mlirkit.eval.groups.group_scores`). ``significance``: list of
+    :class:`~mlirkit.eval.significance.Comparison`, their unit in ``info["test_unit"]``. ``counted``:
+    ``{tlr metric: queries counted}``."""
 
     table: Any
     per_query: dict[str, dict[str, dict[str, float]]]
@@ -38,6 +48,7 @@ class EvaluationResult:
     counted: dict[str, int]
     settings: dict[str, Any] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
+    language_groups: dict[str, Any] = field(default_factory=dict)
     #: the files scored (``{"qrels": {...}, "runs": {name: {path, sha256, provenance}}}``, set by the CLI;
     #: :func:`mlirkit.io.provenance.describe_file`)
     inputs: dict[str, Any] = field(default_factory=dict)
@@ -50,19 +61,23 @@ class EvaluationResult:
     def metrics(self) -> list[str]:
         return list(self.settings.get("metrics", self.table.columns))
 
-    def value(self, run: str, metric: str) -> float | None:
-        v = float(self.table.loc[run, metric])
+    def value(self, run: str, metric: str, *, micro: bool = False) -> float | None:
+        """The table's value: the macro mean over query languages (``micro=True``: the mean over
+        queries; the same value when the queries have one language)."""
+        column = micro_column(metric) if micro and micro_column(metric) in self.table else metric
+        v = float(self.table.loc[run, column])
         return None if math.isnan(v) else v
 
     def to_dict(self, per_query: bool = False) -> dict[str, Any]:
-        """``{run: {metric: value}}`` plus ``_meta``, ``_per_language``, ``_significance``
-        (and ``_per_query`` when asked); undefined values are ``None``."""
+        """``{run: {metric: value}}`` plus ``_meta``, ``_per_language``, ``_language_groups``,
+        ``_significance`` (and ``_per_query`` when asked); undefined values are ``None``."""
         out: dict[str, Any] = {run: {col: self.table.loc[run, col] for col in self.table.columns}
                                for run in self.table.index}
         out["_meta"] = {"settings": self.settings, "counted": self.counted, "info": self.info,
                         **({"inputs": self.inputs} if self.inputs else {})}
         out["_per_language"] = {name: {str(row): {str(c): df.loc[row, c] for c in df.columns} for row in df.index}
                                 for name, df in self.per_language.items()}
+        out["_language_groups"] = {key: report.language_group_dict(df) for key, df in self.language_groups.items()}
         out["_significance"] = [c.to_dict() for c in self.significance]
         if per_query:
             out["_per_query"] = self.per_query
@@ -72,9 +87,7 @@ class EvaluationResult:
         return json.dumps(self.to_dict(per_query), indent=indent, ensure_ascii=False) + "\n"
 
     def to_markdown(self, digits: int = 4) -> str:
-        from mlirkit.eval.report import render_markdown
-
-        return render_markdown(self, digits)
+        return report.render_markdown(self, digits)
 
     def to_ranx_report(self, rounding_digits: int = 3, show_percentages: bool = False):
         """This result as a ``ranx.Report`` (:func:`mlirkit.eval.ranx_interop.to_ranx_report`)."""
@@ -83,9 +96,7 @@ class EvaluationResult:
         return to_ranx_report(self, rounding_digits, show_percentages)
 
     def to_latex(self, digits: int = 4) -> str:
-        from mlirkit.eval.report import render_latex
-
-        return render_latex(self, digits)
+        return report.render_latex(self, digits)
 
     def to_csv(self) -> str:
         return self.table.to_csv(float_format="%.6g", na_rep="")

@@ -1,23 +1,37 @@
 """Paired significance tests between runs on per-query scores, with multiple-comparison correction.
 
-- ``fisher``: Fisher's randomization test as ranx implements it (Smucker, Allan & Carterette,
-  CIKM 2007): under H0 the two systems' scores of each query are exchangeable, so each
-  permutation swaps the pair of every query with probability 1/2, i.e. flips the sign of the
-  difference ``d_q = a_q - b_q``::
+The **unit** of a test is a query, or a group of queries that must move together because they are not
+independent, e.g. the translations of one question (:mod:`mlirkit.eval.query_groups`). A unit's
+statistic is the mean of its queries' differences, ``d_u = mean_{q in u} (a_q - b_q)``; with one query
+per unit this is the ordinary per-query test.
 
-      p = (1/P) * #{ permutations s : |mean_q(s_q * d_q)| >= |mean_q(d_q)| }
+- ``fisher``: Fisher's randomization test (Fisher 1935; for IR: Smucker, Allan & Carterette, CIKM
+  2007). Under H0 the two systems' scores are exchangeable within every unit, so a permutation flips
+  the sign of each unit's difference with probability 1/2, all of a unit's queries together (a
+  clustered permutation, the randomization of a cluster-randomized design: Good, *Permutation,
+  Parametric and Bootstrap Tests of Hypotheses*, 2005)::
 
-  with ``P`` permutations (ranx's default 1000) drawn from a seeded NumPy generator. ranx draws
-  them inside a numba parallel loop whose random state is per thread, so its p-values vary from
-  call to call; this implementation is the same estimator, reproducible.
-- ``student``: two-sided paired t-test (``scipy.stats.ttest_rel``), exactly ranx's.
+      T(s) = | mean_u s_u d_u |,   s in {-1, +1}^U
+
+  With few units (``U <= 16``, or ``2^U`` no more than the permutations asked for) every sign vector
+  is enumerated and ``p = #{s : T(s) >= T(1)} / 2^U`` is exact (its resolution ``2 / 2^U``: ``s`` and
+  ``-s`` give the same T). Otherwise ``R`` sign vectors are drawn from a seeded NumPy generator and
+  ``p = (b + 1) / (R + 1)`` with ``b = #{sampled s : T(s) >= T(1)}``: the observed assignment counts
+  as one of the permutations, so p is never 0 and the test is valid at every level (Phipson & Smyth,
+  "Permutation p-values should never be zero", Stat. Appl. Genet. Mol. Biol. 9(1), 2010). ranx's
+  ``b / R`` is the same estimator without that correction (and, drawn per numba thread, not
+  reproducible); the draws here are ranx's scheme with a reproducible generator.
+- ``student``: two-sided paired t-test on the unit differences (``scipy.stats.ttest_rel``; per
+  query, exactly ranx's).
 
 Scores are compared on the queries present in both runs' per-query scores (for TLR@k: the queries
-counted for both). Within one metric, the p-values of all comparisons are corrected together:
-Holm (1979) step-down or Bonferroni.
+counted for both); a unit is the set of its queries among those. Within one metric, the p-values of all
+comparisons are corrected together: Holm (1979) step-down or Bonferroni. :func:`format_p` prints a p
+value with the resolution it has (``< 0.001`` for the smallest p of 1,000 permutations).
 """
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import asdict, dataclass
 from typing import Mapping, Sequence
@@ -28,36 +42,88 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.registry import Registry
 
 _TIE_EPS = 1e-12
+EXACT_MAX_UNITS = 16  # 2^16 sign vectors: enumerated in well under a second
+_CHUNK = 4_000_000  # sign-matrix entries per block
 
 
-def fisher_randomization_test(a: np.ndarray, b: np.ndarray, n_permutations: int = 1000, seed: int = 42) -> float:
-    """Two-sided p-value of Fisher's randomization test on paired scores ``a`` and ``b``."""
-    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+@dataclass(frozen=True)
+class PermutationP:
+    """A randomization test's p value with how it was obtained: ``permutations`` sign vectors, all
+    ``2^U`` of them (``exact``) or ``R`` drawn at random."""
+
+    p: float
+    permutations: int
+    exact: bool
+
+    @property
+    def resolution(self) -> float:
+        """The step between attainable p values: ``2 / 2^U`` (exact) or ``1 / (R + 1)`` (sampled)."""
+        return 2.0 / self.permutations if self.exact else 1.0 / (self.permutations + 1)
+
+
+def unit_means(values: np.ndarray, units: Sequence[str] | None = None) -> np.ndarray:
+    """Per unit the mean of its values, units in the order of their first value (``units=None``: the
+    values themselves, one unit each)."""
+    values = np.asarray(values, dtype=np.float64)
+    if units is None:
+        return values
+    if len(units) != len(values):
+        raise ValueError(f"{len(units)} unit labels for {len(values)} values")
+    codes: dict[str, int] = {}
+    idx = np.fromiter((codes.setdefault(u, len(codes)) for u in units), dtype=np.int64, count=len(units))
+    return np.bincount(idx, weights=values, minlength=len(codes)) / np.bincount(idx, minlength=len(codes))
+
+
+def use_exact(n_units: int, n_permutations: int) -> bool:
+    """Enumerate every sign vector when there are few units: ``U <= 16`` or ``2^U <= R``."""
+    return n_units <= EXACT_MAX_UNITS or (n_units < 63 and 2 ** n_units <= n_permutations)
+
+
+def randomization_test(d: np.ndarray, n_permutations: int = 1000, seed: int = 42) -> PermutationP:
+    """Two-sided randomization test on the unit differences ``d`` (module docstring): exact when
+    :func:`use_exact`, else ``(b + 1) / (R + 1)`` over ``R = n_permutations`` seeded draws."""
+    d = np.asarray(d, dtype=np.float64)
     n = len(d)
     if n == 0:
-        return float("nan")
-    observed = abs(d.mean())
+        return PermutationP(float("nan"), 0, True)
+    if n_permutations < 1:
+        raise MlirkitError(f"n_permutations must be a positive integer, got {n_permutations}")
+    observed = abs(d.mean()) - _TIE_EPS
+    if use_exact(n, n_permutations):
+        total = 2 ** n
+        hits = 0
+        bits = np.arange(n, dtype=np.int64)
+        step = max(1, _CHUNK // n)
+        for start in range(0, total, step):
+            rows = np.arange(start, min(total, start + step), dtype=np.int64)
+            signs = ((rows[:, None] >> bits) & 1).astype(np.float64) * 2.0 - 1.0
+            hits += int(np.count_nonzero(np.abs(signs @ d) / n >= observed))
+        return PermutationP(hits / total, total, True)
     rng = np.random.default_rng(seed)
-    hits = 0
-    chunk = max(1, min(n_permutations, 4_000_000 // max(n, 1)))
-    done = 0
+    hits = done = 0
+    step = max(1, min(n_permutations, _CHUNK // n))
     while done < n_permutations:
-        m = min(chunk, n_permutations - done)
+        m = min(step, n_permutations - done)
         signs = rng.integers(0, 2, size=(m, n), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
-        stats = np.abs(signs @ d) / n
-        hits += int(np.count_nonzero(stats >= observed - _TIE_EPS))
+        hits += int(np.count_nonzero(np.abs(signs @ d) / n >= observed))
         done += m
-    return hits / n_permutations
+    return PermutationP((hits + 1) / (n_permutations + 1), n_permutations, False)
 
 
-def exact_randomization_test(a: np.ndarray, b: np.ndarray) -> float:
-    """Exact p-value of the randomization test (all ``2^n`` sign flips; n <= 20)."""
-    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    n = len(d)
-    if n > 20:
-        raise ValueError("exact test limited to 20 queries")
-    signs = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1) * 2.0 - 1.0
-    return float(np.mean(np.abs(signs @ d) / n >= abs(d.mean()) - _TIE_EPS))
+def fisher_randomization_test(a: np.ndarray, b: np.ndarray, n_permutations: int = 1000, seed: int = 42,
+                              units: Sequence[str] | None = None) -> float:
+    """Two-sided p of Fisher's randomization test on paired scores ``a``, ``b`` (one unit label per
+    query in ``units``, or one unit per query)."""
+    d = unit_means(np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64), units)
+    return randomization_test(d, n_permutations, seed).p
+
+
+def exact_randomization_test(a: np.ndarray, b: np.ndarray, units: Sequence[str] | None = None) -> float:
+    """Exact p of the randomization test: every one of the ``2^U`` sign vectors (``U <= 20``)."""
+    d = unit_means(np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64), units)
+    if len(d) > 20:
+        raise ValueError("exact test limited to 20 units")
+    return randomization_test(d, 2 ** len(d)).p
 
 
 def paired_t_test(a: np.ndarray, b: np.ndarray) -> float:
@@ -71,8 +137,20 @@ def paired_t_test(a: np.ndarray, b: np.ndarray) -> float:
         return float(ttest_rel(a, b, alternative="two-sided").pvalue)
 
 
+def format_p(p: float | None, resolution: float | None = None) -> str:
+    """A p value printed with the resolution it has: ``resolution`` (the step of a permutation test's
+    p, :attr:`PermutationP.resolution`) decides the decimals (at least 3; 4 for a t-test), and a p below
+    the last decimal is ``< 0.001``-style, so the smallest p of 1,000 permutations, 1/1001, reads
+    ``< 0.001`` and never ``0``."""
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "n/a"
+    decimals = 4 if not resolution else max(3, round(-math.log10(resolution)))
+    floor = 10.0 ** -decimals
+    return f"< {floor:.{decimals}f}" if p < floor else f"{p:.{decimals}f}"
+
+
 TESTS: Registry[str] = Registry("significance test")
-TESTS.register("fisher", "Fisher's randomization test (ranx stat_test='fisher')")
+TESTS.register("fisher", "Fisher's randomization test (ranx stat_test='fisher'; p = (b+1)/(R+1) or exact)")
 TESTS.register("student", "two-sided paired t-test (ranx stat_test='student')")
 
 CORRECTIONS: Registry[str] = Registry("correction")
@@ -111,6 +189,11 @@ def correct(p_values: Sequence[float], method: str) -> list[float]:
 
 @dataclass
 class Comparison:
+    """One paired test. ``n_queries`` queries in ``n_units`` units (``unit``: ``"query"`` or
+    ``"query group"``); ``mean_a``/``mean_b``: the means the test compares, over units (each unit the
+    mean of its queries; over queries when every unit is one query). ``permutations``: sign vectors
+    behind a Fisher p (``exact``: all ``2^U``), None for the t-test."""
+
     metric: str
     run_a: str
     run_b: str
@@ -121,22 +204,36 @@ class Comparison:
     p_value: float
     p_corrected: float
     significant: bool
+    n_units: int = 0
+    unit: str = "query"
+    permutations: int | None = None
+    exact: bool = False
+
+    @property
+    def p_resolution(self) -> float | None:
+        """Step between the attainable p values of a Fisher test (None for the t-test)."""
+        if not self.permutations:
+            return None
+        return PermutationP(self.p_value, self.permutations, self.exact).resolution
 
     def to_dict(self) -> dict:
         d = asdict(self)
         for key in ("mean_a", "mean_b", "p_value", "p_corrected"):
             if d[key] is not None and np.isnan(d[key]):
                 d[key] = None
+        d["p_resolution"] = self.p_resolution
         return d
 
 
 def compare_runs(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], metrics: Sequence[str], *,
                  test: str = "fisher", baseline: str | None = None, correction: str = "holm",
-                 max_p: float = 0.05, n_permutations: int = 1000, seed: int = 42) -> list[Comparison]:
+                 max_p: float = 0.05, n_permutations: int = 1000, seed: int = 42,
+                 query_groups: Mapping[str, str] | None = None) -> list[Comparison]:
     """Paired tests for every metric: every pair of runs, or each run against ``baseline``.
 
     ``per_query`` is ``{run: {metric: {qid: score}}}``; a query missing from one run's scores (a
-    TLR@k query not counted) is left out of that comparison.
+    TLR@k query not counted) is left out of that comparison. ``query_groups`` ``{qid: group}`` makes
+    each group one unit (see the module docstring); None: each query is one.
     """
     TESTS.get(test)
     CORRECTIONS.get(correction)
@@ -149,23 +246,34 @@ def compare_runs(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], met
         pairs = [(baseline, n) for n in names if n != baseline]
     else:
         pairs = [(names[i], names[j]) for i in range(len(names)) for j in range(i + 1, len(names))]
+    unit = "query" if query_groups is None else "query group"
     out: list[Comparison] = []
     for metric in metrics:
         group: list[Comparison] = []
         for a_name, b_name in pairs:
             a_scores, b_scores = per_query[a_name][metric], per_query[b_name][metric]
             qids = sorted(set(a_scores) & set(b_scores))
-            a = np.array([a_scores[q] for q in qids], dtype=np.float64)
-            b = np.array([b_scores[q] for q in qids], dtype=np.float64)
+            units = None
+            if query_groups is not None:
+                missing = [q for q in qids if q not in query_groups]
+                if missing:
+                    raise MlirkitError(f"no query group for {len(missing)} of {len(qids)} queries "
+                                       f"(e.g. {', '.join(map(repr, missing[:3]))})")
+                units = [query_groups[q] for q in qids]
+            a = unit_means(np.array([a_scores[q] for q in qids], dtype=np.float64), units)
+            b = unit_means(np.array([b_scores[q] for q in qids], dtype=np.float64), units)
+            permutations, exact = None, False
             if not qids:
                 p = float("nan")
             elif test == "fisher":
-                p = fisher_randomization_test(a, b, n_permutations, seed)
+                result = randomization_test(a - b, n_permutations, seed)
+                p, permutations, exact = result.p, result.permutations, result.exact
             else:
                 p = paired_t_test(a, b)
             group.append(Comparison(metric, a_name, b_name, test, len(qids),
                                     float(a.mean()) if qids else float("nan"),
-                                    float(b.mean()) if qids else float("nan"), p, p, False))
+                                    float(b.mean()) if qids else float("nan"), p, p, False,
+                                    n_units=len(a), unit=unit, permutations=permutations, exact=exact))
         for c, p_adj in zip(group, correct([c.p_value for c in group], correction)):
             c.p_corrected = p_adj
             c.significant = bool(not np.isnan(p_adj) and p_adj <= max_p)
@@ -173,5 +281,6 @@ def compare_runs(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], met
     return out
 
 
-__all__ = ["CORRECTIONS", "Comparison", "TESTS", "bonferroni", "compare_runs", "correct",
-           "exact_randomization_test", "fisher_randomization_test", "holm", "paired_t_test"]
+__all__ = ["CORRECTIONS", "Comparison", "EXACT_MAX_UNITS", "PermutationP", "TESTS", "bonferroni", "compare_runs",
+           "correct", "exact_randomization_test", "fisher_randomization_test", "format_p", "holm", "paired_t_test",
+           "randomization_test", "unit_means", "use_exact"]

@@ -42,4 +42,18 @@ class ParallelDoc(NamedTuple):
         return self.text
 
 
-__all__ = ["Doc", "ParallelDoc", "Query"]
+class ParallelQuery(NamedTuple):
+    """A query that is one language version of a translated question: ``group_id`` names the question,
+    shared by its translations. A paired test moves a group's queries together
+    (:mod:`mlirkit.eval.query_groups`); ``mlirkit/ddtp/...`` queries are of this type."""
+
+    query_id: str
+    text: str
+    lang: str
+    group_id: str
+
+    def default_text(self) -> str:
+        return self.text
+
+
+__all__ = ["Doc", "ParallelDoc", "ParallelQuery", "Query"]

@@ -1,7 +1,7 @@
-"""Transform operations that read an index directory: corpus-fitted vectors and label-free alpha.
+"""Transform operations that read an index directory: vectors fitted on its documents and label-free alpha.
 
-The maths lives in :mod:`mlirkit.transforms` (``corpus_fit``, ``alpha_select``); these functions feed
-it the untransformed document embeddings and languages of an mlirkit index.
+The maths lives in :mod:`mlirkit.transforms` (``recipes``, ``corpus_fit``, ``alpha_select``); these functions
+feed it the untransformed document embeddings and languages of an mlirkit index.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from mlirkit.index import DenseIndex
 from mlirkit.index.layout import LANGS_FILE
 from mlirkit.transforms.alpha_select import AlphaSelection, select_alpha
 from mlirkit.transforms.corpus_fit import DEFAULT_MIN_DOCS, fit_corpus_shift
+from mlirkit.transforms.recipes import DEFAULT_VECTORS, fit_recipe
 from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
@@ -59,6 +60,17 @@ def fit_corpus_shift_from_index(index_dir: str | os.PathLike, source_lang: str, 
     extra = {"normalized": bool(encoder.get("normalize", False)), **(meta or {})}
     return fit_corpus_shift(embs, langs, source_lang, encoder=encoder, relative_to=relative_to, min_docs=min_docs,
                             only_langs=only_langs, origin=str(index_dir), meta=extra)
+
+
+def fit_from_index(index_dir: str | os.PathLike, source_lang: str, *, vectors: str = DEFAULT_VECTORS,
+                   min_docs: int = DEFAULT_MIN_DOCS, only_langs: Sequence[str] | None = None) -> LanguageTransform:
+    """SHIFT vectors of the recipe ``vectors`` (``"mined"`` or ``"corpus"``, :mod:`mlirkit.transforms.recipes`)
+    fitted on the documents of an index directory, read once; the index's encoder and the recipe's choices
+    are recorded in the transform's metadata."""
+    embs, langs, encoder = index_document_embeddings(index_dir)
+    return fit_recipe(embs, langs, source_lang, vectors=vectors, encoder=encoder, min_docs=min_docs,
+                      only_langs=only_langs, origin=str(index_dir),
+                      meta={"normalized": bool(encoder.get("normalize", False))})
 
 
 def select_alpha_for_index(index_dir: str, transform: LanguageTransform, **kwargs: Any) -> AlphaSelection:

@@ -1,9 +1,11 @@
-"""Hybrid SHIFT vectors: translation-pair vectors where pairs exist, corpus-fitted vectors for the rest.
+"""Hybrid SHIFT vectors: translation-pair vectors where pairs exist, vectors fitted on the corpus for the rest.
 
-For every non-source language ``l`` of the two transforms (same encoder, same source language):
+For every non-source language ``l`` of the two transforms (same encoder, same source language; the second
+one fitted on the corpus by either recipe of :mod:`mlirkit.transforms.recipes`, ``corpus`` or ``mined``):
 
 - ``l`` only in the pair-fitted transform: ``V_l = V_l^pairs`` (provenance ``pairs``);
-- ``l`` only in the corpus-fitted transform: ``V_l = V_l^corpus`` (provenance ``corpus``);
+- ``l`` only in the corpus-fitted transform: ``V_l = V_l^corpus`` (its own provenance: ``corpus``, or
+  ``mined-pairs`` with the pairs mined);
 - in both: ``V_l = V_l^pairs`` (``pairs``), or with a blend weight ``w`` in [0, 1]
   ``V_l = (1 - w) * V_l^pairs + w * V_l^corpus`` (provenance ``blend``, with ``w``).
 
@@ -60,7 +62,7 @@ def hybrid_shift(pairs: ShiftTransform, corpus: ShiftTransform, *, blend: float 
             info["from"] = "pairs"
         elif lang not in pairs.params:
             params[lang] = corpus.params[lang]
-            info["from"] = "corpus"
+            info.update((corpus.meta.get("provenance") or {}).get(lang) or {"from": "corpus"})
         else:
             v = (1.0 - blend) * pairs.params[lang].astype(np.float64) + blend * corpus.params[lang].astype(np.float64)
             params[lang] = v.astype(np.float32)
@@ -84,5 +86,6 @@ def hybrid_shift(pairs: ShiftTransform, corpus: ShiftTransform, *, blend: float 
                               + ("" if blend is None else "; both: (1 - w) V_l^pairs + w V_l^corpus")},
         "corpus_fit": corpus.meta.get("corpus_fit"),
         "provenance": provenance,
+        **{k: corpus.meta[k] for k in ("recipe", "mining", "topic_robust") if k in corpus.meta},
     }
     return ShiftTransform(params, encoder=pairs.encoder, source_lang=pairs.source_lang, meta=meta)

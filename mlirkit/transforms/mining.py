@@ -7,39 +7,41 @@ pairs mined like bitext. For a non-source language ``l`` with documents ``X`` an
 documents ``Y`` (untransformed embeddings), starting from ``V^(0)`` (the corpus-fitted vector, so that
 the language offset does not hide the matches), round ``t`` does:
 
-1. shift and normalise: ``x~ = norm(x - V^(t) - m)``, ``y~ = norm(y - m)`` with ``m = 0`` (default) or,
-   with ``center=True``, ``m`` = the mean of the source-language documents. Subtracting a common
-   vector changes no difference ``x - y``, but it spreads the cosines of anisotropic encoders (e5:
-   nearly every pair of documents has cosine 0.8-0.9), so that neighbours and margins discriminate
-   (measured in docs/results.md; on isotropic toy data it finds fewer pairs);
+1. shift and normalise: ``x~ = norm(x - V^(t) - m)``, ``y~ = norm(y - m)`` with ``m`` the mean of the
+   source-language documents (``center=True``, the default) or ``m = 0``. Subtracting a common vector
+   changes no difference ``x - y``, but it spreads the cosines of anisotropic encoders (e5: nearly every
+   pair of documents has cosine 0.8-0.9), so that neighbours and margins discriminate;
 2. exact k-nearest neighbours both ways by inner product (FAISS ``IndexFlatIP``, queries in chunks of
    ``chunk_rows``): ``NN_k(x)`` among ``Y``, ``NN_k(y)`` among ``X``;
-3. the ratio margin of Artetxe & Schwenk (2019), "Margin-based parallel corpus mining with
-   multilingual sentence embeddings" (ACL), for a candidate pair::
+3. the pairs of the round, by ``selection`` (:data:`SELECTIONS`):
 
-       margin(x, y) = cos(x, y) / ( sum_{z in NN_k(x)} cos(x, z) / 2k + sum_{z in NN_k(y)} cos(y, z) / 2k )
+   - ``union-knn`` (the default): every ``x`` with each of its ``NN_k(x)`` and every ``y`` with each of
+     its ``NN_k(y)`` (a pair found from both sides counted twice), the union of both directions'
+     nearest-neighbour dictionaries, as in the bidirectional dictionary induction of Artetxe et al.
+     (2018, below). Every document takes part, so on a corpus whose languages cover the same topics the
+     mean stays close to the corpus mean;
+   - ``mutual-margin``: each ``x``'s best candidate among ``NN_k(x)`` and each ``y``'s among ``NN_k(y)``
+     under the ratio margin of Artetxe & Schwenk (2019), "Margin-based parallel corpus mining with
+     multilingual sentence embeddings" (ACL)::
 
-4. each ``x``'s best-margin candidate among ``NN_k(x)`` and each ``y``'s among ``NN_k(y)``; a pair is
-   kept when the two choices are mutual (so every document is in at most one pair) and its margin is
-   at least ``threshold`` (default :data:`DEFAULT_THRESHOLD`; a margin of 1 means "no closer than
-   the two neighbourhoods on average"; bitext mining with LASER used 1.04-1.06 for real translations,
-   while the pairs here are topic neighbours, not translations, so the default is lower);
-   or, with ``selection="union-knn"``, no filter and no mutuality: every ``x`` with each of its
-   ``NN_k(x)`` and every ``y`` with each of its ``NN_k(y)`` (a pair found from both sides counted twice),
-   the union of both directions' nearest-neighbour dictionaries, as in the bidirectional dictionary
-   induction of Artetxe et al. (2018, below). Every document takes part, so on a corpus whose languages
-   cover the same topics the mean is close to the corpus mean (mutual pairs cover a third to two thirds
-   of the documents and are the noisier estimate there; measured in docs/results.md);
-5. ``V^(t+1) = (1/|P|) sum_{(x, y) in P} (x - y)`` in float64 on the untransformed embeddings (SHIFT's
+         margin(x, y) = cos(x, y) / ( sum_{z in NN_k(x)} cos(x, z) / 2k + sum_{z in NN_k(y)} cos(y, z) / 2k )
+
+     kept when the two choices are mutual (every document in at most one pair) and the margin is at
+     least ``threshold`` (default :data:`DEFAULT_THRESHOLD`; 1 means "no closer than the two
+     neighbourhoods on average"; bitext mining of real translations uses 1.04-1.06, the pairs here are
+     topic neighbours). Mutual pairs cover a third to two thirds of the documents: the noisier estimate;
+4. ``V^(t+1) = (1/|P|) sum_{(x, y) in P} (x - y)`` in float64 on the untransformed embeddings (SHIFT's
    formula over the mined pairs);
 
 (with ``topic`` given, a :class:`~mlirkit.transforms.topic_subspace.TopicSubspace`: projected out of it,
-``V^(t+1) = (I - U_r U_r^T) mean(x - y)``, and so is ``V^(0)``: the topic-robust variant, measured in
-docs/results.md), until ``||V^(t+1) - V^(t)|| <= tol * ||V^(t)||`` or ``max_rounds`` rounds (the refinement loop of
-unsupervised cross-lingual embedding mapping, Artetxe et al. 2018, "A robust self-learning method for
-fully unsupervised cross-lingual mappings of word embeddings"). A language with fewer than
-``min_pairs`` kept pairs in a round keeps its corpus-fitted vector (recorded, warned): a mean over a
-handful of pairs is noisier than the corpus mean.
+``V^(t+1) = (I - U_r U_r^T) mean(x - y)``, and so is ``V^(0)``), until ``||V^(t+1) - V^(t)|| <= tol *
+||V^(t)||`` or ``max_rounds`` rounds (the refinement loop of unsupervised cross-lingual embedding
+mapping, Artetxe et al. 2018, "A robust self-learning method for fully unsupervised cross-lingual
+mappings of word embeddings"). A language with fewer than ``min_pairs`` pairs in a round keeps its
+corpus-fitted vector (recorded, warned): a mean over a handful of pairs is noisier than the corpus mean.
+The defaults are the best setting measured (docs/results.md, "Language vectors without parallel text");
+the ``mined`` recipe of :mod:`mlirkit.transforms.recipes` adds the topic projection where it is safe.
+Definitions: docs/design.md, "Language vectors without parallel text".
 
 Memory: one language's rows and the source-language rows (float32) and ``k`` neighbours per row; the
 ``n_l x n_src`` similarity matrix is never formed. The rounds, pair counts, margin distribution and
@@ -181,7 +183,7 @@ SELECTIONS: Registry[Callable[..., MinedPairs]] = Registry("pair selection")
 """How a round picks its pairs (module docstring); the name is recorded in the transform's metadata."""
 SELECTIONS.register("mutual-margin", mine_pairs)
 SELECTIONS.register("union-knn", union_knn_pairs)
-DEFAULT_SELECTION = "mutual-margin"
+DEFAULT_SELECTION = "union-knn"
 
 
 def _quantiles(x: np.ndarray) -> dict[str, float] | None:
@@ -193,7 +195,7 @@ def _quantiles(x: np.ndarray) -> dict[str, float] | None:
 
 def mined_language_vector(tgt_raw: np.ndarray, src_raw: np.ndarray, initial: np.ndarray, *, k: int = DEFAULT_K,
                           threshold: float = DEFAULT_THRESHOLD, min_pairs: int = DEFAULT_MIN_PAIRS,
-                          max_rounds: int = DEFAULT_MAX_ROUNDS, tol: float = DEFAULT_TOL, center: bool = False,
+                          max_rounds: int = DEFAULT_MAX_ROUNDS, tol: float = DEFAULT_TOL, center: bool = True,
                           chunk_rows: int = DEFAULT_CHUNK_ROWS, topic: "TopicSubspace | None" = None,
                           selection: str = DEFAULT_SELECTION) -> tuple[np.ndarray, dict[str, Any]]:
     """``(V_l float64 (d,), record)`` by iterated mining (module docstring) from ``initial`` (d,); with
@@ -247,7 +249,7 @@ def mined_language_vector(tgt_raw: np.ndarray, src_raw: np.ndarray, initial: np.
 def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: str, *, encoder: dict[str, Any],
                     initial: ShiftTransform | None = None, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD,
                     min_pairs: int = DEFAULT_MIN_PAIRS, max_rounds: int = DEFAULT_MAX_ROUNDS, tol: float = DEFAULT_TOL,
-                    center: bool = False, min_docs: int | None = None, only_langs: Sequence[str] | None = None,
+                    center: bool = True, min_docs: int | None = None, only_langs: Sequence[str] | None = None,
                     origin: str | None = None, topic_rank: int | str | None = None,
                     topic_test_level: float | None = None, selection: str = DEFAULT_SELECTION,
                     chunk_rows: int = DEFAULT_CHUNK_ROWS, meta: dict[str, Any] | None = None) -> ShiftTransform:

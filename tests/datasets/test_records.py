@@ -63,7 +63,8 @@ def test_ir_datasets_export_writes_full_records(capsys):
     assert set(first) == {"doc_id", "text", "lang"} and first["text"] and first["lang"] == "cs"
     assert datasets_main(["export", "mlirkit/ddtp/en/test", "queries"]) == 0
     rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
-    assert len(rows) == 645 and all(len(r) == 3 and r[1] and r[2] == "en" for r in rows)
+    # query_id, text, lang, group_id (the description group: DDTP queries are ParallelQuery records)
+    assert len(rows) == 645 and all(len(r) == 4 and r[1] and r[2] == "en" and r[0] == f"q/{r[3]}/en" for r in rows)
     assert datasets_main(["ir_datasets", "export", "mlirkit/ddtp/en/test", "qrels"]) == 0
     qrels = capsys.readouterr().out.splitlines()
     assert qrels and all(len(line.split()) == 4 for line in qrels)
@@ -75,7 +76,7 @@ def test_ir_datasets_cli_itself_after_import_mlirkit():
                          cwd=REPO, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     rows = [json.loads(line) for line in out.stdout.splitlines()]
-    assert len(rows) == 268 and set(rows[0]) == {"query_id", "text", "lang"} and rows[0]["lang"] == "en"
+    assert len(rows) == 268 and set(rows[0]) == {"query_id", "text", "lang", "group_id"} and rows[0]["lang"] == "en"
 
 
 def test_ir_datasets_usage_error_exits_non_zero(capsys):

@@ -62,7 +62,8 @@ def test_markdown_and_latex(result, tmp_path):
     assert md.splitlines()[0].startswith("| run ") and "base_run" in md and "**paired tests**" in md
     tex = write_report(result, tmp_path / "r.tex").read_text()
     assert r"\begin{tabular}" in tex and r"base\_run" in tex and r"\toprule" in tex
-    assert tex.count(r"\begin{table}") == 3
+    assert tex.count(r"\begin{table}") == 4  # main, two per-language tables, the paired tests
+    assert r"paired tests Paired t-test over 2 queries" in tex
 
 
 def test_write_report_errors_and_overwrite(result, tmp_path):

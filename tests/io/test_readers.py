@@ -98,3 +98,34 @@ def test_topics_formats_and_langs(tmp_path):
     tsv.write_text("q1\ta\nq1\tb\n", encoding="utf-8")
     with pytest.raises(MlirkitError, match=r"q.tsv:2: duplicate query id"):
         read_topics(tsv)
+
+
+def test_topics_with_group_ids_are_parallel_queries(tmp_path):
+    from mlirkit.io.records import ParallelQuery
+
+    js = write_jsonl(tmp_path / "q.jsonl", [{"_id": "de_1", "text": "hallo", "lang": "de", "group_id": "1"},
+                                            {"_id": "fr_1", "text": "salut", "lang": "fr", "group_id": "1"}])
+    assert read_topics(js) == [ParallelQuery("de_1", "hallo", "de", "1"), ParallelQuery("fr_1", "salut", "fr", "1")]
+    write_jsonl(js, [{"_id": "a", "text": "x", "group_id": "g"}, {"_id": "b", "text": "y"}])
+    with pytest.raises(MlirkitError, match=r"q.jsonl:2: query 'b' has no group_id"):
+        read_topics(js)
+    write_jsonl(js, [{"_id": "a", "text": "x"}, {"_id": "b", "text": "y", "group_id": "g"}])
+    with pytest.raises(MlirkitError, match=r"q.jsonl:2: query 'b' has a group_id, the queries before it have none"):
+        read_topics(js)
+    write_jsonl(js, [{"_id": "a", "text": "x", "group_id": ""}])
+    with pytest.raises(MlirkitError, match=r"q.jsonl:1: empty group_id"):
+        read_topics(js)
+
+
+def test_query_groups_file(tmp_path):
+    from mlirkit.io.query_groups import read_query_groups
+
+    p = tmp_path / "groups.tsv"
+    p.write_text("# qid\tgroup\nq/1/de\t1\n\nq/1/fr\t1\nq/2/de\t2\n", encoding="utf-8")
+    assert read_query_groups(p) == {"q/1/de": "1", "q/1/fr": "1", "q/2/de": "2"}
+    for content, message in (("a\t1\na\t2\n", r"groups.tsv:2: query 'a' listed twice"),
+                             ("a 1\n", r"groups.tsv:1: expected 2 tab-separated columns \(qid, group\), got 1"),
+                             ("a\t\n", r"groups.tsv:1: empty group"), ("# nothing\n", r"groups.tsv: no query groups")):
+        p.write_text(content, encoding="utf-8")
+        with pytest.raises(MlirkitError, match=message):
+            read_query_groups(p)

@@ -1,12 +1,14 @@
-"""``fit --from-index --topic-rank`` reads the index's embeddings once (for the corpus vectors and the
-topic subspace both) and writes the transform the library functions give when each reads them itself."""
+"""``fit --from-index`` reads the index's embeddings once: the product's recipes (``--vectors mined|corpus``),
+and the experiments' ``--topic-rank`` (for the corpus vectors and the topic subspace both), which writes the
+transform the library functions give when each reads them itself."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from mlirkit.transforms import load_transform, save_transform
-from mlirkit.shift.cli import main
+from experiments.cli import main
+from mlirkit.shift.cli import main as shift_main
 
 ENC = {"class": "test", "model": "toy"}
 
@@ -72,9 +74,10 @@ def test_without_topic_rank_the_index_is_read_once_too(index, tmp_path, capsys, 
     reads = []
     real = from_index.index_document_embeddings
     monkeypatch.setattr(from_index, "index_document_embeddings", lambda d: reads.append(d) or real(d))
-    for extra in ([], ["--mine-pairs", "--topic-rank", "2"]):
+    for i, (cli, extra) in enumerate(((main, []), (main, ["--mine-pairs", "--topic-rank", "2"]), (shift_main, []),
+                                      (shift_main, ["--vectors", "corpus"]), (shift_main, ["--vectors", "mined"]))):
         reads.clear()
-        assert main(["fit", "--from-index", str(index), "--source-lang", "en", *extra,
-                     "--output", str(tmp_path / f"t{len(extra)}.safetensors")]) == 0
+        assert cli(["fit", "--from-index", str(index), "--source-lang", "en", *extra,
+                    "--output", str(tmp_path / f"t{i}.safetensors")]) == 0
         assert len(reads) == 1
     capsys.readouterr()

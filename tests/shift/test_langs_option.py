@@ -45,7 +45,7 @@ def test_fit_from_index_comma_list_equals_space_list_and_unknown_is_an_error(tmp
             np.testing.assert_array_equal(ts[k].params[lang], ts["space"].params[lang])
         assert {m: v for m, v in ts[k].meta.items() if m != "created"} == \
             {m: v for m, v in ts["space"].meta.items() if m != "created"}
-    for extra in ([], ["--mine-pairs"]):
+    for extra in ([], ["--vectors", "corpus"]):  # the mined recipe (default) and corpus vectors
         assert run_cli(main, ["fit", "--from-index", str(idx), "--source-lang", "en", "--langs", "de,xx,jpn",
                               "--output", str(tmp_path / "x.safetensors"), *extra]) == 2
         err = capsys.readouterr().err  # (JA would be ja: codes are case-insensitive)

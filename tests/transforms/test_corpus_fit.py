@@ -182,28 +182,30 @@ def _index(tmp_path, embs, langs, name="idx"):
 
 
 def test_cli_fit_from_index_hybrid_select_alpha_and_apply(tmp_path, capsys):
+    from experiments.cli import main as experiments_main
     from mlirkit.base.cli import run_cli
     from mlirkit.shift.cli import main
 
     embs, langs, offsets = planted(langs=("de", "fr"), groups=40)
     idx = _index(tmp_path, embs, langs)
     out = tmp_path / "corpus.safetensors"
-    assert main(["fit", "--method", "shift", "--from-index", str(idx), "--source-lang", "en", "--output", str(out)]) == 0
+    assert main(["fit", "--method", "shift", "--from-index", str(idx), "--vectors", "corpus", "--source-lang", "en",
+                 "--output", str(out)]) == 0
     t = load_transform(out)
     la = np.array(langs)
     np.testing.assert_allclose(t.params["de"], embs[la == "de"].mean(0) - embs[la == "en"].mean(0), atol=1e-5)
-    assert t.meta["corpus_fit"]["origin"] == str(idx)
+    assert t.meta["corpus_fit"]["origin"] == str(idx) and t.meta["recipe"]["vectors"] == "corpus"
     capsys.readouterr()
 
-    assert main(["fit", "--from-index", str(idx), "--source-lang", "en", "--relative-to-overall", "--output",
+    assert experiments_main(["fit", "--from-index", str(idx), "--source-lang", "en", "--relative-to-overall", "--output",
                  str(tmp_path / "o.safetensors")]) == 0
     assert load_transform(tmp_path / "o.safetensors").method == "shift-overall"
 
     pairs = ShiftTransform({"de": offsets["de"]}, encoder=ENC, source_lang="en", meta={"pairs": {"de": 9}})
     save_transform(pairs, tmp_path / "pairs.safetensors")
     hyb = tmp_path / "hybrid.safetensors"
-    assert main(["fit", "--from-index", str(idx), "--source-lang", "en", "--hybrid-with",
-                 str(tmp_path / "pairs.safetensors"), "--blend", "0.5", "--output", str(hyb)]) == 0
+    assert experiments_main(["fit", "--from-index", str(idx), "--source-lang", "en", "--hybrid-with",
+                             str(tmp_path / "pairs.safetensors"), "--blend", "0.5", "--output", str(hyb)]) == 0
     h = load_transform(hyb)
     assert {l: p["from"] for l, p in h.meta["provenance"].items()} == {"de": "blend", "fr": "corpus"}
     capsys.readouterr()
@@ -220,18 +222,23 @@ def test_cli_fit_from_index_hybrid_select_alpha_and_apply(tmp_path, capsys):
 
     # refusals: exit 2 with the threshold in the message
     few = _index(tmp_path, embs[:45], langs[:45], "few")
-    assert run_cli(main, ["fit", "--from-index", str(few), "--source-lang", "en", "--output",
-                          str(tmp_path / "x.safetensors")]) == 2
-    assert "de has 5; at least 20 per language" in capsys.readouterr().err
-    assert run_cli(main, ["fit", "--from-index", str(few), "--source-lang", "en", "--min-docs", "5", "--output",
-                          str(tmp_path / "x.safetensors")]) == 0
-    for argv, msg in ((["--blend", "0.5"], "--blend needs --hybrid-with"),
-                      (["--relative-to-overall", "--hybrid-with", str(tmp_path / "pairs.safetensors")], "drop --relative"),
-                      (["--method", "centering"], "fits shift vectors"),
-                      (["--pairs", "x"], "not both")):
-        assert run_cli(main, ["fit", "--from-index", str(idx), "--source-lang", "en", "--output",
-                              str(tmp_path / "y.safetensors"), *argv]) == 2
+    for vectors in ("corpus", "mined"):
+        assert run_cli(main, ["fit", "--from-index", str(few), "--vectors", vectors, "--source-lang", "en", "--output",
+                              str(tmp_path / "x.safetensors")]) == 2
+        assert "de has 5; at least 20 per language" in capsys.readouterr().err
+    assert run_cli(main, ["fit", "--from-index", str(few), "--vectors", "corpus", "--source-lang", "en",
+                          "--min-docs", "5", "--output", str(tmp_path / "x.safetensors")]) == 0
+    for cli, argv, msg in ((experiments_main, ["--blend", "0.5"], "--blend needs --hybrid-with"),
+                           (experiments_main, ["--relative-to-overall", "--hybrid-with", str(tmp_path / "pairs.safetensors")],
+                            "drop --relative"),
+                           (main, ["--method", "centering"], "fits shift vectors"),
+                           (main, ["--pairs", "x"], "not both")):
+        assert run_cli(cli, ["fit", "--from-index", str(idx), "--source-lang", "en", "--output",
+                             str(tmp_path / "y.safetensors"), *argv]) == 2
         assert msg in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:  # the recipes are the registry's names
+        main(["fit", "--from-index", str(idx), "--vectors", "mean", "--source-lang", "en", "--output", "y"])
+    assert e.value.code == 2 and "invalid choice: 'mean' (choose from 'corpus', 'mined')" in capsys.readouterr().err
     assert run_cli(main, ["fit", "--min-docs", "3", "--pairs", "x", "--source-lang", "en", "--output",
                           str(tmp_path / "y.safetensors")]) == 2
     assert "need --from-index" in capsys.readouterr().err

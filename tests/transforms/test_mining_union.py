@@ -2,18 +2,15 @@
 (the parallel-corpus case is in test_mining.py, beside the mutual-margin one)."""
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.transforms import fit_corpus_shift, load_transform
+from mlirkit.transforms import fit_corpus_shift
 from mlirkit.transforms.mining import SELECTIONS, fit_mined_shift, union_knn_pairs
 from tests.transforms.toy_corpora import even, unit
 
 ENC = {"class": "test", "model": "toy"}
-
 
 
 @pytest.mark.parametrize("k", [1, 3, 6])
@@ -41,12 +38,11 @@ def test_union_knn_pairs_equal_both_directions_neighbour_lists_written_out(k):
     assert len(union_knn_pairs(x, y, k=k, threshold=5.0)) == len(got)
 
 
-
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_union_knn_is_closer_to_the_offset_than_mutual_pairs_when_topics_are_shared(seed):
     embs, langs, offsets = even(seed)
     corpus = fit_corpus_shift(embs, langs, "en", encoder=ENC)
-    mutual = fit_mined_shift(embs, langs, "en", encoder=ENC, center=True)
+    mutual = fit_mined_shift(embs, langs, "en", encoder=ENC, selection="mutual-margin", center=True)
     union = fit_mined_shift(embs, langs, "en", encoder=ENC, center=True, selection="union-knn")
     err = {name: max(np.linalg.norm(t.params[l] - offsets[l]) for l in ("de", "fr"))
            for name, t in (("corpus", corpus), ("mutual", mutual), ("union", union))}
@@ -64,29 +60,3 @@ def test_unknown_selection_names_did_you_mean():
         fit_mined_shift(embs, langs, "en", encoder=ENC, selection="union-nn")
 
 
-def test_cli_fit_mine_selection(tmp_path, capsys):
-    from mlirkit.base.cli import run_cli
-    from mlirkit.index import IndexWriter
-    from mlirkit.shift.cli import main
-
-    embs, langs, _ = even(2)
-    idx = tmp_path / "idx"
-    with IndexWriter(idx, dim=embs.shape[1], encoder=ENC, normalized=False, save_embeddings=True) as w:
-        w.add([f"d{i}" for i in range(len(embs))], langs, embs)
-    out = tmp_path / "u.safetensors"
-    assert main(["fit", "--from-index", str(idx), "--source-lang", "en", "--mine-pairs", "--mine-selection",
-                 "union-knn", "--mine-k", "2", "--mine-center", "--output", str(out)]) == 0
-    printed = json.loads(capsys.readouterr().out)
-    t = load_transform(out)
-    want = fit_mined_shift(embs, langs, "en", encoder=ENC, k=2, center=True, selection="union-knn")
-    for lang in ("de", "fr"):
-        np.testing.assert_allclose(t.params[lang], want.params[lang], atol=1e-6)
-    assert printed["mining"]["selection"] == "union-knn" and t.meta["mining"]["selection"] == "union-knn"
-    for argv, msg in ((["--mine-pairs", "--mine-selection", "union"], "did you mean: union-knn"),
-                      (["--mine-pairs", "--mine-selection", "union-knn", "--mine-threshold", "1.02"],
-                       "--mine-threshold filters mutual-margin pairs"),
-                      (["--mine-selection", "union-knn"], "need --mine-pairs")):
-        assert run_cli(main, ["fit", "--from-index", str(idx), "--source-lang", "en", "--output",
-                              str(tmp_path / "y.safetensors"), *argv]) == 2
-        assert msg in capsys.readouterr().err
-    assert not (tmp_path / "y.safetensors").exists()

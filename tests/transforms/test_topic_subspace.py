@@ -1,35 +1,18 @@
 """Topic-robust language vectors: the pooled within-language (topic) subspace projected out."""
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.transforms import fit_corpus_shift, load_transform
+from mlirkit.transforms import fit_corpus_shift
 from mlirkit.transforms.mining import fit_mined_shift
 from mlirkit.transforms.topic_subspace import (marchenko_pastur_rank, parse_topic_rank, remove_topic, skew_test,
                                                topic_subspace, within_language_covariance)
 
+from tests.transforms.toy_corpora import topic_skewed
+
 ENC = {"class": "test", "model": "toy"}
-
-
-def _topic_skewed(seed=0, d=32, r=4, n=200, langs=("en", "de", "fr"), skew=1.5):
-    """Documents = topic (r strong directions, each language centred on different topics) + a language offset
-    orthogonal to the topic directions + isotropic noise; returns embs, langs, offsets, topic basis."""
-    rng = np.random.default_rng(seed)
-    q, _ = np.linalg.qr(rng.normal(size=(d, d)))
-    topics, rest = q[:, :r], q[:, r:]
-    rows, lang_list, offsets = [], [], {}
-    for i, lang in enumerate(langs):
-        centre = skew * rng.normal(size=r)  # this language's own topic mix (the skew)
-        coef = 3.0 * (centre + rng.normal(size=(n, r)))
-        off = np.zeros(d) if lang == "en" else 2.0 * rest @ (lambda u: u / np.linalg.norm(u))(rng.normal(size=d - r))
-        offsets[lang] = off
-        rows.append(coef @ topics.T + off + 0.3 * rng.normal(size=(n, d)))
-        lang_list += [lang] * n
-    return np.concatenate(rows), lang_list, offsets, topics
 
 
 def test_within_language_covariance_is_the_pooled_covariance_written_out():
@@ -55,7 +38,7 @@ def test_marchenko_pastur_rank_counts_the_eigenvalues_above_the_edge():
     rng = np.random.default_rng(0)
     noise = rng.normal(size=(600, 32))
     assert topic_subspace(noise, ["en"] * 300 + ["de"] * 300).rank == 0
-    embs, langs, _, topics = _topic_skewed()
+    embs, langs, _, topics = topic_skewed()
     sub = topic_subspace(embs, langs)
     assert sub.rank == 4 and sub.rule == "marchenko-pastur" and sub.basis.shape == (32, 4)
     # the estimated subspace is the planted one (principal angles near 0)
@@ -64,7 +47,7 @@ def test_marchenko_pastur_rank_counts_the_eigenvalues_above_the_edge():
 
 
 def test_projection_equals_the_formula_and_is_recorded():
-    embs, langs, _, _ = _topic_skewed(seed=1)
+    embs, langs, _, _ = topic_skewed(seed=1)
     corpus = fit_corpus_shift(embs, langs, "en", encoder=ENC)
     sub = topic_subspace(embs, langs, 3)
     out = remove_topic(corpus, sub)
@@ -81,10 +64,10 @@ def test_projection_equals_the_formula_and_is_recorded():
 
 
 def test_topic_robust_vectors_recover_planted_offsets_that_corpus_means_miss():
-    embs, langs, offsets, _ = _topic_skewed(seed=2)
+    embs, langs, offsets, _ = topic_skewed(seed=2)
     corpus = fit_corpus_shift(embs, langs, "en", encoder=ENC)
     robust = remove_topic(corpus, topic_subspace(embs, langs))
-    mined = fit_mined_shift(embs, langs, "en", encoder=ENC, topic_rank="auto", center=True)
+    mined = fit_mined_shift(embs, langs, "en", encoder=ENC, selection="mutual-margin", topic_rank="auto", center=True)
     assert mined.meta["topic_robust"]["rank"] == 4
     for lang in ("de", "fr"):
         err_corpus = np.linalg.norm(corpus.params[lang] - offsets[lang])
@@ -102,7 +85,7 @@ def test_topic_robust_vectors_recover_planted_offsets_that_corpus_means_miss():
 
 
 def test_topic_rank_refusals():
-    embs, langs, _, _ = _topic_skewed(seed=4, d=8, r=2, n=20)
+    embs, langs, _, _ = topic_skewed(seed=4, d=8, r=2, n=20)
     for bad in (-1, 8, "many"):
         with pytest.raises(MlirkitError, match="topic rank"):
             topic_subspace(embs, langs, bad)
@@ -115,56 +98,9 @@ def test_topic_rank_refusals():
             parse_topic_rank(bad)
 
 
-def test_cli_fit_topic_rank_corpus_and_mined(tmp_path, capsys):
-    from mlirkit.base.cli import run_cli
-    from mlirkit.index import IndexWriter
-    from mlirkit.shift.cli import main
-
-    embs, langs, offsets, _ = _topic_skewed(seed=5)
-    idx = tmp_path / "idx"
-    with IndexWriter(idx, dim=embs.shape[1], encoder=ENC, normalized=False, save_embeddings=True) as w:
-        w.add([f"d{i}" for i in range(len(embs))], langs, embs)
-    stored = np.asarray(np.load(idx / "embeddings.npy"), dtype=np.float64) if (idx / "embeddings.npy").exists() else embs
-    out = tmp_path / "corpus-tr.safetensors"
-    assert main(["fit", "--from-index", str(idx), "--source-lang", "en", "--topic-rank", "auto",
-                 "--output", str(out)]) == 0
-    printed = json.loads(capsys.readouterr().out)
-    t = load_transform(out)
-    want = remove_topic(fit_corpus_shift(stored, langs, "en", encoder=ENC), topic_subspace(stored, langs))
-    for lang in ("de", "fr"):
-        np.testing.assert_allclose(t.params[lang], want.params[lang], atol=1e-5)
-    assert printed["topic_robust"]["rank"] == t.meta["topic_robust"]["rank"] == 4
-
-    out = tmp_path / "mined-tr.safetensors"
-    assert main(["fit", "--from-index", str(idx), "--source-lang", "en", "--mine-pairs", "--mine-center",
-                 "--topic-rank", "3", "--output", str(out)]) == 0
-    printed = json.loads(capsys.readouterr().out)
-    t = load_transform(out)
-    want = fit_mined_shift(stored, langs, "en", encoder=ENC, center=True, topic_rank=3)
-    for lang in ("de", "fr"):
-        np.testing.assert_allclose(t.params[lang], want.params[lang], atol=1e-5)
-    assert t.meta["topic_robust"]["rank"] == 3 and t.meta["topic_robust"]["rule"] == "given"
-    assert "every round" in t.meta["mining"]["formula"] and printed["topic_robust"]["rank"] == 3
-
-    out = tmp_path / "corpus-trt.safetensors"
-    assert main(["fit", "--from-index", str(idx), "--source-lang", "en", "--topic-rank", "auto", "--topic-test",
-                 "0.01", "--output", str(out)]) == 0
-    printed = json.loads(capsys.readouterr().out)
-    assert printed["topic_robust"]["skew_test"]["skewed"] is True and printed["topic_robust"]["applied"] is True
-    for argv, msg in ((["--topic-rank", "x"], "--topic-rank"), (["--topic-test", "0.01"], "needs --topic-rank"),
-                      (["--topic-rank", "2", "--topic-test", "2"], "in (0, 1)"),
-                      (["--topic-rank", "2", "--relative-to-overall"], "drop --relative-to-overall")):
-        assert run_cli(main, ["fit", "--from-index", str(idx), "--source-lang", "en", "--output",
-                              str(tmp_path / "y.safetensors"), *argv]) == 2
-        assert msg in capsys.readouterr().err
-    assert run_cli(main, ["fit", "--topic-rank", "2", "--pairs", "x", "--source-lang", "en", "--output",
-                          str(tmp_path / "y.safetensors")]) == 2
-    assert "need --from-index" in capsys.readouterr().err
-
-
 def test_skew_test_null_moments_and_decisions():
     rng = np.random.default_rng(7)
-    embs, langs, _, _ = _topic_skewed(seed=7, d=40, r=6, n=150, langs=("en", "de", "fr", "es", "it"))
+    embs, langs, _, _ = topic_skewed(seed=7, d=40, r=6, n=150, langs=("en", "de", "fr", "es", "it"))
     sub = topic_subspace(embs, langs)
     d, r = 40, sub.rank
     # the null: random directions' share in the subspace has mean r/d and variance 2r(d-r)/(d^2(d+2))
@@ -183,21 +119,21 @@ def test_skew_test_null_moments_and_decisions():
 
 
 def test_skew_test_projects_topic_skewed_vectors_and_keeps_unskewed_ones():
-    embs, langs, offsets, _ = _topic_skewed(seed=8)
+    embs, langs, offsets, _ = topic_skewed(seed=8)
     corpus = fit_corpus_shift(embs, langs, "en", encoder=ENC)
     out = remove_topic(corpus, topic_subspace(embs, langs), test_level=0.01)
     assert out.meta["topic_robust"]["applied"] is True and out.meta["topic_robust"]["skew_test"]["skewed"]
     assert np.linalg.norm(out.params["de"] - offsets["de"]) < 0.1 * np.linalg.norm(corpus.params["de"] - offsets["de"])
     # every language on the same topics: the corpus means are the offsets, the test keeps them
-    embs, langs, offsets, _ = _topic_skewed(seed=9, skew=0.0, n=400)
+    embs, langs, offsets, _ = topic_skewed(seed=9, skew=0.0, n=400)
     corpus = fit_corpus_shift(embs, langs, "en", encoder=ENC)
     out = remove_topic(corpus, topic_subspace(embs, langs), test_level=0.01)
     rec = out.meta["topic_robust"]
     assert rec["applied"] is False and rec["skew_test"]["skewed"] is False and rec["energy_removed"]["de"] == 0.0
     for lang in ("de", "fr"):
         np.testing.assert_array_equal(out.params[lang], corpus.params[lang])
-    mined = fit_mined_shift(embs, langs, "en", encoder=ENC, center=True, topic_rank="auto", topic_test_level=0.01)
-    plain = fit_mined_shift(embs, langs, "en", encoder=ENC, center=True)
+    mined = fit_mined_shift(embs, langs, "en", encoder=ENC, selection="mutual-margin", center=True, topic_rank="auto", topic_test_level=0.01)
+    plain = fit_mined_shift(embs, langs, "en", encoder=ENC, selection="mutual-margin", center=True)
     assert mined.meta["topic_robust"]["applied"] is False
     for lang in ("de", "fr"):
         np.testing.assert_allclose(mined.params[lang], plain.params[lang], atol=1e-6)

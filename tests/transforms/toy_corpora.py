@@ -51,3 +51,19 @@ def even(seed: int, d: int = 24, per: int = 150,
         embs.append(topics[rng.choice(6, size=per)] + noise * rng.normal(size=(per, d)) + off)
         langs += [lang] * per
     return np.concatenate(embs).astype(np.float32), langs, offsets
+
+def topic_skewed(seed=0, d=32, r=4, n=200, langs=("en", "de", "fr"), skew=1.5):
+    """Documents = topic (r strong directions, each language centred on different topics) + a language offset
+    orthogonal to the topic directions + isotropic noise; returns embs, langs, offsets, topic basis."""
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    topics, rest = q[:, :r], q[:, r:]
+    rows, lang_list, offsets = [], [], {}
+    for i, lang in enumerate(langs):
+        centre = skew * rng.normal(size=r)  # this language's own topic mix (the skew)
+        coef = 3.0 * (centre + rng.normal(size=(n, r)))
+        off = np.zeros(d) if lang == "en" else 2.0 * rest @ (lambda u: u / np.linalg.norm(u))(rng.normal(size=d - r))
+        offsets[lang] = off
+        rows.append(coef @ topics.T + off + 0.3 * rng.normal(size=(n, d)))
+        lang_list += [lang] * n
+    return np.concatenate(rows), lang_list, offsets, topics
