@@ -54,7 +54,7 @@ MLIRKIT_VARIANTS = {
 
 PYSERINI_LAUNCH = """
 import runpy, sys
-from mlirkit.pyserini.jvm import boot_jvm
+from mlirkit.base.jvm import boot_jvm
 boot_jvm()
 sys.argv = ["pyserini.encode"] + sys.argv[1:]
 runpy.run_module("pyserini.encode", run_name="__main__")
@@ -268,7 +268,7 @@ def compare_queries(args: argparse.Namespace) -> int:
                 langs.append(rec["lang"])
             if len(queries) >= args.queries:
                 break
-    from mlirkit.pyserini.jvm import boot_jvm
+    from mlirkit.base.jvm import boot_jvm
 
     boot_jvm()
     from pyserini.encode import AutoQueryEncoder

@@ -1,5 +1,5 @@
 """"What mlirkit promises" (docs/core.md) for outputs, across every CLI that writes: encode, search,
-eval --report, shift fit / apply, index merge. Each fault ends in exit 2, one line on stderr without a
+eval --report, shift fit / apply, index merge, fuse, and (with the JVM, slow) lexical index / search. Each fault ends in exit 2, one line on stderr without a
 traceback, and the disk as it was (nothing half-written, no temporaries, no lock file, no new parents)."""
 from __future__ import annotations
 
@@ -83,10 +83,35 @@ def _merge(ws, out):
     return main, ["merge", str(ws["root"] / "index"), "--output", str(out), "--quiet"]
 
 
+def _fuse(ws, out):
+    from mlirkit.fuse.cli import main
+    run = str(ws["root"] / "run.trec")
+    return main, ["--runs", run, run, "--method", "rrf", "--output", str(out), "--quiet"]
+
+
+def _lexical_index(ws, out):
+    from mlirkit.lexical.cli import main
+    return main, ["index", "--corpus", str(ws["root"] / "corpus.jsonl"), "--index", str(out), "--quiet"]
+
+
+def _lexical_search(ws, out):
+    from mlirkit.lexical.cli import main
+    index = ws["root"] / "bm25"
+    if not index.exists():
+        assert main(["index", "--corpus", str(ws["root"] / "corpus.jsonl"), "--index", str(index), "--quiet"]) == 0
+    return main, ["search", "--index", str(index), "--topics", str(ws["root"] / "topics.tsv"), "--output", str(out),
+                  "--quiet"]
+
+
 #: CLI -> (command builder, output name, is the output a directory)
 CLIS = {"encode": (_encode, "index", True), "search": (_search, "run.trec", False),
         "eval-report": (_eval, "report.md", False), "shift-fit": (_fit, "t.safetensors", False),
-        "shift-apply": (_apply, "shifted", True), "index-merge": (_merge, "merged", True)}
+        "shift-apply": (_apply, "shifted", True), "index-merge": (_merge, "merged", True),
+        "fuse": (_fuse, "fused.trec", False), "lexical-index": (_lexical_index, "bm25", True),
+        "lexical-search": (_lexical_search, "bm25.trec", False)}
+#: CLIs that start the JVM (slow tests)
+JVM_CLIS = {"lexical-index", "lexical-search"}
+CLI_PARAMS = [pytest.param(c, marks=[pytest.mark.slow, pytest.mark.jvm]) if c in JVM_CLIS else c for c in sorted(CLIS)]
 
 
 def listing(root: Path) -> list[str]:
@@ -107,7 +132,7 @@ def fails_with_one_line(main, argv, capsys, *needles: str) -> str:
     return lines[-1]
 
 
-@pytest.mark.parametrize("cli", sorted(CLIS))
+@pytest.mark.parametrize("cli", CLI_PARAMS)
 def test_writes_and_overwrites_its_own_output(cli, ws, tmp_path, capsys):
     build, name, _ = CLIS[cli]
     main, argv = build(ws, tmp_path / "out" / name)
@@ -118,7 +143,7 @@ def test_writes_and_overwrites_its_own_output(cli, ws, tmp_path, capsys):
     assert listing(tmp_path) == before  # replaced in place: no temporaries, no lock file
 
 
-@pytest.mark.parametrize("cli", sorted(CLIS))
+@pytest.mark.parametrize("cli", CLI_PARAMS)
 def test_overwrite_refuses_what_mlirkit_did_not_make(cli, ws, tmp_path, capsys):
     build, name, is_dir = CLIS[cli]
     out = tmp_path / name
@@ -134,7 +159,7 @@ def test_overwrite_refuses_what_mlirkit_did_not_make(cli, ws, tmp_path, capsys):
     assert (out / "holiday.jpg").exists() if is_dir else out.read_text() == "precious notes\n"
 
 
-@pytest.mark.parametrize("cli", sorted(CLIS))
+@pytest.mark.parametrize("cli", CLI_PARAMS)
 def test_wrong_type_of_existing_output(cli, ws, tmp_path, capsys):
     build, name, is_dir = CLIS[cli]
     out = tmp_path / name
@@ -147,7 +172,7 @@ def test_wrong_type_of_existing_output(cli, ws, tmp_path, capsys):
     assert listing(tmp_path) == [name]
 
 
-@pytest.mark.parametrize("cli", sorted(CLIS))
+@pytest.mark.parametrize("cli", CLI_PARAMS)
 def test_parent_is_a_file(cli, ws, tmp_path, capsys):
     build, name, _ = CLIS[cli]
     (tmp_path / "afile").write_text("x")
@@ -182,13 +207,15 @@ def _full_disk_open(file, mode="r", *args, **kwargs):
     return _FullDisk(f) if any(c in mode for c in "wax") else f
 
 
-@pytest.mark.parametrize("cli", sorted(CLIS))
+@pytest.mark.parametrize("cli", CLI_PARAMS)
 def test_disk_full_leaves_nothing(cli, ws, tmp_path, capsys, monkeypatch):
     import mlirkit.base.fs as fs
     import mlirkit.index.writer as writer
+    import mlirkit.lexical.indexer as lexical_indexer
 
-    monkeypatch.setattr(fs, "open", _full_disk_open, raising=False)
-    monkeypatch.setattr(writer, "open", _full_disk_open, raising=False)
+    # Python's writes fail (Lucene's, from Java, are tests/lexical/test_bm25.py's)
+    for module in (fs, writer, lexical_indexer):
+        monkeypatch.setattr(module, "open", _full_disk_open, raising=False)
     build, name, _ = CLIS[cli]
     (tmp_path / "keep").write_text("x")
     main, argv = build(ws, tmp_path / "new" / "deeper" / name)
@@ -211,7 +238,7 @@ lock.release()
 """
 
 
-@pytest.mark.parametrize("cli", sorted(CLIS))
+@pytest.mark.parametrize("cli", CLI_PARAMS)
 def test_a_second_writer_fails_at_once(cli, ws, tmp_path, capsys):
     build, name, _ = CLIS[cli]
     out = tmp_path / "out" / name

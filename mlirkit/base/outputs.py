@@ -8,10 +8,11 @@ where a directory is expected) is refused with one line. The checks read the for
 kind           an existing path counts as mlirkit's when
 =============  ==========================================================================================
 ``index``      a directory whose ``meta.json`` is a JSON object with ``"format": "mlirkit-dense-index"``
+               (FAISS) or ``"mlirkit-lucene-index"`` (BM25)
 ``run``        a file whose first 10,000 records parse as a TREC run (6 columns, integer rank, number score)
 ``qrels``      a file whose first 10,000 records parse as TREC qrels (4 columns) or BEIR qrels (header)
 ``report``     a file in the layout :mod:`mlirkit.eval.report` writes for its extension (``.json``: an
-               object with ``_meta``; ``.md``: a ``| run |`` table; ``.tex``: ``\\begin{table}``;
+               object with ``_meta``; ``.md``: a ``| run |`` table, padded; ``.tex``: ``\\begin{table}``;
                ``.csv``: a ``run,`` header)
 ``transform``  a safetensors file whose metadata says ``"format": "mlirkit-transform"``
 ``provenance`` a JSON object with ``"format": "mlirkit-run-provenance"`` (a run's sidecar, :mod:`mlirkit.io.provenance`)
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import struct
 from itertools import islice
 from pathlib import Path
@@ -38,6 +40,7 @@ from typing import Callable, Iterator
 from mlirkit.base.errors import MlirkitError
 
 INDEX_FORMAT = "mlirkit-dense-index"
+LUCENE_INDEX_FORMAT = "mlirkit-lucene-index"
 TRANSFORM_FORMAT = "mlirkit-transform"
 PROVENANCE_FORMAT = "mlirkit-run-provenance"
 #: records read by the TREC checks (a run of millions of lines is not read whole to decide)
@@ -124,8 +127,8 @@ def _report(path: Path) -> bool:
         return isinstance(data, dict) and isinstance(data.get("_meta"), dict)
     with open(path, encoding="utf-8") as f:
         first = f.readline()
-    if suffix in (".md", ".markdown"):
-        return first.startswith(("| run |", "| # | run |"))
+    if suffix in (".md", ".markdown"):  # columns are padded to the longest run name
+        return re.match(r"\| (# +\| )?run +\|", first) is not None
     if suffix == ".tex":
         return first.startswith("\\begin{table}")
     if suffix == ".csv":
@@ -155,7 +158,7 @@ def _provenance(path: Path) -> bool:
 @output_kind("index", directory=True, description="an index directory")
 def _index(path: Path) -> bool:
     meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
-    return isinstance(meta, dict) and meta.get("format") == INDEX_FORMAT
+    return isinstance(meta, dict) and meta.get("format") in (INDEX_FORMAT, LUCENE_INDEX_FORMAT)
 
 
 @output_kind("dcl-model", directory=True, description="a DCL model directory")
@@ -188,4 +191,5 @@ def _file(path: Path) -> bool:
     return True
 
 
-__all__ = ["INDEX_FORMAT", "PROVENANCE_FORMAT", "SNIFF_RECORDS", "TRANSFORM_FORMAT", "is_ours", "kind_info", "output_kind"]
+__all__ = ["INDEX_FORMAT", "LUCENE_INDEX_FORMAT", "PROVENANCE_FORMAT", "SNIFF_RECORDS", "TRANSFORM_FORMAT", "is_ours",
+           "kind_info", "output_kind"]

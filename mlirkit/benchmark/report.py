@@ -45,8 +45,14 @@ def main_rows(result: "BenchmarkResult", digits: int = 3) -> tuple[list[str], li
     """Header and rows of the main table (every encoder, test split)."""
     from mlirkit.eval.report import significance_marks
 
+    from mlirkit.eval.means import micro_column
+
     metrics = list(result.config.metrics)
-    header = ["encoder", "system", "alpha"] + [METRIC_LABELS.get(m, m) for m in metrics]
+    # several query languages: the macro mean over them, the micro mean (over queries) beside it
+    micro = bool(result.encoders) and micro_column(metrics[0]) in result.encoders[0].test.table.columns
+    header = ["encoder", "system", "alpha"]
+    for m in metrics:
+        header += [METRIC_LABELS.get(m, m)] + ([f"{METRIC_LABELS.get(m, m)} (micro)"] if micro else [])
     same = [m for m in metrics if m.startswith("samelang@")]
     if same:
         header.append(f"{METRIC_LABELS.get(same[0], same[0])} expected")
@@ -58,6 +64,8 @@ def main_rows(result: "BenchmarkResult", digits: int = 3) -> tuple[list[str], li
             cells = [enc.name, system, alpha]
             for m in metrics:
                 cells.append(_fmt(enc.test.value(run, m), digits) + (DAGGER if (run, m) in marks else ""))
+                if micro:
+                    cells.append(_fmt(enc.test.value(run, m, micro=True), digits))
             if same:
                 cells.append(_fmt(enc.test.value(run, f"{same[0]} (expected)"), digits))
             rows.append(cells)

@@ -40,7 +40,8 @@ def _xquad_r() -> None:
                 doc_langs=fam.langs, query_langs=fam.langs if lang is None else (lang,),
                 size=fam.size, licence=xquad_r.LICENCE,
                 available_offline=(lambda f=fam, la=lang: xquad_r.available(la, f)))
-            register(info, LazyCollection(lambda f=fam, la=lang: xquad_r.load(la, f), roots_key), queries_lang=lang)
+            register(info, LazyCollection(lambda f=fam, la=lang: xquad_r.load(la, f), roots_key), queries_lang=lang,
+                     query_cls=ParallelQuery)
 
 
 def _mmarco() -> None:

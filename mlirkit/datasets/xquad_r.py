@@ -25,7 +25,9 @@ every language of the family):
   :data:`PARTIAL_SEED`); the corpus holds only the kept versions, a question's relevant documents are
   its paragraph's kept versions, queries are in all 8 languages.
 
-Query ids: the SQuAD id for one query language, ``{lang}_{id}`` for ``multi``.
+Query ids: the SQuAD id for one query language, ``{lang}_{id}`` for ``multi``; every query is a
+:class:`~mlirkit.io.records.ParallelQuery` whose ``group_id`` is the SQuAD id, the question it
+translates (a paired test moves a question's translations together).
 """
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ from mlirkit.datasets import _benchmark
 from mlirkit.datasets._io import read_json
 from mlirkit.datasets.records import Collection, qrels_from_dict
 from mlirkit.datasets.sources import BundledFile, SourceFile, all_local, bundled_available, bundled_source, fetch_all
-from mlirkit.io.records import Doc, Query
+from mlirkit.io.records import Doc, ParallelQuery
 
 NAME = "xquad-r"
 RELEASE_NAME = "XQuAD_test"
@@ -96,7 +98,7 @@ FAMILIES = (
     Family("xquad-r-partial", LANGS, "paragraph", True,
            "partly parallel XQuAD-R: each paragraph kept in 2-4 of the 8 languages (English and 1-3 others, "
            f"seed {PARTIAL_SEED}); query = SQuAD question",
-           "about 720 docs (240 paragraphs x 2-4 languages), 1,190 queries per language, 2-4 relevant each"),
+           "721 docs (240 paragraphs x 2-4 languages), 1,190 queries per language, 2-4 relevant each"),
 )
 
 
@@ -179,14 +181,14 @@ def build(paths: dict[str, Path | BundledFile], fam: Family, query_langs: list[s
                     docs.append(Doc(f"{lang}_{i}_{j}", par.context, lang))
                     for qa in par.qas:
                         relevant[qa.qa_id].add(f"{lang}_{i}_{j}")
-    queries: dict[str, Query] = {}
+    queries: dict[str, ParallelQuery] = {}
     qrels: dict[str, dict[str, int]] = {}
     for q_lang in query_langs:
         for paras in data[q_lang]:
             for par in paras:
                 for qa in par.qas:
                     qid = f"{q_lang}_{qa.qa_id}" if multilingual else qa.qa_id
-                    queries[qid] = Query(qid, qa.question, q_lang)
+                    queries[qid] = ParallelQuery(qid, qa.question, q_lang, qa.qa_id)
                     qrels[qid] = {doc_id: 1 for doc_id in relevant[qa.qa_id]}
     return Collection(docs, [queries[q] for q in sorted(queries)], qrels_from_dict(qrels))
 
@@ -196,8 +198,18 @@ def load(query_lang: str | None, fam: Family = FAMILIES[0]) -> Collection:
     q_langs = list(fam.langs) if query_lang is None else [query_lang]
     raw = files(fam.langs)
     if fam.name == NAME:  # the SHIFT authors' construction: their processed release is an alternative source
-        return _benchmark.load(raw, lambda p: build(p, fam, q_langs, query_lang is None), RELEASE_NAME, query_lang)
+        return _grouped(_benchmark.load(raw, lambda p: build(p, fam, q_langs, query_lang is None), RELEASE_NAME,
+                                        query_lang), query_lang is None)
     return build(fetch_all(raw), fam, q_langs, query_lang is None)
+
+
+def _grouped(collection: Collection, multilingual: bool) -> Collection:
+    """Queries read from the SHIFT authors' release carry no group: it is the SQuAD id, which their
+    query ids hold (``{id}``, ``{lang}_{id}`` for MMLIR)."""
+    collection.queries = [q if isinstance(q, ParallelQuery) else
+                          ParallelQuery(q.query_id, q.text, q.lang, q.query_id.split("_", 1)[1] if multilingual else q.query_id)
+                          for q in collection.queries]
+    return collection
 
 
 def available(query_lang: str | None, fam: Family = FAMILIES[0]) -> bool:

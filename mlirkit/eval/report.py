@@ -112,7 +112,7 @@ def _legend(result: Result) -> list[str]:
     if any(str(c).endswith(MICRO_SUFFIX) for c in result.table.columns):
         langs = result.info.get("query_languages", {})
         lines.append(f"Values: mean over the {len(langs)} query languages of each language's mean (macro); "
-                     f"(micro): mean over the {sum(langs.values())} queries.")
+                     f"(micro): mean over the {sum(langs.values()):,} queries.")
     for metric, n in result.counted.items():
         total = result.info.get("queries_evaluated")
         lines.append(f"{metric}: {n} of {total} queries counted (queries with a relevant document in another known "
@@ -179,7 +179,8 @@ def tests_section(result: Result, digits: int) -> list[Block]:
     rows = [[c.metric, c.run_a, c.run_b, str(c.n_units), str(c.n_queries), _fmt(c.mean_a, digits),
              _fmt(c.mean_b, digits), format_p(c.p_value, c.p_resolution), format_p(c.p_corrected, c.p_resolution),
              "yes" if c.significant else "no"] for c in result.significance]
-    notes = [f"{describe_test(result)[0].upper()}{describe_test(result)[1:]}; units: {unit}s in both runs' scores; "
+    units = {"query": "queries", "query group": "query groups"}.get(unit, unit)
+    notes = [f"{describe_test(result)[0].upper()}{describe_test(result)[1:]}; units: {units} in both runs' scores; "
              "mean A/B: the means the test compares (over units, each unit the mean of its queries)."]
     return [Block("paired tests", header, rows, notes)]
 

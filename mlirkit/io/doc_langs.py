@@ -2,8 +2,8 @@
 
 :func:`read_doc_langs` accepts (what ``source`` is decides, :func:`mlirkit.io.sources.source_kind`):
 
-- **an index directory** written by mlirkit: ``docid`` and ``langs``, one value per line, same order
-  (a Pyserini index has no ``langs`` file: give one of the other forms for it);
+- **an index directory** written by mlirkit (dense or BM25): ``docid`` and ``langs``, one value per line,
+  same order (a Pyserini index has no ``langs`` file: give one of the other forms for it);
 - **a file** (optionally gzip-compressed, recognised from the content), in one of four forms; its
   first record decides the form and every record must have it:
 
@@ -51,7 +51,7 @@ def read_doc_langs(source: str | os.PathLike) -> dict[str, str]:
     """``{docid: lang}`` from an index directory, a doc-langs or corpus file, or an ir_datasets id
     (the forms and rules are in the module docstring)."""
     kind = source_kind(source)
-    if kind is SourceKind.DIRECTORY and not (Path(source) / FAISS_FILE).exists() and _is_corpus_folder(Path(source)):
+    if kind is SourceKind.DIRECTORY and not _is_index(Path(source)) and _is_corpus_folder(Path(source)):
         out = _from_dataset(str(source))  # a BEIR or JsonCollection folder, read as a corpus
     elif kind is SourceKind.DIRECTORY:
         out = _from_index(Path(source))
@@ -111,6 +111,11 @@ def _json_record(obj: dict, path: Path, line_no: int) -> tuple[str, str]:
     return doc_id.strip(), lang.strip()
 
 
+def _is_index(path: Path) -> bool:
+    """A dense index (its FAISS file) or any index directory with mlirkit's ``docid`` and ``langs`` files."""
+    return (path / FAISS_FILE).exists() or ((path / DOCID_FILE).is_file() and (path / LANGS_FILE).is_file())
+
+
 def _is_corpus_folder(path: Path) -> bool:
     from mlirkit.io.folders import folder_kind
 
@@ -122,7 +127,7 @@ def _is_corpus_folder(path: Path) -> bool:
 
 
 def _from_index(path: Path) -> dict[str, str]:
-    if not (path / FAISS_FILE).is_file() or not (path / DOCID_FILE).is_file():
+    if not _is_index(path) or not (path / DOCID_FILE).is_file():
         raise MlirkitError(f"{path} is not an index directory (needs '{FAISS_FILE}' and '{DOCID_FILE}')")
     if not (path / LANGS_FILE).is_file():
         raise MlirkitError(f"{path}: index has no '{LANGS_FILE}' file (not written by mlirkit?); "

@@ -61,6 +61,11 @@ def default_run_tag(path: str | os.PathLike) -> str:
     return tag or "run"
 
 
+def run_tag_for(tag: str | None, path: str | os.PathLike) -> str:
+    """The tag a CLI writes into the run ``path``: ``tag`` if given (checked), else :func:`default_run_tag`."""
+    return validate_run_tag(tag) if tag is not None else default_run_tag(path)
+
+
 def _iter_records(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` for every non-blank, non-comment line; strict UTF-8."""
     return iter_lines(path, skip_comments=True)
@@ -266,5 +271,5 @@ def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | os.PathLike,
     _write_bytes(path, "".join(lines).encode("utf-8"), overwrite, "qrels")
 
 
-__all__ = ["BEIR_HEADER", "RUN_TAG_RE", "add_judgement", "default_run_tag", "ranked", "read_qrels", "read_run", "read_run_tag", "read_run_with_tag", "run_files",
-           "validate_run_tag", "write_qrels", "write_run"]
+__all__ = ["BEIR_HEADER", "RUN_TAG_RE", "add_judgement", "default_run_tag", "ranked", "read_qrels", "read_run", "read_run_tag", "read_run_with_tag",
+           "run_files", "run_tag_for", "validate_run_tag", "write_qrels", "write_run"]

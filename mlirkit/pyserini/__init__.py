@@ -18,7 +18,7 @@ those modules boots the JVM.
 """
 from __future__ import annotations
 
-from mlirkit.pyserini.jvm import boot_jvm, jvm_running, put_java_on_path
+from mlirkit.base.jvm import boot_jvm, jvm_running, put_java_on_path
 from mlirkit.pyserini.registration import EncoderSettings, class_names, register, registered
 
 __all__ = ["EncoderSettings", "boot_jvm", "class_names", "jvm_running", "put_java_on_path", "register", "registered"]

@@ -1,6 +1,6 @@
 """mlirkit encoders as Pyserini ``DocumentEncoder`` / ``QueryEncoder`` subclasses.
 
-Importing this module starts the JVM (:func:`mlirkit.pyserini.jvm.boot_jvm`) and imports
+Importing this module starts the JVM (:func:`mlirkit.base.jvm.boot_jvm`) and imports
 ``pyserini.encode`` (6-11 s); it is imported lazily by :mod:`mlirkit.pyserini.registration`.
 
 Both classes wrap :func:`mlirkit.encoders.load_encoder`, so they produce exactly what
@@ -25,7 +25,7 @@ from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN
 from mlirkit.encoders.base import Encoder
-from mlirkit.pyserini.jvm import boot_jvm
+from mlirkit.base.jvm import boot_jvm
 from mlirkit.transforms.alpha import Alpha, AlphaLike
 from mlirkit.transforms.transform import LanguageTransform
 

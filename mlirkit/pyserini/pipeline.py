@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN
-from mlirkit.pyserini.jvm import boot_jvm
+from mlirkit.base.jvm import boot_jvm
 
 boot_jvm()
 

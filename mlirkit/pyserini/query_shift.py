@@ -26,7 +26,7 @@ import numpy as np
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN
 from mlirkit.base.threads import faiss_threads
-from mlirkit.pyserini.jvm import boot_jvm
+from mlirkit.base.jvm import boot_jvm
 from mlirkit.search.query_shift import ShiftPlan, plan_search
 
 boot_jvm()

@@ -153,7 +153,7 @@ def register(settings: EncoderSettings | None = None, *,
 
     Idempotent: calling it again replaces the mlirkit entries (e.g. with other ``settings``).
     """
-    from mlirkit.pyserini.jvm import boot_jvm
+    from mlirkit.base.jvm import boot_jvm
 
     boot_jvm()
     import pyserini.encode as pe

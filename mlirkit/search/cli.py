@@ -74,10 +74,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(quiet=args.quiet)
     refuse_existing(Path(args.output), args.overwrite, "run")
     from mlirkit.io.topics import read_topics
-    from mlirkit.io.trec import default_run_tag, validate_run_tag, write_run
+    from mlirkit.io.trec import run_tag_for, write_run
     from mlirkit.search.searcher import Searcher, hits_to_run
 
-    tag = validate_run_tag(args.run_tag) if args.run_tag is not None else default_run_tag(args.output)
+    tag = run_tag_for(args.run_tag, args.output)
     shift = query_shift_requested(args)
     queries = read_topics(args.topics, default_lang=args.query_lang)
     if shift:

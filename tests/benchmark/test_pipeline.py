@@ -11,7 +11,7 @@ from mlirkit.benchmark.cache import EmbeddingCache, data_digest
 from mlirkit.benchmark.config import BenchmarkConfig
 from mlirkit.benchmark.data import BenchmarkData, Split, load_parallel, select
 from mlirkit.base.errors import MlirkitError
-from mlirkit.io.records import Doc, Query
+from mlirkit.io.records import Doc, ParallelQuery, Query
 from mlirkit.testing.fake_encoder import FakeEncoder
 
 LANGS = ("en", "de", "fr")
@@ -476,3 +476,29 @@ def test_queries_in_two_languages(tmp_path):
     test = result.encoders[0].test
     assert test.info["query_languages"] == {"de": 16, "en": 16}
     assert {"query language de", "query language en"} <= set(test.per_language)
+    header = (tmp_path / "out" / "report.md").read_text().split("## Main table (test split)")[1].split("\n")[2]
+    cells = [c.strip() for c in header.split("|")]
+    assert cells[cells.index("nDCG@20") + 1] == "nDCG@20 (micro)"  # macro over de/en, micro beside it
+    assert test.info["test_unit"]["unit"] == "query"  # plain Query records: no groups
+
+
+def test_translated_queries_are_tested_per_description(tmp_path):
+    """Topics whose queries carry a group (ParallelQuery, as mlirkit/ddtp/*): the paired tests move the
+    translations of one description together, and the report says so."""
+    data = make_data()
+    for split in data.splits.values():
+        queries = list(split.queries)
+        split.queries.clear()
+        for q in queries:
+            group = q.query_id.split("/")[1]
+            split.queries.append(ParallelQuery(q.query_id, q.text, "en", group))
+            qid = q.query_id.replace("/en", "/de")
+            split.queries.append(ParallelQuery(qid, q.text, "de", group))
+            split.qrels[qid] = dict(split.qrels[q.query_id])
+    assert data.splits["test"].query_groups["q/g001/de"] == data.splits["test"].query_groups["q/g001/en"] == "g001"
+    result = run(config(tmp_path), FakeEncoder(dim=32, lang_strength=1.0, normalize=True), data)
+    test = result.encoders[0].test
+    assert test.info["test_unit"] == {"unit": "query group", "source": "mapping", "units": 16, "queries": 32,
+                                      "sizes": {2: 16}}
+    assert test.significance and all(c.n_units == 16 and c.unit == "query group" for c in test.significance)
+    assert "over 16 query groups (32 queries, 2 per group)" in (tmp_path / "out" / "report.md").read_text()

