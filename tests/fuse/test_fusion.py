@@ -114,7 +114,8 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, case,
     assert run_cli(main, ["--runs", *runs, "--output", str(out), "--quiet", *args.get(case, [])]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
-    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["a.trec", "b.trec"]
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".provenance.json")) \
+        == ["a.trec", "b.trec"]  # (the inputs and their provenance sidecars)
 
 
 def test_allow_missing_fuses_a_query_from_the_runs_that_list_it():
