@@ -179,7 +179,7 @@ def label_free_alpha(bed: Bed, params: dict[str, np.ndarray], grid: tuple[float,
     """The global kNN label-free alpha (:func:`mlirkit.transforms.alpha_select.select_alpha`, k = 20) on
     0 and ``grid`` (default 0.2 ... 2.0)."""
     from mlirkit.transforms.alpha_select import select_alpha
-    from mlirkit.transforms.shift import ShiftTransform
+    from mlirkit.transforms.shift_transform import ShiftTransform
 
     t = ShiftTransform({l: np.asarray(v, np.float32) for l, v in params.items()}, encoder=FP, source_lang="en")
     return select_alpha(bed.docs, bed.langs, t, grid=(0.0, *grid), k=20).alpha
@@ -193,7 +193,7 @@ def within_cov(bed: Bed) -> np.ndarray:
 
 def report(bed: Bed, name: str, params: dict[str, np.ndarray], base_recall: dict[str, float]) -> None:
     from mlirkit.transforms.alpha_select import select_alpha
-    from mlirkit.transforms.shift import ShiftTransform
+    from mlirkit.transforms.shift_transform import ShiftTransform
 
     dev = {a: bed.score(params, a, "dev")[0] for a in GRID}
     best = max(GRID, key=lambda a: (dev[a], -a))
@@ -314,7 +314,7 @@ def mine_all_languages(bed: Bed, start: dict[str, np.ndarray], project: Callable
 def main(argv: list[str] | None = None) -> int:
     from mlirkit.transforms.alpha_select import select_alpha
     from mlirkit.transforms.mining import fit_mined_shift
-    from mlirkit.transforms.shift import ShiftTransform
+    from mlirkit.transforms.shift_transform import ShiftTransform
     from mlirkit.transforms.topic_subspace import remove_topic, topic_subspace
 
     args = parse_args(argv)

@@ -24,7 +24,7 @@ rounds, encoding excluded; and for flat, HNSW and IVF-PQ indexes of the pivot ve
     python -m perf.query_shift --encoder usem --output runs/query-shift-usem.json
 
 ``--synthetic-upstream DIR`` instead writes Belebele files in the upstream layout (facebook/belebele
-``data/{flores_code}.jsonl``, formats.md 1) whose passages and questions are DDTP test descriptions (real
+``data/{flores_code}.jsonl``, as facebook/belebele ships them) whose passages and questions are DDTP test descriptions (real
 translations; the 9 languages both have) and runs the same comparison on ``mlirkit/belebele/multi``
 (the SHIFT authors' pooled construction, queries in every language; dev/test = even/odd query groups). Only public mlirkit API is used.
 ``--markdown RESULT.json`` rewrites ``RESULT.md`` from a finished run's JSON.
@@ -204,7 +204,7 @@ class Systems:
     def rebased_index(self, source, alpha):
         from mlirkit.base.vectors import l2_normalize
         from mlirkit.base.langs import canonical
-        from mlirkit.transforms.shift import derive_source
+        from mlirkit.transforms.shift_transform import derive_source
 
         s = canonical(source)
         if s == self.t.source_lang or s not in self.t.params:

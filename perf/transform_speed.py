@@ -33,7 +33,7 @@ def main() -> None:
 
     from mlirkit.base.vectors import l2_normalize
     from mlirkit.transforms import fit_centering_from_embeddings, fit_lir_from_embeddings
-    from mlirkit.transforms.shift import ShiftTransform
+    from mlirkit.transforms.shift_transform import ShiftTransform
 
     if args.threads:
         faiss.omp_set_num_threads(args.threads)

@@ -18,9 +18,27 @@ def test_layer_contracts_hold():
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 broken" in proc.stdout
-    # the product never imports the repository's experiments/ and perf/ (both contracts are there and kept)
+    # the product never imports the repository's experiments/ and perf/; no import cycle inside a package
+    # (every contract is there and kept)
     assert "mlirkit imports neither experiments nor perf KEPT" in proc.stdout
     assert "mlirkit layers (top to bottom) KEPT" in proc.stdout
+    assert "no import cycle between sibling modules or packages of mlirkit KEPT" in proc.stdout
+
+
+def test_the_acyclic_contract_finds_a_cycle(tmp_path):
+    """A planted cycle (two modules of one package importing each other, one inside a function) breaks it."""
+    pkg = tmp_path / "toy"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from toy import b\n")
+    (pkg / "b.py").write_text("def f():\n    from toy import a\n")
+    (pkg / "c.py").write_text("from toy import a\n")
+    (tmp_path / "setup.cfg").write_text("[importlinter]\nroot_package = toy\n\n[importlinter:contract:acyclic]\n"
+                                        "name = acyclic\ntype = acyclic_siblings\nancestors =\n    toy\n")
+    exe = Path(sys.executable).with_name("lint-imports")
+    proc = subprocess.run([str(exe), "--no-cache", "--no-logo", "--config", str(tmp_path / "setup.cfg")], cwd=tmp_path,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(tmp_path), "PATH": ""})
+    assert proc.returncode == 1 and "acyclic BROKEN" in proc.stdout and "No cycles are allowed in toy" in proc.stdout
 
 
 def test_layers_cover_every_subpackage():

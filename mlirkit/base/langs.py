@@ -17,7 +17,7 @@ where a known language is required, ``known=True``: a transform's languages).
 
 :data:`ALIASES` is the one table of codes that name the same language in different sources; the
 code on the right is canonical (ISO 639-1). mMARCO, ir_datasets and the SHIFT authors call Dutch
-``dt`` (formats.md, section 0), MultiEuP and ISO call it ``nl``. Readers keep the code a source
+``dt``, MultiEuP and ISO call it ``nl``. Readers keep the code a source
 writes (in its BCP 47 case); every place that compares or looks languages up (transform parameters,
 alpha overrides, evaluation) goes through :func:`canonical` (case and alias), so a ``dt`` vector
 applies to ``nl`` documents and a ``dt`` query is "the same language" as an ``nl`` document.

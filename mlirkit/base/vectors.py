@@ -1,6 +1,6 @@
 """Vector helpers shared by every layer: L2 normalisation and the one SHIFT step.
 
-The SHIFT step (DESIGN.md, "Index side") is: transform the embeddings of one side with each row's
+The SHIFT step (docs/design.md, "SHIFT") is: transform the embeddings of one side with each row's
 language, then L2-normalise, so that inner-product search scores cosines::
 
     z' = normalize(T(z, lang, side, alpha))      # T = identity when there is no transform

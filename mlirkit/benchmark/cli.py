@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--batch-size", type=positive_int, default=None, help=f"texts per forward pass (default: {_defaults('batch_size')})")
     g.add_argument("--quantize", choices=["int8", "none"], default=None,
                    help="torch dynamic int8 quantisation of the linear layers (faster than torch fp32, not than the "
-                        "default backend, and it costs quality: docs/results.md), or none (default: none)")
+                        "default backend, and it costs quality: 0.04-0.08 nDCG@20 on the DDTP slice), or none (default: none)")
     g.add_argument("--threads", type=non_negative_int, default=None, help="CPU threads for encoding (default: torch's)")
     g.add_argument("--backend", choices=BACKEND_CHOICES, default=None,
                    help=f"what runs the model: torch, openvino, onnx, or auto = openvino on the CPU (unless "

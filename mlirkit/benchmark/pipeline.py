@@ -17,12 +17,10 @@ Everything is written to a temporary directory beside ``output`` and renamed ont
 from __future__ import annotations
 
 import logging
-import os
 import shlex
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
@@ -32,6 +30,7 @@ from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.benchmark.cache import EmbeddingCache
 from mlirkit.benchmark.config import BenchmarkConfig
 from mlirkit.benchmark.data import BenchmarkData, ParallelSet, Rows, load_benchmark, load_parallel
+from mlirkit.benchmark.result import BenchmarkResult, EncoderResult
 from mlirkit.benchmark.retrieval import Condition, encode_side, retrieve
 from mlirkit.base.errors import MlirkitError
 from mlirkit.encoders.base import Encoder
@@ -58,44 +57,6 @@ class Timer:
             yield
         finally:
             self.seconds[name] = round(self.seconds.get(name, 0.0) + time.perf_counter() - start, 3)
-
-
-@dataclass
-class EncoderResult:
-    """Everything measured for one encoder."""
-
-    name: str
-    fingerprint: dict[str, Any]
-    digest: str
-    dim: int
-    parallel: dict[str, dict[str, Any]]
-    chosen_alpha: dict[str, float]
-    main_runs: list[str]
-    dev: Any  # EvaluationResult, every run
-    test: Any  # EvaluationResult, main runs, with significance
-    test_sweep: Any  # EvaluationResult, every run, no tests
-    files: dict[str, list[str]] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
-
-    def sweep(self, split: str, source: str, metric: str) -> dict[float, float | None]:
-        result = self.dev if split == "dev" else self.test_sweep
-        out = {}
-        for run in result.runs:
-            if run.startswith(f"shift-{source}@"):
-                out[float(run.split("@", 1)[1])] = result.value(run, metric)
-        return dict(sorted(out.items()))
-
-
-@dataclass
-class BenchmarkResult:
-    config: BenchmarkConfig
-    data: dict[str, Any]
-    split_statement: str
-    encoders: list[EncoderResult]
-    cache: dict[str, Any]
-    timings: dict[str, float]
-    output: Path
-    command: str
 
 
 def default_command(argv: list[str] | None = None) -> str:
@@ -351,7 +312,3 @@ def _plots(result: EncoderResult, config: BenchmarkConfig, data: BenchmarkData, 
 
 def timing_line(result: BenchmarkResult) -> str:
     return ", ".join(f"{k} {v:.1f}s" for k, v in result.timings.items())
-
-
-def cpu_count() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from mlirkit.benchmark.pipeline import BenchmarkResult, EncoderResult
+    from mlirkit.benchmark.result import BenchmarkResult, EncoderResult
 
 METRIC_LABELS = {"ndcg@20": "nDCG@20", "recall@20": "R@20", "mrr@10": "MRR@10", "tlr@20": "TLR@20",
                  "samelang@20": "same-lang@20"}
@@ -238,6 +238,6 @@ def _version() -> str:
 
 
 def _cpus() -> int:
-    from mlirkit.benchmark.pipeline import cpu_count
+    from mlirkit.benchmark.result import cpu_count
 
     return cpu_count()

@@ -6,7 +6,7 @@ Layout under a data root (see :mod:`mlirkit.datasets.sources`)::
     mlir-benchmarks/MMLIR/<same benchmark folders>      (queries in every language, with "lang")
 
 ``queries.jsonl``: ``{"_id", "text"[, "lang"]}`` (or ``{qid: text}``); ``corpus.jsonl``:
-``{doc_id: {"text", "lang"}}``; ``qrels.jsonl``: ``{qid: {doc_id: 1, ...}}`` (formats.md, section 6).
+``{doc_id: {"text", "lang"}}``; ``qrels.jsonl``: ``{qid: {doc_id: 1, ...}}`` (the SHIFT authors' release layout).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The disentangled encoder: an HF backbone with a semantic head W_s and a language head W_l.
 
 ``h = f(x)`` is the pooled backbone output (d); ``z_s = W_s h`` and ``z_l = W_l h`` (d'); retrieval
-uses ``r(x) = W_s f(x)`` (DESIGN.md, "DCL: our reconstruction"). Without the disentangler there are
+uses ``r(x) = W_s f(x)`` (docs/design.md, "DCL"). Without the disentangler there are
 no heads and ``r(x) = f(x)`` (the "base fine-tune" row of the ablation).
 
 Directory layout written by :meth:`DisentangledEncoder.save` (loaded by the ``dcl`` encoder)::

@@ -11,7 +11,7 @@ language) are *excluded*, not counted as 0; the number of counted queries ``|Q'|
 and TLR@k is undefined (``None``) when ``Q'`` is empty. mlirkit also excludes queries whose own
 language is unknown (``L_q`` undefined), and ranks by ``(-score, docid)``.
 
-Worked example (DESIGN.md): qrels ``{q1: {d_en, d_de, d_fr}}``, query language ``en``,
+Worked example (docs/design.md, "TLR@k"): qrels ``{q1: {d_en, d_de, d_fr}}``, query language ``en``,
 top-2 = ``{d_en, d_de}``: ``R_q1 = {d_de, d_fr}``, ``|top_2 ∩ R_q1| = 1``, TLR@2 = 1/2. A query
 whose only relevant document is English is excluded.
 """

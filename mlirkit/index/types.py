@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -259,38 +258,6 @@ def is_exact(faiss_index) -> bool:
     if isinstance(idx, faiss.IndexHNSW):
         return isinstance(faiss.downcast_index(idx.storage), faiss.IndexFlat)
     return False
-
-
-def require_reconstructable(index) -> None:
-    """Refuse a post-hoc transform of an index whose FAISS vectors cannot be recovered exactly.
-
-    ``index`` is a :class:`~mlirkit.index.reader.DenseIndex` (or a path to one). Flat and HNSW indexes
-    pass (HNSW keeps the full vectors; a transformed copy needs a new graph, which the caller builds
-    with ``IndexWriter(index_type=spec_of(index))``). Compressed ones (ivf-pq) raise
-    :class:`MlirkitError`: their codes were trained for the old vector space, so the index has to be
-    rebuilt from ``embeddings.npy`` (untransformed vectors) -- or re-encoded when that file is absent.
-    """
-    from mlirkit.index.layout import EMBEDDINGS_FILE
-    from mlirkit.index.reader import DenseIndex
-
-    if isinstance(index, (str, os.PathLike)):
-        index = DenseIndex(index)
-    recorded = index.meta.get("index_type") if index.meta else None
-    if recorded and recorded.get("name") in INDEX_TYPES:
-        exact = INDEX_TYPES.get(recorded["name"]).exact_vectors
-        name = recorded["name"]
-    else:
-        exact = is_exact(index.faiss_index)
-        name = spec_of(index).name
-    if exact:
-        return
-    if index.has_embeddings:
-        hint = f"rebuild from {EMBEDDINGS_FILE} (the untransformed vectors, present in {index.path})"
-    else:
-        hint = (f"rebuild from {EMBEDDINGS_FILE}, which this index lacks: re-encode with --save-embeddings "
-                f"(and --transform) to get a transformed {name} index")
-    raise MlirkitError(f"{index.path}: a {name} index holds compressed vectors that cannot be transformed "
-                       f"after the fact; {hint}")
 
 
 def add_index_type_args(parser, *, default: str | None = DEFAULT_INDEX_TYPE) -> None:

@@ -1,6 +1,6 @@
 """TREC run and qrels files (and BEIR qrels TSV): strict readers, deterministic atomic writers.
 
-Formats (``formats.md`` section 7):
+Formats (trec_eval's):
 
 - **run**, 6 whitespace-separated columns ``qid Q0 docno rank score tag``. ``Q0`` and ``rank`` are
   read but ignored, as trec_eval does: documents are ranked by ``(-score, docno)``. Every line must

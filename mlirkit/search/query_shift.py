@@ -1,8 +1,8 @@
 """SHIFT for every query language from one index: the source language's shift applied at query time.
 
 A SHIFT transform fitted with pivot (source) language ``p`` holds ``V_l`` for its languages (``V_p = 0``).
-For a query of language ``s`` the re-based vectors are ``V_{l|s} = V_l - V_s`` (:func:`mlirkit.transforms.shift.derive_source`),
-and the s-source index would hold, for document ``d`` of language ``l`` with ``alpha_l`` (DESIGN.md, SHIFT)::
+For a query of language ``s`` the re-based vectors are ``V_{l|s} = V_l - V_s`` (:func:`mlirkit.transforms.shift_transform.derive_source`),
+and the s-source index would hold, for document ``d`` of language ``l`` with ``alpha_l`` (docs/design.md, "SHIFT")::
 
     d'_s = d - alpha_l * (V_l - V_s)    if l = p or l has a vector   (m_d = 1; for l = s this is d itself)
     d'_s = d                            if l is unknown or has no vector   (m_d = 0)
@@ -29,7 +29,7 @@ per-language dict: :class:`mlirkit.transforms.alpha.Alpha`) is chosen per call, 
 
 Search is exhaustive (exact) by default; with ``candidates`` (rows of each query's candidates, e.g. from
 an HNSW or IVF-PQ index) only those are re-scored exactly. Ties are broken by ``(-score, doc_id)``.
-Citation: SHIFT's re-basing ``V_{l|s} = V_l - V_s`` as in the authors' released code (DESIGN.md).
+Citation: SHIFT's re-basing ``V_{l|s} = V_l - V_s`` as in the authors' released code (docs/design.md, "SHIFT").
 """
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ class QueryTimeShift:
     ``x.V_m`` and an ``(M, n)`` float32 table of inverse norms (cosine); ``embeddings`` may be a memory map.
 
     ``embeddings`` (n, d): the untransformed document vectors (an index's ``embeddings.npy``);
-    ``doc_langs`` (n,); ``transform``: a :class:`~mlirkit.transforms.shift.ShiftTransform` (its source language is
+    ``doc_langs`` (n,); ``transform``: a :class:`~mlirkit.transforms.shift_transform.ShiftTransform` (its source language is
     the pivot); ``metric``: ``"cosine"`` or ``"ip"`` (see the module docstring for both formulas).
     """
 
@@ -75,7 +75,7 @@ class QueryTimeShift:
 
     def __init__(self, embeddings: np.ndarray, doc_langs: Sequence[str], transform, *, metric: str = "cosine",
                  docids: Sequence[str] | None = None) -> None:
-        from mlirkit.transforms.shift import ShiftTransform
+        from mlirkit.transforms.shift_transform import ShiftTransform
 
         if not isinstance(transform, ShiftTransform):
             raise MlirkitError(f"the query-time shift needs a shift transform, not {getattr(transform, 'method', transform)!r}")

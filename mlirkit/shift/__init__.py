@@ -7,7 +7,8 @@ The transforms themselves (maths, fitting from pairs, the file format, ``load_tr
 
 - :class:`ShiftedFaissIndexer`: index documents with SHIFT applied (Pyserini-compatible output);
 - :func:`apply_to_index`: the post-hoc form (same vectors, bit for bit, as index-time);
-- :func:`fit_corpus_shift_from_index`, :func:`select_alpha_for_index`: corpus vectors and label-free alpha.
+- :func:`fit_from_index`, :func:`select_alpha_for_index`: vectors fitted on the index's documents (the
+  recipes of :mod:`mlirkit.transforms.recipes`) and label-free alpha.
 
 See docs/shift.md. Importing this package is cheap (faiss and the encoders load on use).
 """
@@ -19,6 +20,7 @@ _EXPORTS = {
     "ShiftedFaissIndexer": "mlirkit.shift.indexer",
     "apply_to_index": "mlirkit.shift.posthoc",
     "fit_corpus_shift_from_index": "mlirkit.shift.from_index",
+    "fit_from_index": "mlirkit.shift.from_index",
     "select_alpha_for_index": "mlirkit.shift.from_index",
 }
 

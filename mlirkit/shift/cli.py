@@ -262,6 +262,9 @@ def cmd_apply(args: argparse.Namespace) -> int:
     from mlirkit.transforms.options import transform_from_args
 
     opts = transform_from_args(args)
+    if args.alpha is None:
+        logger.info("alpha %s for every language: the default, SHIFT's published strength (the best alpha measured "
+                    "lies between 0.7 and 1.2 with the vectors; select-alpha chooses one without labels)", opts.alpha)
     stats = apply_to_index(args.index, opts.transform, args.output, alpha=opts.alpha, doc_langs=args.doc_langs,
                            overwrite=args.overwrite, strict=opts.strict, force=opts.force, show_progress=not args.quiet)
     _print(stats)
@@ -283,7 +286,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def cmd_derive(args: argparse.Namespace) -> int:
     from mlirkit.transforms.io import load_transform, save_transform
-    from mlirkit.transforms.shift import derive_source
+    from mlirkit.transforms.shift_transform import derive_source
 
     t = load_transform(args.transform)
     new = derive_source(t, args.source_lang)

@@ -1,6 +1,6 @@
 """The DCL training configuration: one flat dataclass, validated, JSON/YAML round-trip.
 
-Every loss coefficient is a hyperparameter (DESIGN.md, "DCL: our reconstruction"); the defaults are
+Every loss coefficient is a hyperparameter (docs/design.md, "DCL"); the defaults are
 ours. Ablation presets (:data:`ABLATIONS`) switch terms off to reproduce the shape of the paper's
 Table 3: base fine-tune, +disentangler, +HSA, +LDCL (= full).
 """

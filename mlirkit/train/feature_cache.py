@@ -21,7 +21,7 @@ never reads a stale cache::
 
 Equivalence: for a model in eval mode (or without dropout), training on the cached states gives the
 losses and gradients of the uncached path with the same layers frozen, up to the storage precision
-(``tests/test_dcl_feature_cache.py``).
+(``tests/train/test_feature_cache.py``).
 """
 from __future__ import annotations
 

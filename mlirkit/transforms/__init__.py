@@ -18,7 +18,7 @@ from mlirkit.transforms.fit import (fit_centering_from_embeddings, fit_from_grou
 from mlirkit.transforms.hybrid import hybrid_shift
 from mlirkit.transforms.io import load_transform, read_shift_pt, save_transform
 from mlirkit.transforms.lir import LIRTransform
-from mlirkit.transforms.shift import ShiftTransform, derive_source
+from mlirkit.transforms.shift_transform import ShiftTransform, derive_source
 from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 With ``mu_l`` the mean of the (untransformed) embeddings of the language-``l`` documents of the corpus:
 
-- relative to the source language (default; a :class:`~mlirkit.transforms.shift.ShiftTransform`, method
+- relative to the source language (default; a :class:`~mlirkit.transforms.shift_transform.ShiftTransform`, method
   ``shift``): ``V_l = mu_l - mu_src`` for every non-source language; ``z' = z - alpha * V_l`` moves the
   mean of language l onto the mean of the source-language documents, which stay unchanged. On a fully
   parallel corpus this equals the pair-fitted vector ``mean_i (f(D_i^l) - f(D_i^src))`` over the
@@ -33,7 +33,7 @@ import numpy as np
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import is_unknown, require_langs
 from mlirkit.base.vectors import check_finite
-from mlirkit.transforms.shift import ShiftTransform
+from mlirkit.transforms.shift_transform import ShiftTransform
 from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform, OffsetTransform
 
 logger = logging.getLogger(__name__)

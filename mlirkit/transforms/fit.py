@@ -27,7 +27,7 @@ from mlirkit.base.vectors import check_finite
 from mlirkit.transforms.centering import CenteringTransform
 from mlirkit.transforms.lir import LIRTransform
 from mlirkit.transforms.parallel import ParallelGroup
-from mlirkit.transforms.shift import ShiftTransform
+from mlirkit.transforms.shift_transform import ShiftTransform
 from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform
 
 logger = logging.getLogger(__name__)

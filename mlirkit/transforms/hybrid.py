@@ -9,7 +9,7 @@ one fitted on the corpus by either recipe of :mod:`mlirkit.transforms.recipes`, 
 - in both: ``V_l = V_l^pairs`` (``pairs``), or with a blend weight ``w`` in [0, 1]
   ``V_l = (1 - w) * V_l^pairs + w * V_l^corpus`` (provenance ``blend``, with ``w``).
 
-The result is a :class:`~mlirkit.transforms.shift.ShiftTransform` whose metadata ``provenance`` maps each
+The result is a :class:`~mlirkit.transforms.shift_transform.ShiftTransform` whose metadata ``provenance`` maps each
 language to ``{"from": "pairs"|"corpus"|"blend", "pairs": N, "docs": M, "weight": w}``; the index's
 meta.json records it through :meth:`~mlirkit.transforms.transform.LanguageTransform.describe`.
 ``require_langs`` (e.g. the languages of the index) makes a language left without a vector an error,
@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.transforms.shift import ShiftTransform
+from mlirkit.transforms.shift_transform import ShiftTransform
 
 
 def _name(t: Any) -> str:

@@ -1,4 +1,4 @@
-"""Import a SHIFT authors' ``.pt`` vector file as a :class:`~mlirkit.transforms.shift.ShiftTransform`."""
+"""Import a SHIFT authors' ``.pt`` vector file as a :class:`~mlirkit.transforms.shift_transform.ShiftTransform`."""
 from __future__ import annotations
 
 import logging
@@ -10,7 +10,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import check_lang, require_langs
 from mlirkit.encoders.base import Encoder
 from mlirkit.transforms.io import read_shift_pt
-from mlirkit.transforms.shift import ShiftTransform
+from mlirkit.transforms.shift_transform import ShiftTransform
 
 logger = logging.getLogger(__name__)
 

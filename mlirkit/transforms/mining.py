@@ -60,7 +60,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.registry import Registry
 from mlirkit.base.langs import is_unknown
 from mlirkit.base.vectors import check_finite, l2_normalize
-from mlirkit.transforms.shift import ShiftTransform
+from mlirkit.transforms.shift_transform import ShiftTransform
 
 if TYPE_CHECKING:
     from mlirkit.transforms.topic_subspace import TopicSubspace

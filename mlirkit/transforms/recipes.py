@@ -31,7 +31,7 @@ import numpy as np
 
 from mlirkit.base.registry import Registry
 from mlirkit.transforms.corpus_fit import DEFAULT_MIN_DOCS, fit_corpus_shift
-from mlirkit.transforms.shift import ShiftTransform
+from mlirkit.transforms.shift_transform import ShiftTransform
 
 #: the recipes of ``--vectors``, name -> one-line description
 VECTOR_RECIPES: Registry[str] = Registry("vectors recipe")

@@ -16,8 +16,8 @@ it::
 
 (applied to corpus-fitted vectors, or inside every round of the mining loop,
 :func:`mlirkit.transforms.mining.mined_language_vector`). Measured on the bundled DDTP beds with e5-small
-(docs/results.md): translation-pair vectors hold about as much of their energy in the top 10 / 20
-directions as a random direction would (3.4 % / 5.5 %), corpus-fitted vectors on the topic-skewed bed
+(experiments/notes/language-vectors.md): translation-pair vectors hold about as much of their energy in
+the top 10 / 20 directions as a random direction would (3.4 % / 5.5 %), corpus-fitted vectors on the topic-skewed bed
 twice as much (7.6 % / 10.7 %), so the projection removes mostly topic.
 
 ``rank="auto"`` chooses ``r`` without labels as the number of eigenvalues above the Marchenko-Pastur
@@ -28,16 +28,18 @@ can explain. This is the idea of linear discriminant analysis (Fisher 1936) turn
 directions of large between-class and small within-class variance to *find* the class; here the
 language offset is kept only where the within-language (topic) variance is small. The ridge
 (shrinkage-LDA) form ``lambda (S_w + lambda I)^-1 V_l`` was measured too and did less well
-(docs/results.md).
+(experiments/notes/language-vectors.md).
 
 **Skew test** (optional, ``test_level``): whether the vectors carry topic at all. A direction with no
 preference for the subspace puts a share ``e = ||U_r^T v||^2 / ||v||^2`` of its energy into it that is
 Beta(r/2, (d-r)/2)-distributed, mean ``r/d``, variance ``2 r (d-r) / (d^2 (d+2))``. The projection is
 applied only when the mean share over the ``L`` languages' vectors exceeds the one-sided normal
 critical value ``r/d + z_{1-level} sqrt(2 r (d-r) / (d^2 (d+2)) / L)``; otherwise the vectors are
-returned unchanged (recorded). Measured on e5-small (docs/results.md): translation-pair vectors sit at or
-below ``r/d``; corpus-fitted vectors far above it when topics differ by language (0.134 against 0.081
-for r = 31) and at it when they do not (0.078 against 0.078; pooled parallel slice 0.095 against 0.128).
+returned unchanged (recorded). Measured on e5-small (experiments/notes/language-vectors.md):
+translation-pair vectors sit at or below ``r/d``; corpus-fitted vectors far above it when topics differ by
+language (0.134 against 0.081 for r = 31) and at it when they do not (0.078 against 0.078; pooled parallel
+slice 0.095 against 0.128). With USEM the test fires on every corpus (language offsets in its high-variance
+directions), so the ``mined`` recipe (:mod:`mlirkit.transforms.recipes`) does not project for it.
 
 Memory: the ``d x d`` covariance (float64) and one chunk of rows at a time.
 """
@@ -52,7 +54,7 @@ import numpy as np
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import is_unknown
 from mlirkit.base.vectors import check_finite
-from mlirkit.transforms.shift import ShiftTransform
+from mlirkit.transforms.shift_transform import ShiftTransform
 
 logger = logging.getLogger(__name__)
 

@@ -70,7 +70,7 @@ def test_transform_file_is_ours(tmp_path):
     import numpy as np
 
     from mlirkit.transforms.io import save_transform
-    from mlirkit.transforms.shift import ShiftTransform
+    from mlirkit.transforms.shift_transform import ShiftTransform
 
     t = ShiftTransform({"de": np.ones(4, np.float32)}, encoder={"class": "x"}, source_lang="en")
     path = save_transform(t, tmp_path / "t.safetensors")

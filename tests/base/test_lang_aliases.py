@@ -7,7 +7,7 @@ import pytest
 from mlirkit.base.errors import MlirkitError
 from mlirkit.eval.tlr import tlr_at_k
 from mlirkit.base.langs import ALIASES, canonical
-from mlirkit.transforms.shift import ShiftTransform, derive_source
+from mlirkit.transforms.shift_transform import ShiftTransform, derive_source
 
 
 def test_canonical():

@@ -1,6 +1,6 @@
 """The SHIFT authors' mMARCO recipe end to end, on synthetic files in the exact upstream layout
 (``data/triples.train.ids.small.tsv``, ``data/google/collections/{name}_collection.tsv``,
-``data/google/queries/train/{name}_queries.train.tsv``; no header, tab-separated, formats.md 5a)."""
+``data/google/queries/train/{name}_queries.train.tsv``; no header, tab-separated, as mMARCO ships them)."""
 from __future__ import annotations
 
 import json

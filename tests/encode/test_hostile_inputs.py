@@ -65,7 +65,7 @@ def test_encode_counts_must_be_positive(tmp_path, tiny_model_dir, capsys, option
 
 def test_encode_alpha_for_a_language_the_transform_lacks(tmp_path, tiny_encoder, tiny_model_dir, capsys):
     from mlirkit.transforms.io import save_transform
-    from mlirkit.transforms.shift import ShiftTransform
+    from mlirkit.transforms.shift_transform import ShiftTransform
 
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_bytes(_jsonl(GOOD))

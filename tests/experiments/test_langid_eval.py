@@ -1,5 +1,5 @@
 """Held-out evaluation of language identification (``experiments.langid_eval``): the figures come from
-``mlirkit.eval`` (hand-computed cases, including the DESIGN.md worked example)."""
+``mlirkit.eval`` (hand-computed cases, including the worked example of docs/design.md)."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,7 +19,7 @@ def test_rank_metrics_hand_computed():
     m = rank_metrics(scores, ["g1", "g1", "g1", "g2"], ["en", "de", "fr", "en"], ["g1"], "en", k=2)
     assert m["tlr@2"] == 0.0 and m["recall@2"] == pytest.approx(1 / 3, abs=1e-4)
     assert m["ndcg@2"] == pytest.approx(1.0 / (1 + 1 / np.log2(3)), abs=1e-4)
-    # DESIGN.md worked example: top-2 = {d_en, d_de} -> TLR@2 = 1/2
+    # docs/design.md worked example: top-2 = {d_en, d_de} -> TLR@2 = 1/2
     m = rank_metrics(np.array([[0.9, 0.8, 0.1, 0.0]]), ["g1", "g1", "g1", "g2"], ["en", "de", "fr", "en"], ["g1"], "en", k=2)
     assert m["tlr@2"] == 0.5 and m["ndcg@2"] == pytest.approx(1.0) and m["share_query_lang@2"] == 0.5
 

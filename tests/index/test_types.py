@@ -8,7 +8,8 @@ import pytest
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.index import DenseIndex, IndexWriter
-from mlirkit.index.types import INDEX_TYPES, IndexSpec, require_reconstructable
+from mlirkit.index.reader import require_reconstructable
+from mlirkit.index.types import INDEX_TYPES, IndexSpec
 from mlirkit.base.vectors import l2_normalize
 
 DIM = 32

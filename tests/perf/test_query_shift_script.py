@@ -35,7 +35,7 @@ def test_synthetic_belebele_is_read_by_the_upstream_reader(bench, tmp_path, monk
 
 def test_systems_agree_where_they_must(bench):
     from mlirkit.base.vectors import l2_normalize
-    from mlirkit.transforms.shift import ShiftTransform
+    from mlirkit.transforms.shift_transform import ShiftTransform
 
     rng = np.random.default_rng(0)
     t = ShiftTransform({"de": rng.normal(size=8), "fr": rng.normal(size=8)}, encoder={}, source_lang="en")

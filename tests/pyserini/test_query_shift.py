@@ -38,7 +38,7 @@ def beds(tiny_encoder, tmp_path_factory):
     from mlirkit.transforms import save_transform
     from mlirkit.transforms.fit import fit_from_groups
     from mlirkit.transforms.parallel import ParallelGroup
-    from mlirkit.transforms.shift import derive_source
+    from mlirkit.transforms.shift_transform import derive_source
 
     d = tmp_path_factory.mktemp("pyserini-qshift")
     pairs = [ParallelGroup(str(i), {"en": f"the {w} is here", "de": f"der {w} ist hier", "fr": f"le {w} est ici"})

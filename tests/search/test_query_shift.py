@@ -11,7 +11,7 @@ from mlirkit.base.vectors import l2_normalize
 from mlirkit.io.records import Query
 from mlirkit.search.query_shift import QueryTimeShift
 from mlirkit.search.searcher import search_index
-from mlirkit.transforms.shift import ShiftTransform, derive_source
+from mlirkit.transforms.shift_transform import ShiftTransform, derive_source
 
 DOC_LANGS = ["en", "de", "fr", "ja", "nl", "dt", "und", "uk"]  # uk: no vector; und: unknown
 QUERY_LANGS = ["en", "de", "fr", "ja", "dt", "nl", "und", "uk", None]

@@ -19,7 +19,7 @@ from mlirkit.search import Searcher
 from mlirkit.search.query_shift import TIE_SLACK
 from mlirkit.search.sharded import open_index
 from mlirkit.testing.fake_encoder import FakeEncoder
-from mlirkit.transforms.shift import ShiftTransform, derive_source
+from mlirkit.transforms.shift_transform import ShiftTransform, derive_source
 
 pytestmark = pytest.mark.usefixtures("one_faiss_thread")
 

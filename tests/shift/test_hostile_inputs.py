@@ -21,7 +21,7 @@ DOCS = [Doc("d1", "The ferry leaves twice a day.", "en"), Doc("d2", "Die Fähre 
 def setup(tmp_path_factory, tiny_encoder):
     from mlirkit.encode import Indexer
     from mlirkit.transforms.io import save_transform
-    from mlirkit.transforms.shift import ShiftTransform
+    from mlirkit.transforms.shift_transform import ShiftTransform
 
     root = tmp_path_factory.mktemp("shift_hostile")
     Indexer(tiny_encoder, root / "index", show_progress=False, save_embeddings=True).index(DOCS)

@@ -171,7 +171,7 @@ def test_posthoc_errors(tmp_path, tiny_encoder, transforms):
     apply_to_index(tmp_path / "plain", tmp_path / "other.st", tmp_path / "o", force=True)
     # a transform of another dimension: refused even with force
     bad = load_transform(transforms["shift"])
-    from mlirkit.transforms.shift import ShiftTransform
+    from mlirkit.transforms.shift_transform import ShiftTransform
     save_transform(ShiftTransform({"de": np.ones(bad.dim + 1)}, encoder=bad.encoder, source_lang="en"), tmp_path / "d.st")
     with pytest.raises(MlirkitError, match="dimension"):
         apply_to_index(tmp_path / "plain", tmp_path / "d.st", tmp_path / "o2", force=True)

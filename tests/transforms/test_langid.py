@@ -9,7 +9,7 @@ from mlirkit.transforms import load_transform, save_transform
 from mlirkit.transforms.fit import fit_from_groups, is_heldout
 from mlirkit.transforms.langid import LangIdClassifier, fit_langid
 from mlirkit.transforms.parallel import ParallelGroup
-from mlirkit.transforms.shift import ShiftTransform
+from mlirkit.transforms.shift_transform import ShiftTransform
 from tests.helpers import ClusterEncoder, clusters
 
 ENC = {"model": "toy"}

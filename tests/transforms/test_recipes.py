@@ -89,7 +89,13 @@ def test_cli_fit_from_index_defaults_to_the_mined_recipe_and_apply_records_it(tm
     assert set(printed["mining"]["languages"]) == {"de", "fr"} and printed["topic_robust"]["applied"] is True
     assert t.meta["mining"]["origin"] == str(idx) and t.meta["normalized"] is False
     assert main(["apply", "--index", str(idx), "--transform", str(out), "--output", str(tmp_path / "shifted")]) == 0
+    err = capsys.readouterr().err  # apply says which alpha it used, and why, when none was given
+    assert "alpha 1 for every language: the default, SHIFT's published strength" in err and "select-alpha" in err
     meta = json.loads((tmp_path / "shifted" / "meta.json").read_text())
+    assert meta["transform"]["alpha"] == 1.0
+    assert main(["apply", "--index", str(idx), "--transform", str(out), "--alpha", "1.1",
+                 "--output", str(tmp_path / "shifted-1.1")]) == 0
+    assert "the default" not in capsys.readouterr().err
     assert meta["transform"]["recipe"] == t.meta["recipe"]
     assert meta["transform"]["provenance"]["de"]["from"] == "mined-pairs"
 

@@ -11,7 +11,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms import (LanguageTransform, derive_source, fit_centering_from_embeddings,
                                 fit_lir_from_embeddings, fit_shift_from_embeddings, load_transform, save_transform)
 from mlirkit.transforms.io import read_shift_pt, sniff
-from mlirkit.transforms.shift import ShiftTransform
+from mlirkit.transforms.shift_transform import ShiftTransform
 
 ENC = {"class": "hf", "model": "toy", "normalize": False, "doc_prefix": "passage: "}
 LANGS = ["de", "fr", "ja"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 from mlirkit.train.losses.base import DCLLossModule
 from mlirkit.train.losses.common import contrastive_nll, cosine_matrix
 from mlirkit.train.losses.consistency import ConsistencyLoss, consistency_loss, rho
-from mlirkit.train.losses.consistency_paper import paired_consistency_loss
+from mlirkit.train.losses.paired_consistency import paired_consistency_loss
 from mlirkit.train.losses.language import LanguageDebiasingLoss, supervised_contrastive_loss
-from mlirkit.train.losses.language_paper import other_language_contrastive_loss
+from mlirkit.train.losses.other_language_contrastive import other_language_contrastive_loss
 from mlirkit.train.losses.orthogonality import OrthogonalityLoss, orthogonality_loss
 from mlirkit.train.losses.retrieval import RetrievalLoss, retrieval_infonce
 from mlirkit.train.losses.sentence import SentenceContrastiveLoss, hard_negative_mask, sentence_contrastive_loss

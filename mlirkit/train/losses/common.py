@@ -2,7 +2,7 @@
 
 ``delta(u, v) = exp(cos(u, v) / tau)`` and
 ``CL(x, x+, N) = -log delta(x, x+) / (delta(x, x+) + sum_{n in N} delta(x, n))``
-(DESIGN.md, "DCL: our reconstruction"), computed with log-sum-exp for stability.
+(docs/design.md, "DCL"), computed with log-sum-exp for stability.
 """
 from __future__ import annotations
 

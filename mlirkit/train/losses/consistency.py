@@ -4,7 +4,7 @@
 For every monolingual item x_k and every parallel pair (a, b) of the batch, rho is pushed to 1/2 with
 the cross-entropy against (1/2, 1/2) minus log 2, so the minimum is 0 at rho = 1/2:
 ``ell = -(1/2) log rho - (1/2) log(1 - rho) - log 2``. The sentence level uses semantic sentence
-reps, the token level monolingual token reps against aligned token pairs (DESIGN.md, DCL).
+reps, the token level monolingual token reps against aligned token pairs (docs/design.md, "DCL").
 """
 from __future__ import annotations
 

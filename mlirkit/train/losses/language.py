@@ -3,7 +3,7 @@
 Over the whole batch, with l = W_l h normalised and labels y = language:
 ``L_LDCL = mean over anchors a with P(a) != {} of
 -(1/|P(a)|) sum_{p in P(a)} log( exp(cos(l_a, l_p)/tau) / sum_{k != a} exp(cos(l_a, l_k)/tau) )``,
-``P(a) = {p != a : y_p = y_a}``; anchors without a positive are skipped (DESIGN.md, DCL).
+``P(a) = {p != a : y_p = y_a}``; anchors without a positive are skipped (docs/design.md, "DCL").
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Orthogonality between the semantic and the language head (soft subspace orthogonality).
 
 ``L_orth = ||Z_s^T Z_l||_F^2 / B`` with Z_s, Z_l the (B, d') matrices of L2-normalised semantic and
-language representations of one batch (DESIGN.md, DCL; the form of Bousmalis et al. 2016,
+language representations of one batch (docs/design.md, "DCL"; the form of Bousmalis et al. 2016,
 "Domain Separation Networks"). It is zero when every semantic feature column is orthogonal, over
 the batch, to every language feature column.
 """

@@ -3,7 +3,7 @@
 For a parallel pair (x_i, x_j) with semantic representations s:
 ``N_i = TopK_{k != i, j} cos(s_i, s_k)`` over the batch pool, and
 ``L_sent^P = mean over pairs of [CL(s_i, s_j, N_i) + CL(s_j, s_i, N_j)] / 2``
-(DESIGN.md, "DCL: our reconstruction"; hard negatives as in the DCL paper's text).
+(docs/design.md, "DCL"; hard negatives as in the DCL paper's text).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Aligned token pairs (u_t, v_t), t = 1..T, from every parallel pair of the batch, with token
 representations w projected by W_s; the pool W^P holds all 2T of them; for anchor u_t the positive
 is v_t and the negatives ``N_t = W^P minus {w_u_t, w_v_t}``; symmetric:
-``L_tok^P = mean_t [CL(u_t, v_t, N_t) + CL(v_t, u_t, N_t)] / 2`` (DESIGN.md, DCL).
+``L_tok^P = mean_t [CL(u_t, v_t, N_t) + CL(v_t, u_t, N_t)] / 2`` (docs/design.md, "DCL").
 """
 from __future__ import annotations
 

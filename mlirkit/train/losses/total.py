@@ -3,7 +3,7 @@
 ``L_HSA^P = L_sent^P + lambda_t L_tok^P``; ``L_HSA^Q = L_sent^Q + lambda_t L_tok^Q`` (rho losses);
 ``L_HSA = L_HSA^P + lambda_q L_HSA^Q``;
 ``L_dec = L_HSA + lambda_ldcl L_LDCL + lambda_o L_orth``; ``L = L_ret + lambda_d L_dec``
-(DESIGN.md, "DCL: our reconstruction"; lambda_q and lambda_ldcl are ours, default 1).
+(docs/design.md, "DCL"; lambda_q and lambda_ldcl are ours, default 1).
 ``ldcl_negatives`` and ``consistency_pairing`` choose the paper's forms of L_LDCL and L^Q (default) or
 the earlier SupCon / all-pairs forms (docs/training.md, "Loss forms").
 A switched-off term has weight 0 and is not computed.
@@ -17,9 +17,9 @@ import torch
 from mlirkit.train.losses.base import DCLLossModule
 from mlirkit.train.losses.common import zero_from
 from mlirkit.train.losses.consistency import consistency_loss
-from mlirkit.train.losses.consistency_paper import paired_consistency_loss
+from mlirkit.train.losses.paired_consistency import paired_consistency_loss
 from mlirkit.train.losses.language import supervised_contrastive_loss
-from mlirkit.train.losses.language_paper import other_language_contrastive_loss
+from mlirkit.train.losses.other_language_contrastive import other_language_contrastive_loss
 from mlirkit.train.losses.orthogonality import orthogonality_loss
 from mlirkit.train.losses.retrieval import retrieval_infonce
 from mlirkit.train.losses.sentence import sentence_contrastive_loss

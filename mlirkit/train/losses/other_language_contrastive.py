@@ -7,7 +7,7 @@ and each (anchor, positive) term is
 with ``delta(u, v) = exp(cos(u, v) / tau)``; other same-language items are *not* in the denominator
 (unlike SupCon, Khosla et al. 2020, :func:`~mlirkit.train.losses.language.supervised_contrastive_loss`).
 ``L_LDCL`` = mean over all (anchor, positive) pairs; anchors without a positive contribute no term
-(DESIGN.md, "DCL: our reconstruction").
+(docs/design.md, "DCL").
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The paper's forms of L_LDCL (other-language negatives) and L^Q (one-to-one pairing) vs numpy."""
+"""The two forms of L_LDCL (other-language negatives, as in the paper's text; SupCon) and of L^Q (paired one to
+one, as in the paper's batches; every pair) against numpy."""
 from __future__ import annotations
 
 import math

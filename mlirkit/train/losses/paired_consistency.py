@@ -6,7 +6,7 @@ token level. With ``rho(x; a, b) = sigmoid((cos(x, a) - cos(x, b)) / tau)`` (see
 :mod:`mlirkit.train.losses.consistency`):
 ``L^Q = mean_k [-(1/2) log rho(x_k; a_{k mod P}, b_{k mod P}) - (1/2) log(1 - rho(...)) - log 2]``;
 when there are more monolingual items than pairs (M > P), pair ``k mod P`` is reused, when fewer, only
-the first M pairs are used (DESIGN.md, "Consistency batches").
+the first M pairs are used (docs/design.md, "DCL").
 """
 from __future__ import annotations
 
