@@ -102,7 +102,7 @@ def test_an_invalid_langs_file_is_not_carried_into_a_new_index(tmp_path):
     """``shift apply`` on an index whose ``langs`` file holds ``english`` stops; no new index appears."""
     from mlirkit.shift.posthoc import apply_to_index
     from mlirkit.transforms.io import save_transform
-    from mlirkit.transforms.shift import ShiftTransform
+    from mlirkit.transforms.shift_transform import ShiftTransform
 
     d = _index(tmp_path, ["en", "english", "de"])
     t = ShiftTransform({"de": np.full(4, 0.1, np.float32)}, encoder={}, source_lang="en")

@@ -234,7 +234,7 @@ def _valid_binary(name: str, directory) -> bytes:
     from safetensors.numpy import save
 
     from mlirkit.transforms.io import save_transform
-    from mlirkit.transforms.shift import ShiftTransform
+    from mlirkit.transforms.shift_transform import ShiftTransform
 
     path = directory / f"valid-{name}"
     if name == "model.safetensors":
