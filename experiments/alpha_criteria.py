@@ -5,7 +5,7 @@ in-domain pair vectors as reference) the script scores, on the dev and the test 
 the scoring of ``topic_variants.Bed``, checked there against :func:`mlirkit.eval.evaluate`):
 
 - ``dev``: the alpha of best dev nDCG@20 (uses labels; the reference);
-- ``label-free``: the global kNN gap alpha (:func:`mlirkit.transforms.alpha_select.select_alpha`);
+- ``label-free``: the global kNN gap alpha (:func:`mlirkit.transforms.alpha_select.select_alpha`, criterion ``knn-source``, the rule of that time);
 - ``pseudo-recall``: :func:`experiments.pseudo_recall.select_pseudo_recall_alpha`;
 - ``guarded (retrievability)`` / ``guarded (pseudo-recall)``:
   :func:`experiments.alpha_guard.select_guarded_alphas` with either guard;
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         pr = select_pseudo_recall_alpha(bed.docs, bed.langs, t, grid=grid, k=K)
         rules: dict[str, Any] = {
             "dev (labels)": max(GRID, key=lambda a: (dev[a], -a)),
-            "label-free (kNN gap)": select_alpha(bed.docs, bed.langs, t, grid=grid, k=K).alpha,
+            "label-free (kNN gap)": select_alpha(bed.docs, bed.langs, t, grid=grid, k=K, criterion="knn-source").alpha,
             "pseudo-recall": pr.alpha,
             "guarded (retrievability)": select_guarded_alphas(bed.docs, bed.langs, t, grid=grid, k=K).alpha_spec(),
             "guarded (pseudo-recall)": select_guarded_alphas(bed.docs, bed.langs, t, grid=grid, k=K,

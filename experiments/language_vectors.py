@@ -218,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     guarded: dict[str, Any] = {}
     for name, t in transforms.items():
         t0 = time.perf_counter()
-        sel = select_alpha(doc_embs, doc_langs, t, grid=(0.0, *GRID), k=args.k)
+        sel = select_alpha(doc_embs, doc_langs, t, grid=(0.0, *GRID), k=args.k, criterion="knn-source",
+                           per_language=True)
         label_free[name] = sel
         guarded[name] = select_guarded_alphas(doc_embs, doc_langs, t, grid=(0.0, *GRID), k=args.k)
         logger.info("%s: label-free alpha %g, guarded %s (%.1fs)", name, sel.alpha, guarded[name].per_language,

@@ -149,7 +149,8 @@ def select_pseudo_recall_alpha(embs: np.ndarray, langs: Sequence[str | None], tr
         for l in judged:
             per[l][alpha] = pr[languages.index(l)]
         curve[alpha] = float(np.mean([per[l][alpha] for l in judged]))
-    gap = select_alpha(embs, lang_list, transform, grid=grid, k=k, max_probes=max_probes, seed=seed).curve
+    gap = select_alpha(embs, lang_list, transform, grid=grid, k=k, max_probes=max_probes, seed=seed,
+                       criterion="knn-source").curve
     top = max(round(v, 12) for v in curve.values())
     best = min((a for a in grid if round(curve[a], 12) == top), key=lambda a: (gap[a], a))
     edge = "upper" if best == grid[-1] and len(grid) > 1 else ("lower" if best == grid[0] and len(grid) > 1 else None)

@@ -2,7 +2,7 @@
 
 For a bed whose embeddings are in the cache of ``experiments/language_vectors.py`` (same ``--cache-dir``,
 same encoder settings), every variant below is scored at the alpha chosen on the dev split and at the
-global kNN label-free alpha (:func:`mlirkit.transforms.alpha_select.select_alpha`, grid 0, 0.2 ... 2.0,
+global kNN label-free alpha (:func:`mlirkit.transforms.alpha_select.select_alpha`, criterion ``knn-source``, grid 0, 0.2 ... 2.0,
 k = 20), test split reported. Scoring is exact cosine search over the whole corpus (English queries,
 documents shifted and normalised as ``mlirkit.search`` scores them); nDCG@20 = DCG@20 / ideal DCG@20
 with binary gains; the script first checks that its base and corpus-vector nDCG@20 equal
@@ -176,13 +176,13 @@ def open_bed(args: argparse.Namespace) -> Bed:
 
 
 def label_free_alpha(bed: Bed, params: dict[str, np.ndarray], grid: tuple[float, ...] = GRID) -> float:
-    """The global kNN label-free alpha (:func:`mlirkit.transforms.alpha_select.select_alpha`, k = 20) on
+    """The global kNN label-free alpha (:func:`mlirkit.transforms.alpha_select.select_alpha`, criterion ``knn-source``, k = 20) on
     0 and ``grid`` (default 0.2 ... 2.0)."""
     from mlirkit.transforms.alpha_select import select_alpha
     from mlirkit.transforms.shift_transform import ShiftTransform
 
     t = ShiftTransform({l: np.asarray(v, np.float32) for l, v in params.items()}, encoder=FP, source_lang="en")
-    return select_alpha(bed.docs, bed.langs, t, grid=(0.0, *grid), k=20).alpha
+    return select_alpha(bed.docs, bed.langs, t, grid=(0.0, *grid), k=20, criterion="knn-source").alpha
 
 
 def within_cov(bed: Bed) -> np.ndarray:
@@ -198,7 +198,7 @@ def report(bed: Bed, name: str, params: dict[str, np.ndarray], base_recall: dict
     dev = {a: bed.score(params, a, "dev")[0] for a in GRID}
     best = max(GRID, key=lambda a: (dev[a], -a))
     t = ShiftTransform({l: np.asarray(v, np.float32) for l, v in params.items()}, encoder=FP, source_lang="en")
-    lf = select_alpha(bed.docs, bed.langs, t, grid=(0.0, *GRID), k=20).alpha
+    lf = select_alpha(bed.docs, bed.langs, t, grid=(0.0, *GRID), k=20, criterion="knn-source").alpha
     cells = []
     for a in (best, lf):
         nd, per = bed.score(params, a, "test")
@@ -371,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     ref = bed.per_query(pairs, ref_alpha, "test")
     for name, params in (("corpus-tr auto", remove_topic(bed.corpus, auto).params), ("mined-c-tr auto", tr.params)):
         t = ShiftTransform({l: np.asarray(v, np.float32) for l, v in params.items()}, encoder=FP, source_lang="en")
-        lf = select_alpha(bed.docs, bed.langs, t, grid=(0.0, *GRID), k=20).alpha
+        lf = select_alpha(bed.docs, bed.langs, t, grid=(0.0, *GRID), k=20, criterion="knn-source").alpha
         diff = bed.per_query(params, lf, "test") - ref
         flips = np.abs((rng.choice([-1.0, 1.0], size=(10000, len(diff))) * diff).mean(axis=1))
         boot = rng.choice(diff, size=(5000, len(diff))).mean(axis=1)

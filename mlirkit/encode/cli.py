@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import json
 import logging
 from itertools import islice
@@ -95,6 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         total = min(total, args.max_docs)
     if total is not None and args.num_shards > 1:
         total = len(range(args.shard_id, total, args.num_shards))
+    if args.num_shards > 1 or args.engine == "ray":  # a shard or block sees part of the corpus only
+        if transform.missing == "corpus":
+            raise MlirkitError("--missing corpus needs the whole corpus in one index, not a shard or a Ray block: "
+                               "encode with --save-embeddings and fill with `python -m mlirkit.shift apply` or the "
+                               "query-time shift, or use --missing keep")
+        transform = replace(transform, missing="keep")
     if args.engine == "ray":
         return _encode_ray(args, _chain(first, docs), transform, index_spec, stats)
     encoder = encoder_from_args(args)
@@ -105,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                       encoder_name=args.encoder, encoder_options={"encoder_class": args.encoder_class, **encoder_options(args)},
                       extra_meta={"corpus": str(args.corpus), "shard": {"id": args.shard_id, "count": args.num_shards},
                                   **({"max_docs": args.max_docs} if args.max_docs is not None else {})},
-                      index_type=index_spec)
+                      index_type=index_spec, missing=transform.missing)
     result = indexer.index(_chain(first, docs), total=total)
     if stats.skipped_empty:
         logger.warning("skipped %d documents with empty text", stats.skipped_empty)
@@ -131,8 +138,9 @@ def _encode_ray(args: argparse.Namespace, docs: Iterable[Doc], transform: Transf
         extra_meta={"corpus": str(args.corpus), "shard": {"id": args.shard_id, "count": args.num_shards},
                                   **({"max_docs": args.max_docs} if args.max_docs is not None else {})},
         show_progress=not args.quiet,
-        indexer_options={"langid_threshold": transform.langid_threshold}
-        if transform.langid_threshold is not None else None)
+        indexer_options={"missing": transform.missing,
+                         **({"langid_threshold": transform.langid_threshold}
+                            if transform.langid_threshold is not None else {})})
     if stats.skipped_empty:
         logger.warning("skipped %d documents with empty text", stats.skipped_empty)
     print(json.dumps({"index": str(args.index), "documents": summary["documents"],

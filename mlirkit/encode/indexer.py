@@ -11,6 +11,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+import numpy as np
+
 from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.encoders.base import Encoder
 from mlirkit.base.errors import MlirkitError
@@ -46,6 +48,12 @@ class Indexer:
     ``T`` if one is given (e.g. SHIFT ``z - alpha * V_lang(d)``), then L2 normalisation, so inner
     product = cosine. The untransformed ``f(d)`` can be kept in ``embeddings.npy`` for post-hoc
     transforms and alpha sweeps. Memory is bounded by ``chunk_size`` documents plus the index itself.
+
+    ``missing``: the documents of languages a SHIFT transform has no vector for, ``"corpus"`` (default,
+    :data:`mlirkit.transforms.hybrid.DEFAULT_MISSING`: the vector ``mean(l docs) - mean(source docs)`` of the
+    corpus indexed, so those documents are transformed when the last document is in; the index is then
+    built from spooled vectors) or ``"keep"`` (unshifted). The transform stored in the index and its
+    meta.json record say what was done (:func:`mlirkit.transforms.hybrid.fill_missing`).
     """
 
     def __init__(self, encoder: Encoder, index_dir: str | os.PathLike, *,
@@ -55,8 +63,12 @@ class Indexer:
                  langid_threshold: float | None = None,
                  show_progress: bool = True, encoder_name: str | None = None,
                  encoder_options: dict[str, Any] | None = None, extra_meta: dict[str, Any] | None = None,
-                 index_type: Any = None) -> None:
+                 index_type: Any = None, missing: str | None = None) -> None:
+        from mlirkit.transforms.hybrid import check_missing_policy
+
         self.alpha = Alpha.coerce(alpha)  # a bad alpha fails first
+        check_missing_policy(missing)
+        self.missing = missing
         self.encoder = encoder
         self.index_dir = Path(index_dir)
         self.transform_path: Path | None = None
@@ -70,6 +82,9 @@ class Indexer:
         self.transform = transform
         if transform is not None:
             transform.check_encoder(encoder.fingerprint, force=force)
+            if missing == "corpus" and transform.method != "shift":
+                raise MlirkitError(f"--missing corpus fills shift vectors; {transform.method} has no corpus fill "
+                                   f"(use --missing keep)")
         if langid_threshold is not None:
             if transform is None:
                 raise MlirkitError("language identification (langid_threshold) needs a transform with a classifier")
@@ -99,17 +114,107 @@ class Indexer:
                 tqdm(total=total, unit="doc", desc="encode", disable=not self.show_progress) as bar:
             if self.transform_path is not None:
                 shutil.copyfile(self.transform_path, writer.tmp / TRANSFORM_FILE)
+            fill = _CorpusFill(self.transform, writer) if self._fills_from_corpus() else None
             for chunk in chunked(docs, self.chunk_size):
                 ids = [d.doc_id for d in chunk]
                 langs = [d.lang for d in chunk]
                 raw = self.encoder.encode_docs([d.text for d in chunk], langs, batch_size=self.batch_size)
-                vectors = transform_and_normalize(raw, langs, "doc", self.transform, self.alpha, strict=self.strict,
-                                                  where=f"encoder output (documents {ids[0]!r}..{ids[-1]!r})")
+                where = f"encoder output (documents {ids[0]!r}..{ids[-1]!r})"
+                if fill is not None:
+                    vectors = fill.add(raw, langs, lambda r, la: transform_and_normalize(
+                        r, la, "doc", self.transform, self.alpha, strict=self.strict, where=where))
+                else:
+                    vectors = transform_and_normalize(raw, langs, "doc", self.transform, self.alpha,
+                                                      strict=self.strict, where=where)
                 writer.add(ids, langs, vectors, raw=raw)
                 stats.lang_counts.update(langs)
                 stats.documents += len(chunk)
                 bar.update(len(chunk))
+            if self.transform is not None:
+                self._record_missing(writer, fill)
         stats.seconds = time.perf_counter() - start
+        if fill is not None:
+            fill.close()
         logger.info("indexed %d documents in %.1f s (%.1f docs/s) into %s", stats.documents, stats.seconds,
                     stats.docs_per_second, self.index_dir)
         return stats
+
+    def _fills_from_corpus(self) -> bool:
+        from mlirkit.transforms.hybrid import check_missing_policy
+        from mlirkit.transforms.shift_transform import ShiftTransform
+
+        return (isinstance(self.transform, ShiftTransform) and check_missing_policy(self.missing) == "corpus"
+                and not self.strict)
+
+    def _record_missing(self, writer: Any, fill: "_CorpusFill | None") -> None:
+        """Fill (or keep) the languages the transform lacks, store the transform used and its record."""
+        from mlirkit.transforms.hybrid import fill_missing, filled_any
+        from mlirkit.transforms.io import save_transform
+
+        means, counts = (None, writer.lang_counts) if fill is None else fill.means.result()
+        done = fill_missing(self.transform, counts, means, policy="corpus" if fill is not None else self.missing,
+                            origin=str(self.index_dir))
+        if done is self.transform:
+            return
+        if fill is not None:
+            fill.amend(done, self.alpha)
+        if filled_any(done):
+            save_transform(done, writer.tmp / TRANSFORM_FILE, overwrite=True)
+        writer.transform = done.describe(self.alpha)
+
+
+class _CorpusFill:
+    """While an index is written: the corpus's language means, and the raw vectors of the documents whose
+    language the transform lacks (their indexed vectors are placeholders until :meth:`amend`)."""
+
+    def __init__(self, transform: LanguageTransform, writer: Any) -> None:
+        from mlirkit.transforms.corpus_fit import LanguageMeans
+
+        self.transform, self.writer = transform, writer
+        self.means = LanguageMeans()
+        self.rows: list[np.ndarray] = []
+        self.langs: list[str] = []
+        self.path = writer.tmp / "missing.f32"
+        self._file = None
+
+    def add(self, raw: np.ndarray, langs: list[str], transform_rows: Any) -> np.ndarray:
+        """The vectors to index for one chunk: ``transform_rows(raw, langs)``, and for the rows of languages
+        without a vector their normalised raw vector, kept aside for :meth:`amend`."""
+        from mlirkit.base.langs import canonical, is_unknown
+        from mlirkit.base.vectors import l2_normalize
+
+        self.means.update(raw, langs)
+        have = set(self.transform.params) | {self.transform.source_lang}
+        lacking = np.array([not is_unknown(la) and canonical(la) not in have for la in langs], dtype=bool)
+        if not lacking.any():
+            return transform_rows(raw, langs)
+        self.writer.defer()
+        raw = np.asarray(raw, dtype=np.float32)
+        vectors = np.empty_like(raw)
+        keep = np.flatnonzero(~lacking)
+        if len(keep):
+            vectors[keep] = transform_rows(raw[keep], [langs[i] for i in keep])
+        vectors[lacking] = l2_normalize(raw[lacking])
+        if self._file is None:
+            self._file = open(self.path, "wb")
+        self._file.write(np.ascontiguousarray(raw[lacking]).tobytes())
+        self.rows.append(self.writer.count + np.flatnonzero(lacking))
+        self.langs.extend(langs[i] for i in np.flatnonzero(lacking))
+        return vectors
+
+    def amend(self, transform: LanguageTransform, alpha: Any) -> None:
+        """Index the kept-aside documents with ``transform`` (the filled one)."""
+        from mlirkit.base.vectors import transform_and_normalize
+
+        if self._file is None:
+            return
+        self._file.close()
+        rows = np.concatenate(self.rows)
+        raw = np.fromfile(self.path, dtype=np.float32).reshape(len(rows), -1)
+        self.writer.amend(rows, transform_and_normalize(raw, self.langs, "doc", transform, alpha))
+        self.close()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+        self.path.unlink(missing_ok=True)

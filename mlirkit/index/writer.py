@@ -35,7 +35,9 @@ class IndexWriter:
 
     ``index_type`` (an :class:`~mlirkit.index.types.IndexSpec`, a type name or a ``meta.json`` entry;
     default ``flat``) selects the FAISS index; types that need training (``ivf-pq``) spool the vectors
-    to a temporary file and train on a sample of them when the block exits.
+    to a temporary file and train on a sample of them when the block exits. :meth:`defer` spools any
+    type from then on (the rows added so far are read back from the index), so that :meth:`amend` can
+    replace rows before the index is built (vectors that depend on the whole corpus).
     """
 
     def __init__(self, path: str | os.PathLike, *, dim: int, encoder: dict[str, Any], normalized: bool,
@@ -111,6 +113,32 @@ class IndexWriter:
         self._codes[lang] = code = check_lang(lang, f"document {doc_id!r}")
         return code
 
+    def defer(self) -> None:
+        """Spool the vectors from now on (and those added so far) and build the index when the block exits."""
+        if self._spool is not None:
+            return
+        self._spool = self._stack.enter_context(open(self.tmp / "vectors.f32", "wb"))
+        if self.index is not None and self.index.ntotal:
+            for start in range(0, self.index.ntotal, 1 << 16):
+                stop = min(self.index.ntotal, start + (1 << 16))
+                self._spool.write(np.ascontiguousarray(self.index.reconstruct_n(start, stop - start),
+                                                       dtype=np.float32).tobytes())
+        self.index = None
+
+    def amend(self, rows: np.ndarray, vectors: np.ndarray) -> None:
+        """Replace the indexed vectors of ``rows`` (positions in the order added) after :meth:`defer`."""
+        if self._spool is None:
+            raise ValueError("amend() needs defer() first")
+        rows = np.asarray(rows, dtype=np.intp)
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if vectors.shape != (len(rows), self.dim) or (len(rows) and (rows.min() < 0 or rows.max() >= self.count)):
+            raise ValueError(f"amend: {vectors.shape} vectors for {len(rows)} rows of {self.count}")
+        self._spool.flush()
+        spooled = np.memmap(self.tmp / "vectors.f32", dtype=np.float32, mode="r+", shape=(self.count, self.dim))
+        spooled[rows] = vectors
+        spooled.flush()
+        del spooled
+
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is not None:
             self._abandon(exc)
@@ -153,16 +181,18 @@ class IndexWriter:
             spool = self.tmp / "vectors.f32"
             vectors = np.memmap(spool, dtype=np.float32, mode="r", shape=(self.count, self.dim))
             self.index = spec.new_index(self.dim)
-            limit = spec.params.get("train_size") or self.count
-            sample = np.sort(np.random.default_rng(0).choice(self.count, size=limit, replace=False)) \
-                if limit < self.count else slice(None)
-            logger.info("training %s on %d of %d vectors", spec.factory(self.dim), min(limit, self.count), self.count)
-            self.index.train(np.ascontiguousarray(vectors[sample]))
+            if spec.type.trained:
+                limit = spec.params.get("train_size") or self.count
+                sample = np.sort(np.random.default_rng(0).choice(self.count, size=limit, replace=False)) \
+                    if limit < self.count else slice(None)
+                logger.info("training %s on %d of %d vectors", spec.factory(self.dim), min(limit, self.count),
+                            self.count)
+                self.index.train(np.ascontiguousarray(vectors[sample]))
+                extra["trained_on"] = min(limit, self.count)
             for start in range(0, self.count, 1 << 16):
                 self.index.add(np.ascontiguousarray(vectors[start:start + (1 << 16)]))
             del vectors
             spool.unlink()
-            extra["trained_on"] = min(limit, self.count)
         return spec.to_meta(self.dim, **extra)
 
 

@@ -58,14 +58,18 @@ def add_query_shift_args(group: argparse._ArgumentGroup, *, words: bool = True) 
     group.add_argument("--candidates", type=non_negative_int, default=None,
                        help="with the query-time shift: rows re-scored per query from a non-flat index "
                             "(default 1000; 0 = exhaustive, exact)")
+    from mlirkit.transforms.options import add_missing_arg
+
+    add_missing_arg(group)
 
 
 def query_shift_requested(args: argparse.Namespace) -> bool:
     """Whether the options of :func:`add_query_shift_args` ask for the query-time shift (``--alpha`` or
     ``--transform`` imply it); ``--candidates`` without it is refused."""
     shift = bool(args.query_shift or args.alpha is not None or args.transform is not None)
-    if args.candidates is not None and not shift:
-        raise MlirkitError("--candidates is for the query-time shift: add --query-shift (or --alpha / --transform)")
+    for flag, value in (("--candidates", args.candidates), ("--missing", args.missing)):
+        if value is not None and not shift:
+            raise MlirkitError(f"{flag} is for the query-time shift: add --query-shift (or --alpha / --transform)")
     return shift
 
 
@@ -92,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                        skip_incomplete=args.skip_incomplete_shards)
     searcher = Searcher(index, encoder, force=args.force, encoder_overrides=encoder_options(args),
                         query_shift=args.query_shift, alpha=args.alpha, transform=args.transform,
-                        candidates=args.candidates)
+                        candidates=args.candidates, missing=args.missing)
     results = searcher.search(queries, k=args.hits, batch_size=args.batch_size or 64, show_progress=not args.quiet)
     from mlirkit.io.provenance import describe_source
 

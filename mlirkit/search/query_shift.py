@@ -23,7 +23,10 @@ per alpha). With inner product and no unknown-language
 documents, ``b (q.V_s)`` is the same for every document of a query, so the pivot index already ranks as
 the s-source index would (the issue's observation); with cosine the norms depend on ``s``.
 
-A query whose language is unknown or has no vector is scored with the pivot source (``V_s = 0``: the
+Document languages the transform has no vector for are filled from the documents themselves or left
+unshifted (``missing``, :func:`mlirkit.transforms.hybrid.fill_missing`; default: filled, one log line and
+:meth:`QueryTimeShift.describe` say which); a filled language is then also a query language with a vector.
+A query whose language is unknown or still has no vector is scored with the pivot source (``V_s = 0``: the
 index as built); such queries are counted in :attr:`QueryTimeShift.counts`. Alpha (a float or a
 per-language dict: :class:`mlirkit.transforms.alpha.Alpha`) is chosen per call, without re-indexing.
 
@@ -68,13 +71,15 @@ class QueryTimeShift:
 
     ``embeddings`` (n, d): the untransformed document vectors (an index's ``embeddings.npy``);
     ``doc_langs`` (n,); ``transform``: a :class:`~mlirkit.transforms.shift_transform.ShiftTransform` (its source language is
-    the pivot); ``metric``: ``"cosine"`` or ``"ip"`` (see the module docstring for both formulas).
+    the pivot); ``metric``: ``"cosine"`` or ``"ip"`` (see the module docstring for both formulas);
+    ``missing``: ``"corpus"`` or ``"keep"`` for the document languages without a vector (module docstring).
     """
 
     chunk_rows = 65536
 
     def __init__(self, embeddings: np.ndarray, doc_langs: Sequence[str], transform, *, metric: str = "cosine",
-                 docids: Sequence[str] | None = None) -> None:
+                 docids: Sequence[str] | None = None, missing: str | None = None, origin: str | None = None) -> None:
+        from mlirkit.transforms.hybrid import fill_missing_from_corpus
         from mlirkit.transforms.shift_transform import ShiftTransform
 
         if not isinstance(transform, ShiftTransform):
@@ -86,6 +91,8 @@ class QueryTimeShift:
             raise MlirkitError(f"embeddings of shape {self.embeddings.shape} for a transform of dimension {transform.dim}")
         if len(doc_langs) != len(self.embeddings):
             raise MlirkitError(f"{len(doc_langs)} document languages for {len(self.embeddings)} embeddings")
+        transform = fill_missing_from_corpus(transform, self.embeddings, doc_langs, policy=missing, origin=origin,
+                                             explicit=missing is not None)
         self.transform = transform
         self.metric = metric
         self.pivot = transform.source_lang
@@ -247,7 +254,9 @@ class QueryTimeShift:
     def describe(self, alpha: Any) -> dict[str, Any]:
         return {"metric": self.metric, "pivot": self.pivot, "alpha": Alpha.coerce(alpha).to_json(),
                 "languages": self.langs, "docs_never_shifted": int((self.doc_codes < 0).sum()),
-                "counts": dict(self.counts)}
+                "counts": dict(self.counts),
+                **({"missing_languages": self.transform.meta["missing_languages"]}
+                   if "missing_languages" in self.transform.meta else {})}
 
 
 def _sorted_hits(docids: Sequence[str], rows: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[str, float]]:
@@ -266,12 +275,13 @@ class ShiftPlan(NamedTuple):
 
 
 def plan_for_index(index, metric: str = "cosine", alpha: Any = None, transform: Any = None,
-                   candidates: int | None = None, *, force: bool = False) -> ShiftPlan:
+                   candidates: int | None = None, *, force: bool = False, missing: str | None = None) -> ShiftPlan:
     """The query-time shift of an open index (:class:`~mlirkit.index.DenseIndex` or a sharded one).
 
     ``transform``: a shift file or object (default: the index's own, which must be SHIFT); ``alpha``:
     default the index's (its own transform) or 1.0 (a given one); ``candidates``: default
-    :data:`DEFAULT_CANDIDATES` when any shard is not flat, else exhaustive (0 = exhaustive too).
+    :data:`DEFAULT_CANDIDATES` when any shard is not flat, else exhaustive (0 = exhaustive too); ``missing``: see
+    :class:`QueryTimeShift`.
     """
     from mlirkit.index.layout import TRANSFORM_FILE
     from mlirkit.index.types import spec_of
@@ -289,14 +299,23 @@ def plan_for_index(index, metric: str = "cosine", alpha: Any = None, transform: 
         transform = load_transform(transform)
     if index.encoder is not None:
         transform.check_encoder(index.encoder, force=force, dim=index.dim)
-    shift = QueryTimeShift(index_embeddings(index), index.langs, transform, metric=metric, docids=index.docids)
-    if given_alpha is not None:  # an override the shift has no vector for would be silently ignored
+    overrides = Alpha.coerce(given_alpha).overrides if given_alpha is not None else {}
+
+    def check_overrides(langs: Sequence[str]) -> None:
+        """An override the shift has no vector for would be silently ignored."""
         from mlirkit.base.registry import did_you_mean
 
-        for la in Alpha.coerce(given_alpha).overrides:
-            if la not in shift.langs:
+        for la in overrides:
+            if la not in langs:
                 raise MlirkitError(f"--alpha {la}=...: the shift transform has no vector for {la!r}"
-                                   f"{did_you_mean(la, shift.langs)} (its languages: {', '.join(shift.langs)})")
+                                   f"{did_you_mean(la, langs)} (its languages: {', '.join(langs)})")
+
+    # before anything is logged: a typo fails alone (a language of the index may still get a corpus vector)
+    check_overrides(sorted({transform.source_lang, *transform.languages,
+                            *(canonical(la) for la in set(index.langs) if la and la != UNKNOWN)}))
+    shift = QueryTimeShift(index_embeddings(index), index.langs, transform, metric=metric, docids=index.docids,
+                           missing=missing, origin=str(index.path))
+    check_overrides(shift.langs)
     shards = getattr(index, "shards", [index])
     if candidates is None and any(spec_of(sh).name != "flat" for sh in shards):
         candidates = DEFAULT_CANDIDATES

@@ -55,12 +55,15 @@ class Searcher:
     file or object; default the index's own) and ``alpha`` (default the index's) are chosen at query
     time. A flat index is scored exhaustively; other types give ``candidates`` rows (default
     :data:`mlirkit.search.query_shift.DEFAULT_CANDIDATES`; 0 = exhaustive) that are re-scored exactly.
+    ``missing`` (``"corpus"`` or ``"keep"``): the document languages the shift has no vector for
+    (:func:`mlirkit.transforms.hybrid.fill_missing`; default filled from the index's documents).
     """
 
     def __init__(self, index_dir: str | os.PathLike, encoder: Encoder | None = None, *,
                  force: bool = False, threads: int | None = None,
                  encoder_overrides: dict[str, Any] | None = None, query_shift: str | None = None,
-                 alpha: Any = None, transform: Any = None, candidates: int | None = None) -> None:
+                 alpha: Any = None, transform: Any = None, candidates: int | None = None,
+                 missing: str | None = None) -> None:
         from mlirkit.index import DenseIndex
 
         # a directory, or an open index (DenseIndex, mlirkit.search.sharded.ShardedIndex)
@@ -88,15 +91,19 @@ class Searcher:
                 self.query_transform = transform_file
                 self.alpha = Alpha.coerce(meta_transform.get("alpha", 1.0))
         self.shift = None  # the query-time shift (mlirkit.search.query_shift), when asked for
+        if missing is not None and not (query_shift or alpha is not None or transform is not None):
+            raise MlirkitError("missing (--missing) is for the query-time shift: add --query-shift (or --alpha / "
+                               "--transform)")
         if query_shift or alpha is not None or transform is not None:
-            self._setup_query_shift(query_shift or "cosine", alpha, transform, candidates, force)
+            self._setup_query_shift(query_shift or "cosine", alpha, transform, candidates, force, missing)
 
     def _setup_query_shift(self, metric: str, alpha: Any, transform: Any, candidates: int | None,
-                           force: bool) -> None:
+                           force: bool, missing: str | None) -> None:
         """Every query scored with its own language's SHIFT from this one index (see query_shift.py)."""
         from mlirkit.search.query_shift import plan_for_index
 
-        self.shift_plan = plan_for_index(self.index, metric, alpha, transform, candidates, force=force)
+        self.shift_plan = plan_for_index(self.index, metric, alpha, transform, candidates, force=force,
+                                         missing=missing)
         self.shift, self.shift_alpha, self.shift_candidates = self.shift_plan
 
     def provenance(self) -> dict[str, Any]:

@@ -62,11 +62,13 @@ def add_select_alpha_args(s: argparse.ArgumentParser) -> None:
     s.add_argument("--index", required=True, help="index directory (embeddings.npy or untransformed vectors)")
     s.add_argument("--transform", required=True, help="transform file")
     s.add_argument("--criterion", choices=["knn", "centroid"], default="knn",
-                   help="knn: excess same-language share among the k nearest documents of source-language "
-                        "documents; centroid: distance of language centroids")
+                   help="knn: documents of every language as queries of their language (the query-time shift), "
+                        "the excess own-language share among their k nearest documents, alpha = where its fall "
+                        "levels off; centroid: distance of language centroids")
     s.add_argument("--k", type=positive_int, default=20, help="neighbours per probe (knn)")
     s.add_argument("--grid", nargs="+", type=float, default=None, help="alphas to try (default 0.0 ... 2.0 by 0.1)")
-    s.add_argument("--max-probes", type=positive_int, default=2000, help="source-language documents used as probes")
+    s.add_argument("--max-probes", type=positive_int, default=2000,
+                   help="documents used as probes, shared evenly by the languages (knn)")
     s.add_argument("--seed", type=int, default=0)
 
 
@@ -89,7 +91,9 @@ def add_fit_args(f: argparse.ArgumentParser, *, methods: Sequence[str]) -> None:
     f.add_argument("--output", required=True, help="transform file to write (exactly this path)")
     f.add_argument("--langs", action=LangListAction, default=None, metavar="LANG",
                    help=f"target languages to keep ({LANG_LIST_HELP}; default: all present)")
-    f.add_argument("--max-pairs", type=positive_int, default=None, help="use at most N ids")
+    f.add_argument("--max-pairs", type=positive_int, default=None,
+                   help="use at most N pairs per target language (every language gets its share, also from a "
+                        "file whose rows are grouped by language)")
     f.add_argument("--rank", type=positive_int, default=1, help="LIR: number of singular vectors removed (default 1)")
     f.add_argument("--text-field", default="text", help="JSONL text field(s), comma-separated (joined by a space)")
     f.add_argument("--langid", action="store_true", help="also fit a language classifier (stored in the file)")
@@ -148,7 +152,7 @@ def fit_from_pairs(args: argparse.Namespace, **fit_options: Any) -> int:
     if not args.source_lang:
         raise MlirkitError("--source-lang is required when fitting from parallel text")
     from mlirkit.transforms.fit import fit_from_groups
-    from mlirkit.transforms.parallel import open_parallel
+    from mlirkit.transforms.parallel import open_parallel, parallel_languages
 
     import itertools
 
@@ -161,6 +165,7 @@ def fit_from_pairs(args: argparse.Namespace, **fit_options: Any) -> int:
     t, report = fit_from_groups(encoder, groups, method=args.method, source_lang=args.source_lang, langs=args.langs,
                                 max_pairs=args.max_pairs, batch_size=args.batch_size or 64, rank=args.rank,
                                 langid=args.langid, source_name=args.pairs, show_progress=not args.quiet,
+                                source_langs=parallel_languages(args.pairs),
                                 **fit_options)
     t.meta["encoder_name"] = args.encoder
     save_transform(t, args.output, overwrite=args.overwrite)
@@ -266,7 +271,8 @@ def cmd_apply(args: argparse.Namespace) -> int:
         logger.info("alpha %s for every language: the default, SHIFT's published strength (the best alpha measured "
                     "lies between 0.7 and 1.2 with the vectors; select-alpha chooses one without labels)", opts.alpha)
     stats = apply_to_index(args.index, opts.transform, args.output, alpha=opts.alpha, doc_langs=args.doc_langs,
-                           overwrite=args.overwrite, strict=opts.strict, force=opts.force, show_progress=not args.quiet)
+                           overwrite=args.overwrite, strict=opts.strict, force=opts.force, show_progress=not args.quiet,
+                           missing=opts.missing)
     _print(stats)
     return 0
 

@@ -44,8 +44,14 @@ def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform |
                    output: str | os.PathLike, *, alpha: AlphaLike = 1.0,
                    doc_langs: str | os.PathLike | Mapping[str, str] | None = None, overwrite: bool = False,
                    strict: bool = False, force: bool = False, chunk_rows: int = 65536,
-                   show_progress: bool = False) -> dict[str, Any]:
-    """Write ``output`` = the index at ``index_path`` with ``transform`` applied to its documents."""
+                   show_progress: bool = False, missing: str | None = None) -> dict[str, Any]:
+    """Write ``output`` = the index at ``index_path`` with ``transform`` applied to its documents.
+
+    ``missing``: what to do with the index's languages the transform has no vector for, ``"corpus"`` (fill
+    them from this index's vectors) or ``"keep"`` (leave them unshifted); default
+    :data:`mlirkit.transforms.hybrid.DEFAULT_MISSING` (:func:`mlirkit.transforms.hybrid.fill_missing`). A
+    filled transform is the one stored in the output index (``transform.safetensors``) and described in its
+    meta.json (``missing_languages``)."""
     from tqdm.auto import tqdm
 
     from mlirkit.index import DenseIndex, IndexWriter
@@ -101,12 +107,23 @@ def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform |
             except RuntimeError as e:
                 raise MlirkitError(f"{index_path}: cannot reconstruct vectors from this FAISS index ({e})") from None
 
+    from mlirkit.transforms.hybrid import fill_missing_from_corpus, filled_any
+
+    given = t
+    t = fill_missing_from_corpus(t, _Rows(read, n, dim, f"{index_path} ({origin}"), langs, policy=missing,
+                                 origin=str(index_path), explicit=missing is not None)
     extra = {k: v for k, v in src.meta.items() if k not in WRITER_KEYS}
     extra["posthoc"] = {"source_index": str(index_path), "vectors": origin}
     t.reset_counts()
     with IndexWriter(output, dim=dim, encoder=encoder, normalized=True, transform=t.describe(alpha),
                      save_embeddings=src.has_embeddings, overwrite=overwrite, extra_meta=extra) as writer:
-        shutil.copyfile(t.path, writer.tmp / TRANSFORM_FILE)
+        if filled_any(t):  # the filled transform is the index's own
+            from mlirkit.transforms.io import save_transform
+
+            save_transform(t, writer.tmp / TRANSFORM_FILE)
+        else:
+            shutil.copyfile(given.path, writer.tmp / TRANSFORM_FILE)
+        writer.transform = t.describe(alpha)
         for a in tqdm(range(0, n, chunk_rows), desc="apply", unit="chunk", disable=not show_progress):
             b = min(a + chunk_rows, n)
             raw = read(a, b)
@@ -114,5 +131,28 @@ def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform |
                                            where=f"{index_path} ({origin}, rows {a}-{b - 1})")
             writer.add(src.docids[a:b], langs[a:b], vecs, raw=raw if src.has_embeddings else None)
     stats = {"documents": n, "vectors": origin, "output": str(output), **{k: v for k, v in sorted(t.counts.items())}}
+    if "missing_languages" in t.meta and t is not given:
+        stats["missing_languages"] = t.meta["missing_languages"]
     logger.info("wrote %s (%d documents, %s)", output, n, ", ".join(f"{k}={v}" for k, v in sorted(t.counts.items())) or "all transformed")
     return stats
+
+
+class _Rows:
+    """Rows ``[a:b]`` of an index's source vectors through its chunk reader (what ``language_means`` reads),
+    checked finite with the rows named as apply names them."""
+
+    ndim = 2
+
+    def __init__(self, read: Any, n: int, dim: int, where: str) -> None:
+        self.read, self.shape, self.where = read, (n, dim), where
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        from mlirkit.base.vectors import check_finite
+
+        a, b, _ = rows.indices(self.shape[0])
+        block = self.read(a, b)
+        check_finite("doc vectors", block, f"{self.where}, rows {a}-{b - 1})")
+        return block

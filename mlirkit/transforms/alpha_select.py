@@ -1,28 +1,45 @@
 """Choosing a transform's alpha without relevance labels, from the index's document embeddings alone.
 
-**kNN language mixing** (``criterion="knn"``, the default). Source-language documents stand in for
-queries (as queries, so a transform's query side is applied to them; SHIFT leaves them unchanged). For
-each alpha of a grid, documents are transformed and L2-normalised, and the ``k`` nearest documents of
-each probe (itself excluded) are found by cosine. The criterion is the *excess same-language share*
+**kNN language mixing, every language's documents as probes** (``criterion="knn"``, the default). For each
+alpha of a grid and each document language ``s``, documents of ``s`` stand in for queries of ``s`` and are
+scored as ``mlirkit.search --query-shift`` scores a query of ``s`` (SHIFT: the re-based vectors
+``V_{l|s} = V_l - V_s``, i.e. documents ``d - alpha (V_l - V_s)``, then L2-normalised; other methods: the
+query side applied to the probes). Among each probe's ``k`` nearest documents (itself excluded) the
+*excess own-language share*
 
-    gap(alpha) = obs_src(alpha) - (n_src - 1) / (N - 1)
+    gap_s(alpha) = obs_s(alpha) - (n_s - 1) / (N - 1)
 
-with ``obs_src`` the share of source-language documents among all those neighbours and the second term
-the share expected if language played no part (the corpus's share; the label-free analogue of the
-same-language share of the top-k). Too little correction leaves the other languages far from the
-source-language texts (large gap); too much pushes them past and away again, so the gap is smallest
-near the alpha that aligns the languages; on a parallel corpus it can go below 0 (translations are the
-nearest neighbours). The global alpha minimises ``gap``; the per-language alpha of ``l`` minimises the
-same gap on the two-language sub-corpus of the source-language and the language-``l`` documents (only
-``l``'s documents move, so each language is chosen on its own). Ties go to the smaller alpha.
+is the share of language-``s`` documents beyond the share expected if language played no part (the corpus's
+share; the label-free analogue of the same-language share of the top k), and
+
+    gap(alpha) = mean_s gap_s(alpha)
+
+averages it over the document languages (as a benchmark averages over query languages). Too little
+correction leaves each language apart (large gap); the gap falls as languages mix and then flattens: near
+its minimum further correction mixes the languages a little more while it displaces each document from its
+own translations, which is what retrieval pays for (measured in docs/results.md: the retrieval optimum sits
+where the flat part begins, the minimum 0.1-0.4 further). So the chosen alpha is the **start of the
+plateau**, the smallest alpha whose gap has come down to within ``tolerance`` of the whole fall:
+
+    alpha* = min { a : gap(a) <= gap_min + tolerance * (gap(a_0) - gap_min) },  a_0 the grid's smallest alpha
+
+with ``tolerance`` = :data:`DEFAULT_TOLERANCE` (0.1; 0 gives the minimum itself).
+
+**Source-language probes** (``criterion="knn-source"``; the earlier rule, kept for comparison): source-language
+documents only are the probes, the transform applied by the pivot (no re-basing), the alpha of smallest
+gap (``tolerance`` 0). It over-corrects vectors that carry topic or corpus structure (corpus-fitted and
+partly corpus-fitted vectors) and it alone offers per-language alphas (``per_language=True``): the same
+gap on the two-language sub-corpus of the source language and ``l``. Those are not offered by the CLI:
+on XQuAD-R they score below the global alpha (a language whose documents sit near every probe at alpha 0,
+a hub, looks best unshifted).
 
 **Centroid distance** (``criterion="centroid"``): ``sum_l n_l/N * || c_l(alpha) - c_src(alpha) ||`` with
 ``c_l`` the mean of language l's transformed, normalised documents. For corpus-fitted vectors at
 alpha 1 the unnormalised means coincide by construction, so this criterion says little about them;
 it is reported for pair-fitted vectors.
 
-Neither criterion knows whether topics differ by language: on a corpus whose languages cover different
-subjects, equal mixing is not the ideal, and the chosen alpha over-corrects (measured in docs/shift.md).
+No criterion knows whether topics differ by language: on a corpus whose languages cover different
+subjects, equal mixing is not the ideal (measured in docs/shift.md and docs/results.md).
 """
 from __future__ import annotations
 
@@ -35,16 +52,17 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.vectors import l2_normalize
-from mlirkit.base.langs import is_unknown
+from mlirkit.base.langs import canonical, is_unknown
 from mlirkit.transforms.alpha import ALPHA_MAX, ALPHA_MIN
 from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
 
-CRITERIA = ("knn", "centroid")
+CRITERIA = ("knn", "knn-source", "centroid")
 DEFAULT_GRID = tuple(round(0.1 * i, 1) for i in range(0, 21))  # 0.0 ... 2.0
 DEFAULT_K = 20
 DEFAULT_MAX_PROBES = 2000
+DEFAULT_TOLERANCE = 0.1
 
 
 @dataclass
@@ -64,17 +82,29 @@ class AlphaSelection:
         return {"*": self.alpha, **self.per_language}
 
     def as_dict(self) -> dict[str, Any]:
-        return {"criterion": self.criterion, "alpha": self.alpha, "per_language": self.per_language,
-                "alpha_arg": " ".join([f"{self.alpha:g}", *(f"{l}={a:g}" for l, a in self.per_language.items())]),
-                "curve": {f"{a:g}": round(v, 6) for a, v in self.curve.items()},
-                "per_language_curve": {l: {f"{a:g}": round(v, 6) for a, v in c.items()}
-                                       for l, c in self.per_language_curve.items()},
-                "expected_share": {l: round(v, 6) for l, v in self.expected_share.items()}, **self.info}
+        out = {"criterion": self.criterion, "alpha": self.alpha,
+               "alpha_arg": " ".join([f"{self.alpha:g}", *(f"{l}={a:g}" for l, a in self.per_language.items())]),
+               "curve": {f"{a:g}": round(v, 6) for a, v in self.curve.items()},
+               "expected_share": {l: round(v, 6) for l, v in self.expected_share.items()}, **self.info}
+        if self.per_language:
+            out["per_language"] = self.per_language
+        if self.per_language_curve:
+            out["per_language_curve"] = {l: {f"{a:g}": round(v, 6) for a, v in c.items()}
+                                         for l, c in self.per_language_curve.items()}
+        return out
 
 
 def _argmin(curve: Mapping[float, float]) -> float:
     best = min(curve.values())
     return min(a for a, v in curve.items() if v <= best + 1e-12)
+
+
+def plateau_start(curve: Mapping[float, float], tolerance: float) -> float:
+    """The smallest alpha whose value is within ``tolerance`` of the curve's whole fall from its first
+    alpha to its minimum: ``min {a : c(a) <= c_min + tolerance * (c(a_0) - c_min)}`` (0: the minimum)."""
+    best = min(curve.values())
+    threshold = best + tolerance * max(curve[min(curve)] - best, 0.0) + 1e-12
+    return min(a for a, v in curve.items() if v <= threshold)
 
 
 def _neighbour_shares(probes: np.ndarray, docs: np.ndarray, self_rows: np.ndarray, codes: np.ndarray,
@@ -109,20 +139,29 @@ def known_rows(embs: np.ndarray, langs: Sequence[str | None]) -> tuple[np.ndarra
 
 def select_alpha(embs: np.ndarray, langs: Sequence[str | None], transform: LanguageTransform, *,
                  criterion: str = "knn", grid: Sequence[float] = DEFAULT_GRID, k: int = DEFAULT_K,
-                 max_probes: int = DEFAULT_MAX_PROBES, seed: int = 0, per_language: bool = True,
-                 chunk_rows: int = 1024) -> AlphaSelection:
+                 max_probes: int = DEFAULT_MAX_PROBES, seed: int = 0, tolerance: float | None = None,
+                 per_language: bool = False, chunk_rows: int = 1024) -> AlphaSelection:
     """Choose alpha for ``transform`` on documents ``embs`` (n, d, untransformed) with languages ``langs``.
 
-    ``max_probes`` source-language documents (a seeded sample when there are more) are the probes of
-    the kNN criterion; see the module docstring for both criteria.
+    ``max_probes``: probe documents in all, a seeded sample (``knn``: shared evenly by the languages;
+    ``knn-source``: source-language documents); ``tolerance``: of the plateau rule (default
+    :data:`DEFAULT_TOLERANCE` for ``knn``, 0 for the others: the minimum); ``per_language``: per-language
+    alphas, ``knn-source`` and ``centroid`` only (see the module docstring for the criteria and why).
     """
     if criterion not in CRITERIA:
         raise MlirkitError(f"criterion must be one of {', '.join(CRITERIA)}, got {criterion!r}")
+    if per_language and criterion == "knn":
+        raise MlirkitError("per-language alphas come from the criteria knn-source and centroid (measured below the "
+                           "global alpha; docs/results.md), not from knn")
+    tolerance = (DEFAULT_TOLERANCE if criterion == "knn" else 0.0) if tolerance is None else float(tolerance)
+    if not 0.0 <= tolerance < 1.0:
+        raise MlirkitError(f"tolerance must be in [0, 1), got {tolerance}")
     grid = checked_grid(grid)
     embs, lang_list = known_rows(embs, langs)
     counts = Counter(lang_list)
     src = transform.source_lang
-    if criterion == "knn" and transform.transforms_source and transform.touches("doc") and not transform.touches("query"):
+    if criterion != "centroid" and transform.transforms_source and transform.touches("doc") \
+            and not transform.touches("query"):
         logger.warning("%s moves the source-language documents but not the queries: the kNN criterion keeps "
                        "rewarding pushing them away from source-language probes and over-corrects (measured in "
                        "docs/shift.md); prefer a dev-split alpha or alpha 1 for it", transform.method)
@@ -136,14 +175,18 @@ def select_alpha(embs: np.ndarray, langs: Sequence[str | None], transform: Langu
         raise MlirkitError(f"k={k} must be in [1, {n - 1}]")
     languages = sorted(counts)
     lang_codes = np.array([languages.index(l) for l in lang_list], dtype=np.intp)
-    expected = {l: (counts[l] - (l == src)) / (n - 1) for l in languages}
-    src_rows = np.flatnonzero(lang_codes == languages.index(src))
-    if len(src_rows) > max_probes:
-        src_rows = np.sort(np.random.default_rng(seed).choice(src_rows, size=max_probes, replace=False))
-    probe_raw = embs[src_rows]
-    # per-language alphas for the languages the transform moves relative to the source-language probes
-    # (a transform that also moves the source language keeps the global alpha there)
-    shifted_langs = [l for l in languages if l in transform.params and l != src]
+    expected = {l: (counts[l] - 1) / (n - 1) for l in languages}
+    rng = np.random.default_rng(seed)
+    probe_langs = languages if criterion == "knn" else [src]
+    per_lang_probes = max(1, max_probes // len(probe_langs))
+    probes_of: dict[str, np.ndarray] = {}
+    for l in probe_langs:
+        rows = np.flatnonzero(lang_codes == languages.index(l))
+        if len(rows) > per_lang_probes:
+            rows = np.sort(rng.choice(rows, size=per_lang_probes, replace=False))
+        probes_of[l] = rows
+    # per-language alphas (knn-source) for the languages the transform moves relative to the source-language probes
+    shifted_langs = [l for l in languages if l in transform.params and l != src] if per_language else []
 
     curve: dict[float, float] = {}
     lang_curve: dict[str, dict[float, float]] = {l: {} for l in shifted_langs}
@@ -151,33 +194,52 @@ def select_alpha(embs: np.ndarray, langs: Sequence[str | None], transform: Langu
         docs = embs.copy()
         if transform.touches("doc"):
             docs = transform.apply(docs, lang_list, "doc", alpha, out=docs)
-        docs = l2_normalize(docs)
         if criterion == "centroid":
+            docs = l2_normalize(docs)
             centroids = {l: docs[lang_codes == i].mean(axis=0) for i, l in enumerate(languages)}
             dist = {l: float(np.linalg.norm(centroids[l] - centroids[src])) for l in languages}
             curve[alpha] = float(sum(counts[l] / n * dist[l] for l in languages))
-            for l in shifted_langs:
-                lang_curve[l][alpha] = dist[l]
+            for t_lang in shifted_langs:
+                lang_curve[t_lang][alpha] = dist[t_lang]
             continue
-        probes = probe_raw.copy()
-        if transform.touches("query"):
-            probes = transform.apply(probes, [src] * len(probes), "query", alpha, out=probes)
-        probes = l2_normalize(probes)
-        obs = _neighbour_shares(probes, docs, src_rows, lang_codes, len(languages), k, chunk_rows)
-        src_code = languages.index(src)
-        curve[alpha] = float(obs[src_code] - expected[src])
-        if per_language:
-            for l in shifted_langs:
-                code = languages.index(l)
-                rows = np.flatnonzero((lang_codes == src_code) | (lang_codes == code))
-                sub_k = min(k, len(rows) - 1)
-                position = np.searchsorted(rows, src_rows)  # probes are source rows, all inside ``rows``
-                two = (lang_codes[rows] == src_code).astype(np.intp)
-                share = _neighbour_shares(probes, docs[rows], position, two, 2, sub_k, chunk_rows)[1]
-                lang_curve[l][alpha] = float(share - (counts[src] - 1) / (counts[src] + counts[l] - 1))
-    chosen = _argmin(curve)
-    per_lang = {l: _argmin(c) for l, c in lang_curve.items()} if per_language else {}
-    info = {"k": k, "probes": int(len(src_rows)), "documents": n, "grid": grid,
-            "method": transform.method, "source_lang": src}
-    logger.info("label-free alpha (%s): %g; per language %s", criterion, chosen, per_lang)
-    return AlphaSelection(criterion, chosen, per_lang, curve, lang_curve if per_language else {}, expected, info)
+        gaps = []
+        for l in probe_langs:
+            rows = probes_of[l]
+            view = _rebased(docs, lang_list, transform, l, alpha) if criterion == "knn" else docs
+            view = l2_normalize(view)
+            probes = embs[rows].copy()
+            if transform.touches("query"):
+                probes = transform.apply(probes, [l] * len(rows), "query", alpha, out=probes)
+            probes = l2_normalize(probes)
+            obs = _neighbour_shares(probes, view, rows, lang_codes, len(languages), k, chunk_rows)
+            gaps.append(float(obs[languages.index(l)] - expected[l]))
+            for t_lang in shifted_langs:  # knn-source: l is the source language
+                code = languages.index(t_lang)
+                sub = np.flatnonzero((lang_codes == languages.index(src)) | (lang_codes == code))
+                position = np.searchsorted(sub, rows)  # probes are source rows, all inside ``sub``
+                two = (lang_codes[sub] == languages.index(src)).astype(np.intp)
+                share = _neighbour_shares(probes, view[sub], position, two, 2, min(k, len(sub) - 1), chunk_rows)[1]
+                lang_curve[t_lang][alpha] = float(share - (counts[src] - 1) / (counts[src] + counts[t_lang] - 1))
+        curve[alpha] = float(np.mean(gaps))
+    chosen = plateau_start(curve, tolerance)
+    per_lang = {l: _argmin(c) for l, c in lang_curve.items()}
+    info = {"k": k, "probes": {l: int(len(r)) for l, r in probes_of.items()} if criterion != "centroid" else None,
+            "tolerance": tolerance, "documents": n, "grid": grid, "method": transform.method, "source_lang": src}
+    logger.info("label-free alpha (%s): %g%s", criterion, chosen, f"; per language {per_lang}" if per_lang else "")
+    return AlphaSelection(criterion, chosen, per_lang, curve, lang_curve, expected, info)
+
+
+def _rebased(docs: np.ndarray, langs: Sequence[str], transform: LanguageTransform, lang: str,
+             alpha: float) -> np.ndarray:
+    """The documents as a query of ``lang`` sees them: for SHIFT with a vector for ``lang``, ``x + b V_lang``
+    with ``x`` the pivot-shifted documents and ``b = alpha`` for every document the shift moves (or the
+    pivot's), i.e. ``d - alpha (V_l - V_lang)`` as in ``mlirkit.search.query_shift``; else ``docs`` itself."""
+    from mlirkit.transforms.shift_transform import ShiftTransform
+
+    if not isinstance(transform, ShiftTransform) or lang not in transform.params or alpha == 0:
+        return docs
+    moved = np.fromiter((canonical(l) in transform.params or canonical(l) == transform.source_lang for l in langs),
+                        dtype=bool, count=len(langs))
+    out = docs.copy()
+    out[moved] += np.float32(alpha) * transform.params[lang]
+    return out

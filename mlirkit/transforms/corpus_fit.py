@@ -55,28 +55,42 @@ class OverallShiftTransform(OffsetTransform):
 TRANSFORMS.register("shift-overall", OverallShiftTransform)
 
 
+class LanguageMeans:
+    """Running float64 sums per language: ``update(block, langs)`` chunk by chunk, then :meth:`result`
+    (rows of unknown language ignored)."""
+
+    def __init__(self) -> None:
+        self.sums: dict[str, np.ndarray] = {}
+        self.counts: Counter = Counter()
+
+    def update(self, block: np.ndarray, langs: Sequence[str | None]) -> None:
+        block = np.asarray(block, dtype=np.float64)
+        check_finite("embeddings", block)
+        lang_a = np.asarray([("" if is_unknown(l) else str(l)) for l in langs], dtype=object)
+        for lang in set(lang_a.tolist()):
+            if not lang:
+                continue
+            rows = lang_a == lang
+            self.sums[lang] = self.sums.get(lang, 0.0) + block[rows].sum(axis=0)
+            self.counts[lang] += int(rows.sum())
+
+    def result(self) -> tuple[dict[str, np.ndarray], Counter]:
+        """``({lang: mean (d,) float64}, {lang: count})``."""
+        return {lang: self.sums[lang] / self.counts[lang] for lang in sorted(self.sums)}, Counter(self.counts)
+
+
 def language_means(embs: np.ndarray, langs: Sequence[str | None], *,
                    chunk_rows: int = 65536) -> tuple[dict[str, np.ndarray], Counter]:
     """``({lang: mean (d,) float64}, {lang: count})`` over rows of known language, streamed in chunks."""
-    embs = np.asarray(embs) if not isinstance(embs, np.memmap) else embs
+    embs = embs if hasattr(embs, "shape") and hasattr(embs, "__getitem__") else np.asarray(embs)  # memmaps, row readers
     if embs.ndim != 2:
         raise MlirkitError(f"embeddings must be a 2-d array, got shape {embs.shape}")
     if len(langs) != embs.shape[0]:
         raise MlirkitError(f"{len(langs)} languages for {embs.shape[0]} embeddings")
-    lang_a = np.asarray([("" if is_unknown(l) else str(l)) for l in langs], dtype=object)
-    sums: dict[str, np.ndarray] = {}
-    counts: Counter = Counter()
+    acc = LanguageMeans()
     for a in range(0, embs.shape[0], chunk_rows):
-        block = np.asarray(embs[a:a + chunk_rows], dtype=np.float64)
-        check_finite("embeddings", block)
-        block_langs = lang_a[a:a + chunk_rows]
-        for lang in set(block_langs.tolist()):
-            if not lang:
-                continue
-            rows = block_langs == lang
-            sums[lang] = sums.get(lang, 0.0) + block[rows].sum(axis=0)
-            counts[lang] += int(rows.sum())
-    return {lang: sums[lang] / counts[lang] for lang in sorted(sums)}, counts
+        acc.update(embs[a:a + chunk_rows], langs[a:a + chunk_rows])
+    return acc.result()
 
 
 def fit_corpus_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: str, *,
@@ -90,9 +104,21 @@ def fit_corpus_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang:
     """
     if relative_to not in RELATIVE_TO:
         raise MlirkitError(f"relative_to must be one of {', '.join(RELATIVE_TO)}, got {relative_to!r}")
+    means, counts = language_means(embs, langs)
+    return corpus_shift_from_means(means, counts, source_lang, encoder=encoder, relative_to=relative_to,
+                                   min_docs=min_docs, only_langs=only_langs, origin=origin, meta=meta)
+
+
+def corpus_shift_from_means(means: dict[str, np.ndarray], counts: Counter, source_lang: str, *,
+                            encoder: dict[str, Any], relative_to: str = "source", min_docs: int = DEFAULT_MIN_DOCS,
+                            only_langs: Sequence[str] | None = None, origin: str | None = None,
+                            meta: dict[str, Any] | None = None) -> LanguageTransform:
+    """:func:`fit_corpus_shift` from the language means and counts of :func:`language_means` (e.g.
+    accumulated while a corpus streams through an indexer)."""
+    if relative_to not in RELATIVE_TO:
+        raise MlirkitError(f"relative_to must be one of {', '.join(RELATIVE_TO)}, got {relative_to!r}")
     if int(min_docs) < 1:
         raise MlirkitError(f"min_docs must be at least 1, got {min_docs}")
-    means, counts = language_means(embs, langs)
     where = f" in {origin}" if origin else ""
     if not means:
         raise MlirkitError(f"no documents of a known language{where} to fit corpus vectors from")

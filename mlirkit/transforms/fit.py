@@ -256,12 +256,20 @@ def fit_from_groups(encoder, groups: Iterable[ParallelGroup], *, method: str, so
                     langs: Sequence[str] | None = None, max_pairs: int | None = None, batch_size: int = 256,
                     rank: int = 1, langid: bool = False, langid_max_per_lang: int = 5000,
                     heldout: float = 0.0, langid_threshold: float = 0.9, source_name: str | None = None,
+                    source_langs: Sequence[str] | None = None,
                     show_progress: bool = False) -> tuple[LanguageTransform, FitReport]:
     """Encode parallel groups as documents and fit ``method``; one pass, every language together.
 
-    ``max_pairs`` limits the number of ids used; ``langs`` restricts the target languages (the source
-    language is always read); ``heldout`` (a fraction of ids, chosen by hash with :func:`is_heldout`) is
-    kept out of the fit (and, with ``langid=True``, used to measure the classifier's accuracy).
+    ``max_pairs`` caps the pairs of **each** target language: an id is used while one of its languages has
+    fewer than ``max_pairs`` pairs, and only those languages' texts (with the source text) are encoded, so
+    a file whose rows are grouped by language gives every language its share (on an N-way set whose ids
+    hold every language: the first ``max_pairs`` ids, as before). Reading stops once every language of
+    ``langs``, else of ``source_langs`` (the languages the source holds, when known:
+    :func:`mlirkit.transforms.parallel.parallel_languages`), has its share; otherwise the source is read to
+    its end (texts of full languages are not encoded). ``langs`` restricts the target languages (the
+    source language is always read); ``heldout`` (a fraction of ids, chosen by hash with
+    :func:`is_heldout`) is kept out of the fit (and, with ``langid=True``, used to measure the
+    classifier's accuracy).
     """
     from tqdm.auto import tqdm
 
@@ -276,9 +284,17 @@ def fit_from_groups(encoder, groups: Iterable[ParallelGroup], *, method: str, so
     langid_test: dict[str, list[np.ndarray]] = {}
 
     seen: set[str] = set()  # the languages of the groups read (an asked-for language outside it is an error)
+    taken: Counter[str] = Counter()  # pairs per target language so far (the max_pairs share)
+    wanted = keep if keep is not None else None if source_langs is None else {canonical(la) for la in source_langs}
+    wanted = None if wanted is None else wanted - {source_lang}
+
+    def full(langs_: Iterable[str]) -> bool:
+        return max_pairs is not None and all(taken[la] >= max_pairs for la in langs_ if la != source_lang)
 
     def selected() -> Iterator[tuple[ParallelGroup, bool]]:
         for g in groups:
+            if wanted and full(wanted):
+                return
             report.groups_read += 1
             seen.update(canonical(l) for l in g.texts)
             texts = {canonical(l): t for l, t in g.texts.items() if keep is None or canonical(l) in keep}
@@ -291,15 +307,19 @@ def fit_from_groups(encoder, groups: Iterable[ParallelGroup], *, method: str, so
             held = is_heldout(g.id, heldout)
             if held:
                 report.heldout_groups += 1
-                if not langid:
+                if not langid or full(seen):
                     continue
             else:
-                if max_pairs is not None and report.groups_used >= max_pairs:
-                    return
+                if max_pairs is not None:  # only the languages still short of their share
+                    texts = {la: t for la, t in texts.items() if la == source_lang or taken[la] < max_pairs}
+                    if len(texts) < 2:
+                        continue
+                    taken.update(la for la in texts if la != source_lang)
                 report.groups_used += 1
             yield ParallelGroup(g.id, texts), held
 
-    bar = tqdm(total=max_pairs, unit="id", desc=f"fit {method}", disable=not show_progress)
+    bar = tqdm(total=None if max_pairs is None or not wanted else max_pairs * len(wanted), unit="pair",
+               desc=f"fit {method}", disable=not show_progress)
     try:
         for batch in _batches(selected(), batch_size):
             texts, row_langs, row_groups, row_held = [], [], [], []
@@ -324,7 +344,7 @@ def fit_from_groups(encoder, groups: Iterable[ParallelGroup], *, method: str, so
                         have = sum(len(a) for a in store.get(lang, []))
                         if have < langid_max_per_lang:
                             store.setdefault(lang, []).append(embs[rows[:langid_max_per_lang - have]].astype(np.float32))
-            bar.update(int(sum(1 for _, h in batch if not h)))
+            bar.update(int(sum(len(g.texts) - 1 for g, h in batch if not h)))
     finally:
         bar.close()
     if keep is not None:

@@ -14,15 +14,34 @@ language to ``{"from": "pairs"|"corpus"|"blend", "pairs": N, "docs": M, "weight"
 meta.json records it through :meth:`~mlirkit.transforms.transform.LanguageTransform.describe`.
 ``require_langs`` (e.g. the languages of the index) makes a language left without a vector an error,
 so no language is silently left unshifted.
+
+**Languages a transform lacks** (:func:`fill_missing`): when a corpus holds languages a SHIFT transform has no
+vector for, ``policy="corpus"`` (the default, :data:`DEFAULT_MISSING`: measured better on XQuAD-R, see
+docs/results.md) gives them the corpus vector ``V_l = mean(l documents) - mean(source-language documents)``
+of that corpus (the hybrid above, corpus side only for the missing languages); ``policy="keep"`` leaves
+their documents unshifted. Either way one log line and the ``missing_languages`` record (in the transform's
+metadata, hence in an index's meta.json) say what was done. A language with fewer than ``min_docs``
+documents, or a corpus without source-language documents, cannot give a corpus vector: it is kept, and
+the record says why. Other methods (centering, LIR) have no corpus fill: their missing languages are kept.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+import logging
+from collections import Counter
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import canonical, is_unknown
 from mlirkit.transforms.shift_transform import ShiftTransform
+from mlirkit.transforms.transform import LanguageTransform
+
+logger = logging.getLogger(__name__)
+
+#: what to do with the corpus languages a transform has no vector for
+MISSING_POLICIES = ("corpus", "keep")
+DEFAULT_MISSING = "corpus"
 
 
 def _name(t: Any) -> str:
@@ -89,3 +108,143 @@ def hybrid_shift(pairs: ShiftTransform, corpus: ShiftTransform, *, blend: float 
         **{k: corpus.meta[k] for k in ("recipe", "mining", "topic_robust") if k in corpus.meta},
     }
     return ShiftTransform(params, encoder=pairs.encoder, source_lang=pairs.source_lang, meta=meta)
+
+
+def missing_languages(transform: LanguageTransform, counts: Mapping[str, int]) -> dict[str, int]:
+    """``{lang: documents}`` of the known corpus languages ``transform`` has no parameters for (the source
+    language of a transform that leaves it unchanged is not missing)."""
+    skip = set(transform.params) | (set() if transform.transforms_source else {transform.source_lang})
+    return {la: int(n) for la, n in sorted(counts.items()) if not is_unknown(la) and la not in skip and n}
+
+
+def check_missing_policy(policy: str | None) -> str:
+    """``policy`` checked (None: :data:`DEFAULT_MISSING`)."""
+    if policy is None:
+        return DEFAULT_MISSING
+    if policy not in MISSING_POLICIES:
+        from mlirkit.base.registry import did_you_mean
+
+        raise MlirkitError(f"unknown policy {policy!r} for languages without a vector (choose "
+                           f"{' or '.join(MISSING_POLICIES)}){did_you_mean(policy, MISSING_POLICIES)}")
+    return policy
+
+
+def fill_missing(transform: LanguageTransform, counts: Mapping[str, int],
+                 means: Mapping[str, np.ndarray] | None = None, *, policy: str | None = None,
+                 min_docs: int | None = None, origin: str | None = None, explicit: bool = False) -> LanguageTransform:
+    """``transform`` with the corpus languages it lacks handled by ``policy`` (module docstring).
+
+    ``counts``/``means``: the corpus's document counts and untransformed language means
+    (:func:`mlirkit.transforms.corpus_fit.language_means`; the means are needed only for a corpus fill:
+    :func:`needs_means`). Returns ``transform`` itself when no language is
+    missing, else a transform whose ``meta["missing_languages"]`` records ``policy``, the languages
+    ``filled`` (with their documents) and ``kept`` (with the reason); ``origin`` (the corpus, e.g. an index
+    directory) names it in the log line only, so that a fill at index time and after it record the same.
+    ``explicit``: the policy was asked for (a corpus fill a method cannot do is then an error instead of a
+    kept language).
+    """
+    from mlirkit.transforms.corpus_fit import DEFAULT_MIN_DOCS, corpus_shift_from_means
+
+    policy = check_missing_policy(policy)
+    min_docs = DEFAULT_MIN_DOCS if min_docs is None else int(min_docs)
+    means, counts = _canonical_means(means, counts)
+    missing = missing_languages(transform, counts)
+    if not missing:
+        return transform
+    src = transform.source_lang
+    kept: dict[str, str] = {}
+    fill: list[str] = []
+    if policy == "keep":
+        kept = {la: "policy keep" for la in missing}
+    elif not isinstance(transform, ShiftTransform):
+        if explicit:
+            raise MlirkitError(f"{transform.method} transform {_name(transform)} has no parameters for "
+                               f"{', '.join(missing)}; filling them from the corpus is for shift transforms "
+                               f"(use --missing keep)")
+        kept = {la: f"no corpus fill for {transform.method}" for la in missing}
+    elif not counts.get(src):
+        kept = {la: f"no {src} (source-language) documents in the corpus" for la in missing}
+    else:
+        if means is None:
+            raise MlirkitError("a corpus fill needs the corpus's language means (see needs_means)")
+        for la in missing:
+            if missing[la] < min_docs:
+                kept[la] = f"{missing[la]} documents (a corpus vector needs {min_docs})"
+            else:
+                fill.append(la)
+    record: dict[str, Any] = {"policy": policy, "filled": {la: missing[la] for la in fill}, "kept": kept}
+    out = transform
+    if fill:
+        corpus = corpus_shift_from_means({la: means[la] for la in (src, *fill)}, Counter(counts), src,
+                                         encoder=transform.encoder, min_docs=min_docs, only_langs=fill)
+        record["formula"] = f"V_l = mean(l documents) - mean({src} documents) of the corpus"
+        out = hybrid_shift(transform, corpus)
+        provenance = {**out.meta["provenance"], **(transform.meta.get("provenance") or {})}
+        out.meta = {**transform.meta, "provenance": provenance,
+                    **{k: out.meta[k] for k in ("corpus_fit", "hybrid")}}
+        out.langid, out.langid_threshold = transform.langid, transform.langid_threshold
+    else:
+        out = _copy(transform)
+    out.meta["missing_languages"] = record
+    logger.warning("%s%s", f"{origin}: " if origin else "", describe_missing(record, _name(transform)))
+    return out
+
+
+def describe_missing(record: Mapping[str, Any], name: str) -> str:
+    """The one line that says what was done with the languages a transform lacks."""
+    parts = []
+    if record["filled"]:
+        parts.append(f"{', '.join(record['filled'])} filled from the corpus ({record.get('formula')})")
+    if record["kept"]:
+        reasons = sorted(set(record["kept"].values()))
+        parts.append(f"{', '.join(record['kept'])} left unshifted ({'; '.join(reasons)})")
+    other = "keep" if record["policy"] == "corpus" else "corpus"
+    return f"transform {name} has no vector for {len(record['filled']) + len(record['kept'])} of the corpus's " \
+           f"languages: {'; '.join(parts)} (--missing {other} to {'leave them unshifted' if other == 'keep' else 'fill them from the corpus'})"
+
+
+def needs_means(transform: LanguageTransform, counts: Mapping[str, int], policy: str | None = None) -> bool:
+    """Whether :func:`fill_missing` will fill from the corpus (so the caller reads the corpus's means)."""
+    return (check_missing_policy(policy) == "corpus" and isinstance(transform, ShiftTransform)
+            and bool(missing_languages(transform, _canonical_means(None, counts)[1])))
+
+
+def fill_missing_from_corpus(transform: LanguageTransform, embs: Any, langs: Sequence[str | None], *,
+                             policy: str | None = None, min_docs: int | None = None, origin: str | None = None,
+                             explicit: bool = False) -> LanguageTransform:
+    """:func:`fill_missing` for the corpus ``embs`` (n, d; an array or a memory map, read only when a corpus
+    fill needs its means) with languages ``langs``."""
+    from mlirkit.transforms.corpus_fit import language_means
+
+    counts = Counter(str(la) for la in langs if not is_unknown(la))
+    means = None
+    if needs_means(transform, counts, policy):
+        means, counts = language_means(embs, langs)
+    return fill_missing(transform, counts, means, policy=policy, min_docs=min_docs, origin=origin, explicit=explicit)
+
+
+def _canonical_means(means: Mapping[str, np.ndarray] | None,
+                     counts: Mapping[str, int]) -> tuple[dict[str, np.ndarray] | None, Counter]:
+    """Means and counts keyed by canonical language codes (``dt`` and ``nl`` documents pooled); unknown dropped."""
+    sums: dict[str, np.ndarray] = {}
+    out: Counter = Counter()
+    for la, n in counts.items():
+        if is_unknown(la) or not n:
+            continue
+        code = canonical(str(la))
+        if means is not None:
+            sums[code] = sums.get(code, 0.0) + np.asarray(means[la], dtype=np.float64) * n
+        out[code] += int(n)
+    return (None if means is None else {la: v / out[la] for la, v in sums.items()}), out
+
+
+def filled_any(transform: LanguageTransform) -> bool:
+    """Whether :func:`fill_missing` gave ``transform`` a vector its file does not hold (then it is saved anew)."""
+    return bool((transform.meta.get("missing_languages") or {}).get("filled"))
+
+
+def _copy(t: LanguageTransform) -> LanguageTransform:
+    """The same vectors (and file) with metadata of its own."""
+    out = type(t)(t.params, encoder=t.encoder, source_lang=t.source_lang, meta=dict(t.meta), langid=t.langid)
+    out.langid_threshold, out.path, out.sha256 = t.langid_threshold, t.path, t.sha256
+    return out

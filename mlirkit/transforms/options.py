@@ -26,6 +26,7 @@ class TransformOptions:
     strict: bool = False
     force: bool = False
     langid_threshold: float | None = None
+    missing: str | None = None  # languages without a vector: "corpus" or "keep" (None: the default policy)
 
     def check_encoder(self, fingerprint: dict[str, Any], dim: int | None = None) -> None:
         """Refuse a transform fitted with another encoder (warned with ``--force``)."""
@@ -34,8 +35,9 @@ class TransformOptions:
 
 
 def add_transform_args(parser: argparse.ArgumentParser, *, required: bool = False, langid: bool = True,
-                       alpha_words: bool = True) -> None:
-    """``--transform``, ``--alpha``, ``--langid`` (unless ``langid=False``), ``--strict``, ``--force``.
+                       alpha_words: bool = True, missing: bool = True) -> None:
+    """``--transform``, ``--alpha``, ``--langid`` (unless ``langid=False``), ``--missing`` (unless
+    ``missing=False``), ``--strict``, ``--force``.
 
     ``alpha_words=False``: ``--alpha`` takes one word (``0.6,ja=1.0``), for a wrapper whose other arguments
     are positional.
@@ -48,17 +50,32 @@ def add_transform_args(parser: argparse.ArgumentParser, *, required: bool = Fals
         g.add_argument("--langid", type=float, default=None, metavar="THRESHOLD",
                        help="predict the language of documents without one with the transform's classifier; "
                             "below this confidence they stay unchanged (documents without a language are then allowed)")
+    if missing:
+        add_missing_arg(g)
     g.add_argument("--strict", action="store_true", help="fail when a document language has no transform parameters")
     g.add_argument("--force", action="store_true", help="apply a transform fitted with another encoder (warned)")
+
+
+def add_missing_arg(group: Any) -> None:
+    """``--missing {corpus,keep}``: the documents of languages the transform has no vector for."""
+    from mlirkit.transforms.hybrid import DEFAULT_MISSING, MISSING_POLICIES
+
+    group.add_argument("--missing", choices=MISSING_POLICIES, default=None,
+                       help="documents of languages the shift transform has no vector for: 'corpus' fills the vector "
+                            "from this corpus (mean of the language's documents minus the source language's), "
+                            f"'keep' leaves them unshifted (default {DEFAULT_MISSING}; measured in docs/results.md)")
 
 
 def transform_from_args(args: argparse.Namespace) -> TransformOptions:
     """The options of :func:`add_transform_args`, the transform file loaded once (see the module docstring)."""
     threshold = getattr(args, "langid", None)
+    missing = getattr(args, "missing", None)
     if not args.transform:
         flags = ["--alpha", "--langid"] if "langid" in vars(args) else ["--alpha"]
         if args.alpha is not None or threshold is not None:
             raise MlirkitError(f"{' and '.join(flags)} need{'s' if len(flags) == 1 else ''} --transform")
+        if missing is not None:
+            raise MlirkitError("--missing needs --transform")
         return TransformOptions(strict=args.strict, force=args.force)
     from mlirkit.transforms.io import load_transform
 
@@ -67,4 +84,4 @@ def transform_from_args(args: argparse.Namespace) -> TransformOptions:
     if args.alpha is not None:
         transform.check_alpha(args.alpha)  # before any model loads
     return TransformOptions(transform, args.alpha if args.alpha is not None else Alpha(), strict=args.strict,
-                            force=args.force, langid_threshold=threshold)
+                            force=args.force, langid_threshold=threshold, missing=missing)

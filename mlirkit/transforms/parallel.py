@@ -157,3 +157,22 @@ def open_parallel(source: str, *, text_field: str = "text", langs: Sequence[str]
         raise MlirkitError(f"{source!r} is not a file and the datasets package (mlirkit.datasets.parallel_rows) "
                            f"is unavailable") from None
     return group_rows(parallel_rows(source), source)
+
+
+def parallel_languages(source: str) -> tuple[str, ...] | None:
+    """The languages a parallel source holds when known without reading it (a registered parallel-set id,
+    ``mmarco*``), else None (a file or a pairs table: only reading it tells)."""
+    from mlirkit.base.langs import canonical
+
+    if source in MMARCO_ALIASES:
+        from mlirkit.datasets.mmarco_pairs import LANGS
+
+        return tuple(sorted({canonical(la) for la in LANGS}))
+    if source_kind(Path(source)) is not SourceKind.DATASET:
+        return None
+    try:
+        from mlirkit.datasets import DATASETS
+    except ImportError:
+        return None
+    info = DATASETS.get(source) if source in DATASETS else None
+    return tuple(sorted({canonical(la) for la in info.doc_langs})) if info is not None and info.doc_langs else None

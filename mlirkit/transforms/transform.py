@@ -201,7 +201,8 @@ class LanguageTransform:
             "sha256": self.sha256,
             "encoder_digest": fingerprint_digest(self.encoder),
             "pairs": self.meta.get("pairs"),
-            **{k: self.meta[k] for k in ("provenance", "corpus_fit", "hybrid", "mining", "recipe") if k in self.meta},
+            **{k: self.meta[k] for k in ("provenance", "corpus_fit", "hybrid", "mining", "recipe", "missing_languages")
+               if k in self.meta},
             "langid": None if self.langid is None else {
                 **self.langid.describe(), "threshold": self.langid_threshold,
                 "used": self.langid_threshold is not None},

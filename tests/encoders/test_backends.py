@@ -282,3 +282,26 @@ def test_pyserini_wrappers_take_backend_options():
 
     assert parse_encoder_options(["backend=openvino", "precision=bf16", "threads=2"]) == {
         "backend": "openvino", "precision": "bf16", "threads": 2}
+
+
+@needs_openvino
+def test_openvino_conversion_sends_no_telemetry(tiny_model_dir, tmp_path, monkeypatch):
+    """OpenVINO's converter would send usage telemetry from a forked process (offline, that process can
+    hang in getaddrinfo and block the interpreter's exit); mlirkit converts with it off."""
+    from openvino_telemetry import Telemetry
+    from transformers import AutoModel
+
+    from mlirkit.encoders.backends import openvino as ov_backend
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no consent file: telemetry would be on
+    (tmp_path / "home").mkdir()
+    monkeypatch.delenv("CI", raising=False)  # the converter turns telemetry off in CI only
+    sent = []
+    monkeypatch.setattr(Telemetry, "send_event", lambda self, *a, **k: sent.append(a))
+    monkeypatch.setattr(Telemetry, "start_session", lambda self, *a, **k: sent.append(("session",) + a))
+    (tmp_path / "ir").mkdir()
+    ov_backend.convert(AutoModel.from_pretrained(str(tiny_model_dir)), 1, tmp_path / "ir")
+    assert (tmp_path / "ir" / "model.xml").is_file()
+    assert sent == []
+    import sys
+    assert sys.modules["openvino_telemetry"].Telemetry is Telemetry  # the package itself is left as it was

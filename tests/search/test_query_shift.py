@@ -55,7 +55,7 @@ def data():
 def test_equals_per_language_rebased_indexes(data, metric, alpha):
     t, embs, langs, queries, qlangs = data
     k = 30
-    qs = QueryTimeShift(embs, langs, t, metric=metric, docids=[f"d{j}" for j in range(len(embs))])
+    qs = QueryTimeShift(embs, langs, t, metric=metric, docids=[f"d{j}" for j in range(len(embs))], missing="keep")
     got = qs.search(queries, qlangs, k, alpha)
     scores = qs.scores(queries, qlangs, alpha)
     ref = rebased_reference(t, embs, langs, queries, qlangs, alpha, metric, k)

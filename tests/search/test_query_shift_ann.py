@@ -57,7 +57,7 @@ def bed(tmp_path_factory):
 
     def build(path, subset, kind=None):
         Indexer(enc, path, transform=d / "shift.safetensors", alpha=ALPHA, save_embeddings=True, show_progress=False,
-                index_type=kind, chunk_size=37).index(subset)
+                index_type=kind, chunk_size=37, missing="keep").index(subset)
         return path
 
     paths = {kind: build(d / kind, docs, spec) for kind, spec in (("flat", None), ("hnsw", "hnsw"), ("ivf-pq", IVFPQ))}
@@ -104,14 +104,14 @@ def test_candidates_rescored_equal_brute_force_on_the_candidates(bed, kind, cand
     enc, t, paths = bed
     index = open_index(paths[kind])
     queries = make_queries()
-    searcher = Searcher(index, enc, query_shift="cosine", candidates=candidates)
+    searcher = Searcher(index, enc, query_shift="cosine", candidates=candidates, missing="keep")
     vectors = searcher.encode_queries(queries)
     got = as_pairs(searcher.search_vectors(vectors, K, [q.lang for q in queries]))
     fetch = max(candidates, K + TIE_SLACK)
     _, rows = index.faiss_index.search(np.ascontiguousarray(vectors), fetch)
     assert_same(got, brute_force_on(t, index, vectors, queries, rows))
     if kind.startswith("ivf-pq"):  # the candidate set is really approximate here (2 of 8 cells visited)
-        exhaustive = as_pairs(Searcher(index, enc, query_shift="cosine", candidates=0).search_vectors(
+        exhaustive = as_pairs(Searcher(index, enc, query_shift="cosine", candidates=0, missing="keep").search_vectors(
             vectors, K, [q.lang for q in queries]))
         assert [[d for d, _ in r] for r in got] != [[d for d, _ in r] for r in exhaustive]
     if kind.startswith("ivf-pq"):  # the scores are the exact ones, not the PQ codes' approximations

@@ -140,21 +140,25 @@ def test_label_free_alpha_recovers_a_planted_offset():
     grid = [round(0.1 * i, 1) for i in range(21)]
     # the vectors are twice the planted offsets: the right alpha is 0.5
     t = ShiftTransform({l: offsets[l] * 2 for l in ("de", "fr")}, encoder=ENC, source_lang="en")
-    sel = select_alpha(embs, langs, t, grid=grid, k=10, per_language=False)
-    assert sel.alpha == pytest.approx(0.5, abs=0.1)
-    assert sel.curve[0.0] > sel.curve[sel.alpha] and sel.curve[2.0] > sel.curve[sel.alpha]
+    for criterion in ("knn", "knn-source"):
+        sel = select_alpha(embs, langs, t, grid=grid, k=10, criterion=criterion)
+        assert sel.alpha == pytest.approx(0.5, abs=0.1)
+        assert sel.curve[0.0] > sel.curve[sel.alpha] and sel.curve[2.0] > sel.curve[sel.alpha]
     # per language, different scales: de needs 2.0, fr needs 2/3
     t2 = ShiftTransform({"de": offsets["de"] / 2, "fr": offsets["fr"] * 1.5}, encoder=ENC, source_lang="en")
-    sel2 = select_alpha(embs, langs, t2, grid=grid, k=10)
+    sel2 = select_alpha(embs, langs, t2, grid=grid, k=10, criterion="knn-source", per_language=True)
     assert sel2.per_language["de"] == pytest.approx(2.0, abs=0.15)
     assert sel2.per_language["fr"] == pytest.approx(2 / 3, abs=0.15)
     assert sel2.alpha_spec()["*"] == sel2.alpha
     # the corpus-fitted vectors estimate the offsets themselves: alpha about 1
     corpus = fit_corpus_shift(embs, langs, "en", encoder=ENC)
-    sel3 = select_alpha(embs, langs, corpus, grid=grid, k=10, per_language=False)
+    sel3 = select_alpha(embs, langs, corpus, grid=grid, k=10, criterion="knn-source")
     assert sel3.alpha == pytest.approx(1.0, abs=0.15)
+    # every language's probes: on this toy (offsets larger than the topics' spread) mixing keeps rising to 1.5,
+    # and the plateau starts above 1 (on real encoders it starts at the retrieval optimum: docs/results.md)
+    assert 1.0 <= select_alpha(embs, langs, corpus, grid=grid, k=10).alpha <= 1.3
     # the centroid criterion agrees on the planted scales
-    sel4 = select_alpha(embs, langs, t2, grid=grid, criterion="centroid")
+    sel4 = select_alpha(embs, langs, t2, grid=grid, criterion="centroid", per_language=True)
     assert sel4.per_language == {"de": pytest.approx(2.0, abs=0.1), "fr": pytest.approx(0.7, abs=0.1)}
     json.dumps(sel2.as_dict())
 
@@ -212,7 +216,9 @@ def test_cli_fit_from_index_hybrid_select_alpha_and_apply(tmp_path, capsys):
 
     assert main(["select-alpha", "--index", str(idx), "--transform", str(out), "--k", "10"]) == 0
     sel = json.loads(capsys.readouterr().out)
-    assert sel["alpha"] == pytest.approx(1.0, abs=0.15) and set(sel["per_language"]) == {"de", "fr"}
+    assert sel["alpha"] == select_alpha(embs, langs, load_transform(out), k=10).alpha
+    assert "per_language" not in sel and sel["alpha_arg"] == f"{sel['alpha']:g}"  # per-language alphas: not offered
+    assert sel["criterion"] == "knn" and sel["tolerance"] == 0.1 and sel["probes"] == {"de": 40, "en": 40, "fr": 40}
 
     assert main(["apply", "--index", str(idx), "--transform", str(hyb), "--alpha", str(sel["alpha"]),
                  "--output", str(tmp_path / "shifted")]) == 0

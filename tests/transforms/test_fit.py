@@ -146,6 +146,46 @@ def test_fit_langs_and_max_pairs(tmp_path):
         fit_from_groups(enc, read_parallel_jsonl(tmp_path / "p.jsonl"), method="shift", source_lang="ko")
 
 
+def _pairs_grouped_by_language(n: int) -> list[dict]:
+    """Pair rows as Tatoeba ships them: every de pair, then every fr pair (the English side differs per language)."""
+    return [r for lang in ("de", "fr") for i in range(n)
+            for r in ({"id": f"{lang}-{i}", "lang": "en", "text": f"english {lang} {i}"},
+                      {"id": f"{lang}-{i}", "lang": lang, "text": f"{lang} text {i}"})]
+
+
+def test_max_pairs_gives_every_language_its_share(tmp_path):
+    """--max-pairs N caps each language at N pairs: on rows grouped by language the later languages are
+    not starved (they were: the first N ids, all German, were the whole fit)."""
+    path = write_jsonl(tmp_path / "grouped.jsonl", _pairs_grouped_by_language(5))
+    t, report = fit_from_groups(FakeEncoder(), read_parallel_jsonl(path), method="shift", source_lang="en",
+                                max_pairs=3)
+    assert t.meta["pairs"] == {"de": 3, "fr": 3} and report.groups_used == 6
+    assert report.groups_read == 10  # a file says which languages it holds only when read to its end
+    # the vectors are those of the first 3 pairs of each language, computed by hand
+    enc = FakeEncoder()
+    for lang in ("de", "fr"):
+        tgt = enc.encode_docs([f"{lang} text {i}" for i in range(3)], [lang] * 3).astype(np.float64)
+        src = enc.encode_docs([f"english {lang} {i}" for i in range(3)], ["en"] * 3).astype(np.float64)
+        np.testing.assert_allclose(t.params[lang], (tgt - src).mean(axis=0), atol=1e-6)
+    # languages known in advance (--langs, or a registered set's languages): reading stops once each is full
+    _, report = fit_from_groups(FakeEncoder(), read_parallel_jsonl(path), method="shift", source_lang="en",
+                                max_pairs=3, source_langs=["en", "de", "fr"])
+    assert report.groups_read == 8 and report.pairs == {"de": 3, "fr": 3}  # 5 de ids read, 3 fr
+    # an N-way set whose ids hold every language: the first N ids, as before
+    t, report = fit_from_groups(FakeEncoder(), read_parallel_jsonl(write_jsonl(tmp_path / "nway.jsonl", ROWS[:3])),
+                                method="shift", source_lang="en", max_pairs=1)
+    assert report.groups_used == 1 and t.meta["pairs"] == {"de": 1, "fr": 1}
+
+
+def test_fit_cli_max_pairs_on_rows_grouped_by_language(tmp_path, tiny_model_dir, capsys):
+    path = write_jsonl(tmp_path / "grouped.jsonl", _pairs_grouped_by_language(4))
+    out = tmp_path / "t.safetensors"
+    assert main(["fit", "--pairs", str(path), "--max-pairs", "2", "--encoder", str(tiny_model_dir),
+                 "--encoder-class", "hf", "--max-length", "32", "--source-lang", "en", "--output", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["pairs"] == {"de": 2, "fr": 2}
+    assert sorted(load_transform(out).params) == ["de", "fr"]
+
+
 def test_fit_cli_with_tiny_encoder(tmp_path, tiny_model_dir, capsys):
     p = write_jsonl(tmp_path / "p.jsonl.gz", ROWS, gz=True)
     out = tmp_path / "transforms" / "shift-tiny.bin"
@@ -211,3 +251,12 @@ def test_fit_cli_bad_input_fails_before_loading_model(tmp_path, monkeypatch):
         main(["fit", "--pairs", str(empty), "--source-lang", "en", "--output", str(tmp_path / "o")])
     with pytest.raises(MlirkitError, match="--source-lang"):
         main(["fit", "--pairs", str(empty), "--output", str(tmp_path / "o")])
+
+
+def test_parallel_languages_known_without_reading(tmp_path):
+    from mlirkit.transforms.parallel import parallel_languages
+
+    langs = parallel_languages("mlirkit/parallel/gettext")
+    assert langs is not None and "en" in langs and "ko" not in langs  # gettext has no Korean
+    assert "nl" in parallel_languages("mmarco") and "dt" not in parallel_languages("mmarco")  # canonical codes
+    assert parallel_languages(str(write_jsonl(tmp_path / "p.jsonl", ROWS))) is None  # a file: only reading tells

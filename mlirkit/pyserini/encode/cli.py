@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--default-lang", type=lang_code, default=None, help="language of documents without a 'lang' field")
     g.add_argument("--save-embeddings", action="store_true",
                    help="also keep the untransformed vectors in embeddings.npy (mlirkit classes, --to-faiss)")
-    add_transform_args(p, langid=False, alpha_words=False)
+    add_transform_args(p, langid=False, alpha_words=False, missing=False)
     return p
 
 

@@ -105,7 +105,7 @@ def query_shift_plan(index: str | None, pyserini_argv: Sequence[str], args):
         raise MlirkitError(f"--query-shift needs each query's language: Pyserini's topics {topics!r} carry none, "
                            f"give --query-lang (or a local topics file with a lang field)")
     return plan_for_index(DenseIndex(index), args.query_shift or "cosine", args.alpha, args.transform,
-                          args.candidates, force=args.force)
+                          args.candidates, force=args.force, missing=args.missing)
 
 
 def topic_langs(topics: str | None, default_lang: str | None = None) -> dict[str, str] | None:
