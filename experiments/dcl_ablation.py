@@ -354,11 +354,16 @@ def _seed_mean_per_query(runs: Sequence[dict], bed: str, metric: str) -> dict[st
     return {q: float(np.mean([r[bed]["per_query"][metric][q] for r in runs])) for q in qids}
 
 
+def _p_text(formatted: str) -> str:
+    """``=0.038`` or ``<0.001`` (a p never printed as 0)."""
+    return formatted.replace(" ", "") if formatted.startswith("<") else f"={formatted}"
+
+
 def summarise(results: dict[str, dict[str, Any]], mono_langs: Sequence[str], reference: str = "base") -> str:
     """Markdown: mean +- sd over seeds; p = Fisher randomization test vs ``reference`` (per-query seed means)."""
     import numpy as np
 
-    from mlirkit.eval.significance import fisher_randomization_test
+    from mlirkit.eval.significance import format_p, randomization_test, unit_means
 
     def cell(variant: str, bed: str, metric: str) -> str:
         runs = list(results[variant].values())
@@ -372,9 +377,9 @@ def summarise(results: dict[str, dict[str, Any]], mono_langs: Sequence[str], ref
             b = _seed_mean_per_query(list(results[reference].values()), bed, metric)
             common = sorted(set(a) & set(b))
             if common:
-                p = fisher_randomization_test(np.array([a[q] for q in common]), np.array([b[q] for q in common]),
-                                              n_permutations=10000)
-                text += f" (p={p:.3f})"
+                d = unit_means(np.array([a[q] for q in common]) - np.array([b[q] for q in common]))
+                p = randomization_test(d, n_permutations=10000)
+                text += f" (p{_p_text(format_p(p.p, p.resolution))})"
         return text
 
     def mono_mean(variant: str, seed_run: dict) -> float:

@@ -1,14 +1,15 @@
 """``python -m mlirkit.lexical``: multilingual BM25 through Anserini (Pyserini's Lucene side).
 
   index   corpus -> Lucene index, each document analysed by its language's Anserini analyzer
-  search  topics -> TREC run, each query analysed by its language's analyzer (BM25)
+  search  topics -> TREC run, each query analysed by its language's analyzer, BM25 with each document
+          language's own statistics
 
 Example:
   python -m mlirkit.lexical index --corpus mlirkit/ddtp/multi --index indexes/ddtp-bm25
   python -m mlirkit.lexical search --index indexes/ddtp-bm25 --topics mlirkit/ddtp/multi/test --output runs/bm25.trec
 
-Pyserini opens the index: LuceneSearcher('indexes/ddtp-bm25'), then set_language('de') for German queries
-(the index's meta.json names the call for every language; docs/lexical.md).
+Pyserini opens the index: LuceneSearcher('indexes/ddtp-bm25'), set_language('de') for German queries, and
+search(q, fields={'contents_de': 1.0, 'contents_en': 1.0, ...}) for the same scores (docs/lexical.md).
 """
 from __future__ import annotations
 
@@ -99,6 +100,7 @@ def _search(args: argparse.Namespace) -> int:
         for q in queries:  # every query's analyzer before any search: a language without one fails fast
             searcher.analyzer(q.lang, where=f"{args.topics}: query {q.query_id!r}, field lang")
         run = searcher.search(queries, k=args.hits, threads=args.threads, show_progress=not args.quiet)
+        statistics = searcher.statistics
     empty = [qid for qid, docs in run.items() if not docs]
     from mlirkit.index.reader import index_provenance
     from mlirkit.io.provenance import describe_source
@@ -107,5 +109,5 @@ def _search(args: argparse.Namespace) -> int:
               provenance={"index": index_provenance(args.index), "bm25": {"k1": args.k1, "b": args.b},
                           "topics": describe_source(args.topics), "hits": args.hits})
     print(json.dumps({"run": str(args.output), "queries": len(run), "hits": args.hits, "k1": args.k1, "b": args.b,
-                      "queries_without_hits": len(empty)}))
+                      "statistics": statistics, "queries_without_hits": len(empty)}))
     return 0

@@ -4,14 +4,16 @@ Anserini analyses a whole collection with one analyzer (``-language XX``). A poo
 is therefore indexed the way a Pyserini user would index each language, and then merged:
 
 1. documents are streamed from the corpus (:func:`mlirkit.io.corpus.read_corpus`: ids, JSONL, BEIR
-   or JsonCollection folders, with their ``lang``) into one Anserini ``SimpleIndexer`` per analyzer
-   (:mod:`mlirkit.lexical.analyzers`), with Pyserini's recommended ``-storePositions -storeDocvectors
-   -storeRaw``;
-2. the per-analyzer indexes are merged into one Lucene index with ``IndexWriter.addIndexes`` and
+   or JsonCollection folders, with their ``lang``) into one Anserini ``SimpleIndexer`` per document
+   language, with that language's analyzer (:mod:`mlirkit.lexical.analyzers`) and Pyserini's recommended
+   ``-storePositions -storeDocvectors -storeRaw``; each document's text goes into two fields, ``contents``
+   and its language's own field ``contents_<lang>`` (``-fields``, :func:`mlirkit.lexical.layout.language_field`);
+2. the per-language indexes are merged into one Lucene index with ``IndexWriter.addIndexes`` and
    force-merged to one segment. Merging copies the analysed postings, so each document keeps the terms
-   of its own analyzer, while the collection statistics of BM25 (document count, document frequencies,
-   average length) become those of the pooled corpus: scores of documents in different languages are
-   comparable, as in one ``contents`` field.
+   of its own analyzer. BM25's collection statistics (document count, document frequencies, average
+   length) are those of the pooled corpus in ``contents`` and those of the document's language in
+   ``contents_<lang>``: a search of every language field scores each document as an index of its
+   language alone would (:mod:`mlirkit.lexical.searcher`).
 
 The result is published atomically (:func:`mlirkit.base.fs.atomic_directory`); a document whose language
 has no analyzer stops the build and leaves nothing behind, unless a fallback analyzer is given.
@@ -31,7 +33,8 @@ from typing import Any, Sequence
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.lexical.analyzers import Analyzer, analyzer_for, fallback
-from mlirkit.lexical.layout import DOCID_FILE, LANGS_FILE, LUCENE_INDEX_FORMAT, META_FILE
+from mlirkit.io.records import Doc
+from mlirkit.lexical.layout import DOCID_FILE, LANGS_FILE, LUCENE_INDEX_FORMAT, META_FILE, language_field
 
 logger = logging.getLogger(__name__)
 
@@ -54,18 +57,20 @@ class IndexSummary:
 
 
 class _Part:
-    """One Anserini ``SimpleIndexer`` (one analyzer) and its pending JSON documents."""
+    """One Anserini ``SimpleIndexer`` (one document language) and its pending JSON documents."""
 
-    def __init__(self, analyzer: Analyzer, path: Path, threads: int, batch_size: int) -> None:
+    def __init__(self, lang: str, analyzer: Analyzer, path: Path, threads: int, batch_size: int) -> None:
         from mlirkit.lexical.java import classes
 
         self.path, self.batch_size, self.pending = path, batch_size, []
+        self.field = language_field(lang)
         args = ["-index", str(path), "-input", "", "-collection", "JsonCollection", "-threads", str(threads),
-                *STORE_ARGS, *analyzer.index_args]
+                *STORE_ARGS, "-fields", self.field, *analyzer.index_args]
         self.indexer = classes().SimpleIndexer(args)
 
-    def add(self, doc_json: str) -> None:
-        self.pending.append(doc_json)
+    def add(self, doc: Doc) -> None:
+        self.pending.append(json.dumps({"id": doc.doc_id, "contents": doc.text, self.field: doc.text,
+                                        "lang": doc.lang}, ensure_ascii=False))
         if len(self.pending) >= self.batch_size:
             self.flush()
 
@@ -115,12 +120,12 @@ def build_bm25_index(corpus: str | os.PathLike, index: str | os.PathLike, *, def
         try:
             with tqdm(total=total, unit="doc", desc="bm25 index", disable=not show_progress) as bar:
                 for doc in docs:
-                    analyzer = analyzer_for(doc.lang, fb, where=f"{corpus}: document {doc.doc_id!r}, field lang")
-                    if analyzer.name not in parts:
-                        parts[analyzer.name] = _Part(analyzer, parts_dir / analyzer.name, threads, batch_size)
-                    used.setdefault(doc.lang, analyzer)
-                    parts[analyzer.name].add(json.dumps({"id": doc.doc_id, "contents": doc.text, "lang": doc.lang},
-                                                        ensure_ascii=False))
+                    if doc.lang not in parts:
+                        analyzer = analyzer_for(doc.lang, fb, where=f"{corpus}: document {doc.doc_id!r}, field lang")
+                        parts[doc.lang] = _Part(doc.lang, analyzer, parts_dir / f"part{len(parts)}", threads,
+                                                batch_size)
+                        used[doc.lang] = analyzer
+                    parts[doc.lang].add(doc)
                     docids.append(doc.doc_id)
                     langs.append(doc.lang)
                     bar.update(1)
@@ -172,6 +177,7 @@ def _meta(corpus, used: dict[str, Analyzer], fb: Analyzer | None, counts: Counte
         **({"skipped_empty": skipped_empty} if skipped_empty else {}),
         "lang_counts": dict(sorted(counts.items())),
         "analyzers": {lang: a.describe() for lang, a in sorted(used.items())},
+        "fields": {lang: language_field(lang) for lang in sorted(used)},
         "fallback_analyzer": fb.name if fb is not None else None,
         "anserini_jar": anserini_jar().name, "lucene_version": str(classes().Version.LATEST.toString()),
     }

@@ -37,6 +37,8 @@ def classes() -> SimpleNamespace:
         FSDirectory=autoclass("org.apache.lucene.store.FSDirectory"),
         File=autoclass("java.io.File"),
         ArrayList=autoclass("java.util.ArrayList"),
+        HashMap=autoclass("java.util.HashMap"),
+        Float=autoclass("java.lang.Float"),
         Version=autoclass("org.apache.lucene.util.Version"),
     )
 

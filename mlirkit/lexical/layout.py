@@ -1,14 +1,18 @@
 """The BM25 index directory: a Lucene index Pyserini opens, plus mlirkit's sidecars.
 
-``DIR/`` holds Lucene's files (one segment, written by Anserini: fields ``id``, ``contents`` with
-positions and term vectors, ``raw`` = the document as JSON ``{"id", "contents", "lang"}``), so
-``LuceneSearcher(DIR)`` opens it, and beside them, as in a dense mlirkit index (:mod:`mlirkit.io.index_files`):
+``DIR/`` holds Lucene's files (one segment, written by Anserini), so ``LuceneSearcher(DIR)`` opens it:
+fields ``id``; ``contents`` (every document, with positions and term vectors: collection statistics of
+the pooled corpus); ``contents_<lang>`` (:func:`language_field`: the same text in a field of its
+language's own, whose statistics are that language's); ``raw`` = the document as JSON (``id``,
+``contents``, ``contents_<lang>``, ``lang``). Beside them, as in a dense mlirkit index
+(:mod:`mlirkit.io.index_files`):
 
 - ``docid`` and ``langs``: one document id and its language per line, corpus order (what
   :func:`mlirkit.io.doc_langs.read_doc_langs` reads for TLR@k);
-- ``meta.json``: ``{"format": "mlirkit-lucene-index", "analyzers": {lang: analyzer entry}, ...}``, the
-  analyzer of every document language (name, Lucene class, Anserini arguments, the Pyserini call that
-  selects it for queries), the fallback used, document counts, versions and the corpus read.
+- ``meta.json``: ``{"format": "mlirkit-lucene-index", "analyzers": {lang: analyzer entry}, "fields": {lang:
+  field}, ...}``, the analyzer of every document language (name, Lucene class, Anserini arguments, the
+  Pyserini call that selects it for queries) and its field, the fallback used, document counts, versions
+  and the corpus read.
 
 Lucene never touches these files (they do not follow its file-name pattern).
 """
@@ -22,7 +26,15 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.outputs import LUCENE_INDEX_FORMAT
 from mlirkit.io.index_files import DOCID_FILE, LANGS_FILE, META_FILE
 
-__all__ = ["DOCID_FILE", "LANGS_FILE", "LUCENE_INDEX_FORMAT", "META_FILE", "read_meta", "require_lucene_index"]
+__all__ = ["DOCID_FILE", "LANGS_FILE", "LUCENE_INDEX_FORMAT", "META_FILE", "POOLED_FIELD", "language_field",
+           "read_meta", "require_lucene_index"]
+
+POOLED_FIELD = "contents"
+
+
+def language_field(lang: str) -> str:
+    """The Lucene field holding the documents of language ``lang``: ``contents_<lang>``."""
+    return f"{POOLED_FIELD}_{lang}"
 
 
 def require_lucene_index(path: str | Path) -> Path:

@@ -71,6 +71,7 @@ def test_each_document_is_analysed_with_its_own_language(toy_index, tmp_path):
     meta = json.loads((index / "meta.json").read_text())
     assert {la: e["analyzer"] for la, e in meta["analyzers"].items()} == \
         {"de": "de", "en": "en", "fr": "fr", "ja": "ja", "vi": "standard"}
+    assert meta["fields"] == {la: f"contents_{la}" for la in ("de", "en", "fr", "ja", "vi")}
     from mlirkit.io.doc_langs import read_doc_langs
 
     assert read_doc_langs(index) == {r["id"]: r["lang"] for r in TOY}
@@ -88,37 +89,73 @@ def _pyserini_analyzer(searcher, entry):
         searcher.set_language(entry["analyzer"])
 
 
-def test_pyserini_lucene_searcher_returns_the_same_top10(ddtp_index, tmp_path):
+def _pick(n_per_lang: int):
     from mlirkit.io.topics import read_topics
 
-    queries = read_topics("mlirkit/ddtp/multi/test")
     langs = Counter()
     picked = []
-    for q in queries:  # 6 queries of each of the 14 languages
-        if langs[q.lang] < 6:
+    for q in read_topics("mlirkit/ddtp/multi/test"):
+        if langs[q.lang] < n_per_lang:
             langs[q.lang] += 1
             picked.append(q)
-    topics = tmp_path / "topics.tsv"
-    topics.write_text("".join(f"{q.query_id}\t{q.text}\t{q.lang}\n" for q in picked), encoding="utf-8")
-    ours = _search(ddtp_index, topics, tmp_path / "bm25.trec")
-    assert len(langs) == 14 and sum(bool(ours.get(q.query_id)) for q in picked) >= 70
+    assert len(langs) == 14
+    return picked
+
+
+@pytest.mark.parametrize("statistics", ["language", "pooled"])
+def test_pyserini_lucene_searcher_returns_the_same_top10(ddtp_index, tmp_path, statistics):
+    """Queries in all 14 languages: LuceneSearcher on the index, analyzer chosen as meta.json says, searching
+    every language field (or, pooled, its default field) returns mlirkit's top 10 with the same scores."""
+    from mlirkit.lexical import Bm25Searcher
+
+    picked = _pick(6)
+    with Bm25Searcher(ddtp_index, statistics=statistics) as searcher:
+        ours = searcher.search(picked, k=10)
+    assert sum(bool(ours[q.query_id]) for q in picked) >= 70
 
     from pyserini.search.lucene import LuceneSearcher
 
     meta = json.loads((ddtp_index / "meta.json").read_text())
+    fields = {field: 1.0 for field in meta["fields"].values()} if statistics == "language" else {}
     searcher = LuceneSearcher(str(ddtp_index))
     assert searcher.num_docs == 600
     compared = 0
     for q in picked:
         _pyserini_analyzer(searcher, meta["analyzers"][q.lang])
-        hits = searcher.search(q.text, k=10)
-        mine = sorted(ours.get(q.query_id, {}).items(), key=lambda x: (-x[1], x[0]))
+        hits = searcher.search(q.text, k=10, fields=fields)
+        mine = sorted(ours[q.query_id].items(), key=lambda x: (-x[1], x[0]))
         assert [h.docid for h in hits] == [d for d, _ in mine], q.query_id
         assert [round(h.score, 4) for h in hits] == [round(s, 4) for _, s in mine], q.query_id
         compared += bool(hits)
         raw = json.loads(searcher.doc(hits[0].docid).raw()) if hits else None
         assert raw is None or raw["lang"] == ddtp_lang(raw["id"])
     assert compared >= 70
+
+
+def test_language_statistics_score_as_an_index_of_that_language_alone(ddtp_index, tmp_path):
+    """The equivalence behind the default: a document's score with language statistics is its score in
+    an index of its language's documents only (built from that subset)."""
+    from mlirkit.io.corpus import read_corpus
+    from mlirkit.lexical import Bm25Searcher
+
+    ids = [line.strip() for line in (ddtp_index / "docid").read_text().splitlines()]
+    langs = [line.strip() for line in (ddtp_index / "langs").read_text().splitlines()]
+    texts = {d.doc_id: d.text for d in read_corpus("mlirkit/ddtp/multi") if d.doc_id in set(ids)}
+    german = [{"id": i, "contents": texts[i], "lang": la} for i, la in zip(ids, langs) if la == "de"]
+    alone = tmp_path / "de"
+    assert main(["index", "--corpus", str(_write_jsonl(tmp_path / "de.jsonl", german)), "--index", str(alone),
+                 "--quiet"]) == 0
+    picked = _pick(4)
+    with Bm25Searcher(ddtp_index) as merged, Bm25Searcher(alone, fallback_analyzer="standard") as de_index:
+        everything, de_only = merged.search(picked, k=600), de_index.search(picked, k=600)
+    compared = 0
+    for q in picked:
+        mine = {d: s for d, s in everything[q.query_id].items() if d.endswith("/de")}
+        assert mine.keys() == de_only[q.query_id].keys(), q.query_id
+        for d, s in mine.items():
+            assert s == pytest.approx(de_only[q.query_id][d], abs=1e-4), (q.query_id, d)
+        compared += len(mine)
+    assert compared > 50
 
 
 def ddtp_lang(doc_id: str) -> str:
