@@ -106,7 +106,8 @@ def _search(args: argparse.Namespace) -> int:
     from mlirkit.io.provenance import describe_source
 
     write_run(run, args.output, tag=tag, overwrite=args.overwrite,
-              provenance={"index": index_provenance(args.index), "bm25": {"k1": args.k1, "b": args.b},
+              provenance={"index": index_provenance(args.index),
+                          "bm25": {"k1": args.k1, "b": args.b, "statistics": statistics},
                           "topics": describe_source(args.topics), "hits": args.hits})
     print(json.dumps({"run": str(args.output), "queries": len(run), "hits": args.hits, "k1": args.k1, "b": args.b,
                       "statistics": statistics, "queries_without_hits": len(empty)}))

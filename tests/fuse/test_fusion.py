@@ -81,6 +81,16 @@ def test_cli_writes_ranx_fusion_and_tunes_on_dev(tmp_path):
         top = sorted(docs.items(), key=lambda x: (-x[1], x[0]))
         assert [d for d, _ in sorted(got[q].items(), key=lambda x: (-x[1], x[0]))] == [d for d, _ in top]
         np.testing.assert_allclose([got[q][d] for d, _ in top], [s for _, s in top], rtol=1e-12)
+    # the fused run says where it came from: the method, its tuned weights, the input runs with their own
+    # sidecars, and what the weights were tuned on
+    from mlirkit.io.provenance import read_sidecar
+
+    side = read_sidecar(out)
+    assert side["fusion"]["method"] == "wsum" and side["fusion"]["params"] == {"weights": weights}
+    assert [r["path"] for r in side["runs"]] == [str(paths["a"]), str(paths["b"])]
+    assert all(r["provenance"]["run_sha256"] == r["sha256"] for r in side["runs"])
+    assert [r["path"] for r in side["tuned"]["on"]] == [str(paths["a_dev"]), str(paths["b_dev"])]
+    assert side["tuned"]["qrels"]["path"] == str(qrels) and side["tuned"]["metric"] == "ndcg@10"
 
 
 def read_qrels_file(path):
