@@ -94,13 +94,10 @@ class DenseIndex:
     def faiss_index(self):
         import faiss
 
+        from mlirkit.io.binary import read_faiss_index
+
         flags = getattr(faiss, "IO_FLAG_MMAP_IFC", faiss.IO_FLAG_MMAP) if self.mmap else 0
-        try:
-            index = faiss.read_index(str(self.path / FAISS_FILE), flags)
-        except RuntimeError as e:  # FAISS's C++ error, several lines: the cause is on the first
-            first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
-            raise MlirkitError(f"{self.path / FAISS_FILE}: not a readable FAISS index (truncated or corrupt: "
-                               f"{first[:200]})") from None
+        index = read_faiss_index(self.path / FAISS_FILE, flags)
         if index.ntotal != len(self.docids):
             raise MlirkitError(f"{self.path}: FAISS index has {index.ntotal} vectors but "
                                f"{len(self.docids)} document ids")

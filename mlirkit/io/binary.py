@@ -10,7 +10,10 @@ is wrong (instead of a traceback from deep inside safetensors, NumPy or torch):
 - **.npy** (:func:`load_npy`): a NumPy header, a dtype without Python objects (an object array needs pickle,
   which mlirkit never loads: ``allow_pickle=False``) and a file long enough for ``shape``;
 - **torch files** (:func:`check_torch_file`): a zip archive whose central directory can be read (a cut-short
-  file has none), or a legacy pickle stream (loaded later with ``weights_only=True`` only).
+  file has none), or a legacy pickle stream (loaded later with ``weights_only=True`` only);
+- **FAISS indexes** (:func:`read_faiss_index`): read with FAISS's per-vector size limit lowered to the file's
+  size, so a damaged size field is refused instead of allocated (FAISS's own limit is 1 TiB: a header claiming
+  100 GB of codes had the process zero-fill them until the kernel killed it).
 """
 from __future__ import annotations
 
@@ -144,3 +147,24 @@ def check_torch_file(path: str | os.PathLike) -> None:
 
 
 __all__ = ["SAFETENSORS_DTYPES", "check_safetensors", "check_torch_file", "load_npy"]
+
+
+def read_faiss_index(path: str | os.PathLike, flags: int = 0) -> Any:
+    """``faiss.read_index(path, flags)`` where no vector may claim more bytes than the file holds (FAISS's
+    ``deserialization_vector_byte_limit`` set to the file size while it reads, then restored); FAISS's
+    errors (``RuntimeError``, ``MemoryError``) become one line naming the file."""
+    import faiss
+
+    path = Path(path)
+    get = getattr(faiss, "get_deserialization_vector_byte_limit", None)
+    before = get() if get is not None else None
+    try:
+        if before is not None:
+            faiss.set_deserialization_vector_byte_limit(min(before, max(path.stat().st_size, 1)))
+        return faiss.read_index(str(path), flags)
+    except (RuntimeError, MemoryError) as e:  # FAISS's C++ error, several lines: the cause is on the first
+        first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
+        raise MlirkitError(f"{path}: not a readable FAISS index (truncated or corrupt: {first[:200]})") from None
+    finally:
+        if before is not None:
+            faiss.set_deserialization_vector_byte_limit(before)

@@ -101,6 +101,28 @@ def test_corrupt_faiss_index_is_one_line(tmp_path, damage):
     assert "\n" not in str(e.value)
 
 
+@pytest.mark.parametrize("mmap", [False, True])
+def test_a_faiss_size_field_larger_than_the_file_is_refused_not_allocated(tmp_path, mmap):
+    """A flat index whose codes claim 64 GiB: FAISS (limit 1 TiB) zero-filled them until the kernel killed the
+    process. Read in a child process capped at 4 GiB of address space, so the old behaviour is a MemoryError
+    traceback there rather than a machine out of memory."""
+    import subprocess
+    import sys
+
+    root = _tiny_index(tmp_path / "ix")
+    data = bytearray((root / "index").read_bytes())
+    at = data.index(struct.pack("<Q", 3 * 4))  # the codes' size field, in floats: 3 vectors x 4
+    struct.pack_into("<Q", data, at, 1 << 34)
+    (root / "index").write_bytes(bytes(data))
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30)); "
+            "from mlirkit.base.cli import run_cli; from mlirkit.index import DenseIndex; "
+            f"sys.exit(run_cli(lambda argv: DenseIndex({str(root)!r}, mmap={mmap}).faiss_index and 0, []))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-2000:]
+    assert "ix/index: not a readable FAISS index" in done.stderr
+
+
 @pytest.mark.parametrize("bad", ["truncated", "object", "rows"])
 def test_index_embeddings_are_checked(tmp_path, bad):
     from mlirkit.index import DenseIndex
