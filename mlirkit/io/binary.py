@@ -138,15 +138,13 @@ def check_torch_file(path: str | os.PathLike) -> None:
             with zipfile.ZipFile(path) as z:
                 z.namelist()
             return
-    except zipfile.BadZipFile as e:
+    except (zipfile.BadZipFile, ValueError, EOFError, struct.error, NotImplementedError) as e:  # (ValueError:
+        # e.g. a member name that is not UTF-8 although the archive says it is)
         raise MlirkitError(f"{path}: truncated or corrupt torch file ({e})") from None
     except OSError as e:
         raise MlirkitError(f"{path}: cannot read ({e.strerror or e})") from None
     if head[:1] != b"\x80":
         raise MlirkitError(f"{path}: not a torch file (neither a zip archive nor a pickle stream)")
-
-
-__all__ = ["SAFETENSORS_DTYPES", "check_safetensors", "check_torch_file", "load_npy"]
 
 
 def read_faiss_index(path: str | os.PathLike, flags: int = 0) -> Any:
@@ -168,3 +166,6 @@ def read_faiss_index(path: str | os.PathLike, flags: int = 0) -> Any:
     finally:
         if before is not None:
             faiss.set_deserialization_vector_byte_limit(before)
+
+
+__all__ = ["SAFETENSORS_DTYPES", "check_safetensors", "check_torch_file", "load_npy", "read_faiss_index"]

@@ -185,14 +185,15 @@ def _check_meta_types(meta: Any, path: Path) -> None:
 
 def read_shift_pt(path: str | os.PathLike) -> tuple[str, str, dict[str, np.ndarray]]:
     """``(model_name, source_lang, {lang: V_lang float32})`` from a SHIFT authors' ``.pt`` vector file."""
-    import pickle
-
     import torch
 
+    from mlirkit.io.binary import check_torch_file
+
     path = Path(path)
+    check_torch_file(path)
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError) as e:
+    except Exception as e:  # a damaged pickle stream fails in the unpickler in many ways (IndexError, KeyError, ...)
         raise MlirkitError(f"{path}: cannot read as a SHIFT vector file with torch.load(weights_only=True) "
                            f"({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
     if not isinstance(payload, dict):

@@ -73,9 +73,26 @@ def test_torch_files(tmp_path):
     (tmp_path / "cut.bin").write_bytes(data[: len(data) // 2])
     with pytest.raises(MlirkitError, match=r"cut\.bin: truncated or corrupt torch file"):
         check_torch_file(tmp_path / "cut.bin")
+    named = bytearray(data)  # a member name in the central directory that is not UTF-8 (the zip says it is)
+    at = named.rindex(b"m/data.pkl")
+    named[at] = 0x80
+    (tmp_path / "name.bin").write_bytes(bytes(named))
+    with pytest.raises(MlirkitError, match=r"name\.bin: truncated or corrupt torch file"):
+        check_torch_file(tmp_path / "name.bin")
     (tmp_path / "x.bin").write_bytes(b"hello")
     with pytest.raises(MlirkitError, match=r"x\.bin: not a torch file"):
         check_torch_file(tmp_path / "x.bin")
+
+
+@pytest.mark.parametrize("data", [b"Q", b"b", b"\x80\x02Q.", b"\x80\x02}q\x00(X\x01\x00\x00\x00aQ."])
+def test_damaged_shift_pt_files_are_one_line(tmp_path, data):
+    """What the slow property test drew: streams on which torch's weights-only unpickler raised IndexError."""
+    from mlirkit.transforms.io import read_shift_pt
+
+    (tmp_path / "v.pt").write_bytes(data)
+    with pytest.raises(MlirkitError, match=r"v\.pt: (not a torch file|cannot read as a SHIFT vector file)") as e:
+        read_shift_pt(tmp_path / "v.pt")
+    assert "\n" not in str(e.value)
 
 
 def _tiny_index(root, n=3):
