@@ -11,9 +11,11 @@ is wrong (instead of a traceback from deep inside safetensors, NumPy or torch):
   which mlirkit never loads: ``allow_pickle=False``) and a file long enough for ``shape``;
 - **torch files** (:func:`check_torch_file`): a zip archive whose central directory can be read (a cut-short
   file has none), or a legacy pickle stream (loaded later with ``weights_only=True`` only);
-- **FAISS indexes** (:func:`read_faiss_index`): read with FAISS's per-vector size limit lowered to the file's
-  size, so a damaged size field is refused instead of allocated (FAISS's own limit is 1 TiB: a header claiming
-  100 GB of codes had the process zero-fill them until the kernel killed it).
+- **FAISS indexes** (:func:`read_faiss_index`): read with FAISS's per-vector size limit lowered from 1 TiB to
+  the file's size or :data:`FAISS_FLOOR` (4 GiB), whichever is larger, so a damaged size field is refused
+  instead of allocated (a header claiming 64 GiB of codes had the process zero-fill them until the kernel
+  killed it). The floor leaves room for what FAISS computes rather than reads: an IVF-PQ precomputed table
+  (at most 2 GiB, FAISS's ``precomputed_table_max_bytes``) is checked against the same limit.
 """
 from __future__ import annotations
 
@@ -34,6 +36,8 @@ SAFETENSORS_DTYPES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 
                       "F4": 1, "F6_E2M3": 1, "F6_E3M2": 1, "C64": 8}
 #: the largest safetensors header accepted (the format's own limit)
 MAX_HEADER = 100_000_000
+#: the smallest per-vector byte limit :func:`read_faiss_index` sets (above FAISS's 2 GiB precomputed tables)
+FAISS_FLOOR = 1 << 32
 
 
 def check_safetensors(path: str | os.PathLike) -> dict[str, Any]:
@@ -148,9 +152,9 @@ def check_torch_file(path: str | os.PathLike) -> None:
 
 
 def read_faiss_index(path: str | os.PathLike, flags: int = 0) -> Any:
-    """``faiss.read_index(path, flags)`` where no vector may claim more bytes than the file holds (FAISS's
-    ``deserialization_vector_byte_limit`` set to the file size while it reads, then restored); FAISS's
-    errors (``RuntimeError``, ``MemoryError``) become one line naming the file."""
+    """``faiss.read_index(path, flags)`` where no vector may claim more bytes than the file holds or
+    :data:`FAISS_FLOOR` (FAISS's ``deserialization_vector_byte_limit`` set so while it reads, then restored);
+    FAISS's errors (``RuntimeError``, ``MemoryError``) become one line naming the file."""
     import faiss
 
     path = Path(path)
@@ -158,7 +162,7 @@ def read_faiss_index(path: str | os.PathLike, flags: int = 0) -> Any:
     before = get() if get is not None else None
     try:
         if before is not None:
-            faiss.set_deserialization_vector_byte_limit(min(before, max(path.stat().st_size, 1)))
+            faiss.set_deserialization_vector_byte_limit(min(before, max(path.stat().st_size, FAISS_FLOOR)))
         return faiss.read_index(str(path), flags)
     except (RuntimeError, MemoryError) as e:  # FAISS's C++ error, several lines: the cause is on the first
         first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
@@ -168,4 +172,4 @@ def read_faiss_index(path: str | os.PathLike, flags: int = 0) -> Any:
             faiss.set_deserialization_vector_byte_limit(before)
 
 
-__all__ = ["SAFETENSORS_DTYPES", "check_safetensors", "check_torch_file", "load_npy", "read_faiss_index"]
+__all__ = ["FAISS_FLOOR", "SAFETENSORS_DTYPES", "check_safetensors", "check_torch_file", "load_npy", "read_faiss_index"]
