@@ -99,7 +99,7 @@ def cmd_missing(args: argparse.Namespace) -> None:
             diff, p = grouped_randomization(runs["corpus"][which][1]["per_query"], runs["keep"][which][1]["per_query"],
                                             bed.groups)
             print(f"\ncorpus minus keep ({which} alphas): nDCG@20 {diff:+.4f} (mean over queries), grouped "
-                  f"randomization p = {p:.4f} ({len(np.unique(bed.groups))} question groups, 10,000 sign flips)")
+                  f"randomization p {p} ({len(np.unique(bed.groups))} question groups, 10,000 sign flips)")
 
 
 # ---------------------------------------------------------------------- rules
@@ -157,14 +157,14 @@ def cmd_headline(args: argparse.Namespace) -> None:
         for la in bed.query_languages:
             m = ql == la
             d, p = grouped_randomization(shifted["per_query"][m], base["per_query"][m], bed.groups[m])
-            print(f"| {la} | {base['by_query_lang'][la]:.3f} | {shifted['by_query_lang'][la]:.3f} | {d:+.3f} | {p:.4f} |")
+            print(f"| {la} | {base['by_query_lang'][la]:.3f} | {shifted['by_query_lang'][la]:.3f} | {d:+.3f} | {p} |")
         print("\n| document language | base recall@20 | SHIFT | difference | grouped p |\n|---|---|---|---|---|")
         for la in bed.languages:
             a, b = shifted["recall_per_query"][la], base["recall_per_query"][la]
             ok = ~np.isnan(a)
             d, p = grouped_randomization(a[ok], b[ok], bed.groups[ok])
             print(f"| {la} | {base['recall_by_doc_lang'][la]:.3f} | {shifted['recall_by_doc_lang'][la]:.3f} | "
-                  f"{d:+.3f} | {p:.4f} |")
+                  f"{d:+.3f} | {p} |")
 
 
 # ---------------------------------------------------------------------- per-language
@@ -183,7 +183,7 @@ def cmd_per_language(args: argparse.Namespace) -> None:
             d, p = grouped_randomization(pl["per_query"], g["per_query"], bed.groups)
             print(f"| {name} | {kind} | {sel.alpha:g} | {g['ndcg']:.4f} | "
                   f"{', '.join(f'{la} {a:g}' for la, a in sel.per_language.items())} | {pl['ndcg']:.4f} | "
-                  f"{pl['ndcg'] - g['ndcg']:+.4f} | {p:.4f} |", flush=True)
+                  f"{pl['ndcg'] - g['ndcg']:+.4f} | {p} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,8 @@ language): no XQuAD-R label is used, alpha and weights come from DDTP dev. Metri
 TLR@20, same-language@20, per query language and their mean over query languages; paired randomization
 tests with the question as unit (the topics' ``group_id``: the translations of one question or
 description move together), Holm-corrected, of every system against ``dense+shift`` and of the two
-language-preserving fusions against the best plain fusion (by DDTP dev nDCG@20).
+language-preserving fusions against the best plain fusion (by DDTP dev nDCG@20), with a 95 % grouped
+bootstrap interval of their nDCG@20 difference (a non-inferiority margin).
 
     OMP_NUM_THREADS=1 python -m experiments.lexical_fusion --work work/lexfuse \\
         --output experiments/results/lexical_fusion.json
@@ -232,6 +233,27 @@ def significance(qrels, runs: dict, queries, doc_langs, baseline: str, permutati
     return out
 
 
+def difference_ci(qrels, a: dict, b: dict, queries, replicates: int = 2000) -> dict[str, Any]:
+    """nDCG@20 of ``a`` minus ``b``: the mean over query languages and its 95 % interval from ``replicates``
+    grouped bootstrap samples (a question group, all its translations, is drawn as one;
+    :func:`experiments.xquad_beds.grouped_bootstrap`), for a non-inferiority margin."""
+    from experiments.xquad_beds import grouped_bootstrap
+    from mlirkit.eval import evaluate
+    from mlirkit.eval.query_groups import topic_groups
+
+    per_query = evaluate(qrels, {"a": a, "b": b}, ["ndcg@20"], significance=None).per_query
+    qids = sorted(per_query["a"]["ndcg@20"])
+    lang_of, group_of = {q.query_id: q.lang for q in queries}, topic_groups(queries)
+    diff = np.array([per_query["a"]["ndcg@20"][q] - per_query["b"]["ndcg@20"][q] for q in qids])
+    reps = grouped_bootstrap(diff, np.array([group_of[q] for q in qids]), [lang_of[q] for q in qids],
+                             n=replicates)[:, 0]
+    by_lang: dict[str, list[float]] = defaultdict(list)
+    for q, d in zip(qids, diff):
+        by_lang[lang_of[q]].append(d)
+    return {"difference": float(np.mean([np.mean(v) for v in by_lang.values()])),
+            "ci95": [float(np.quantile(reps, 0.025)), float(np.quantile(reps, 0.975))], "replicates": replicates}
+
+
 def _plain(value):
     if isinstance(value, (np.floating, np.integer)):
         return value.item()
@@ -302,6 +324,8 @@ def run_bed(args, bed: str, chosen: dict | None) -> dict[str, Any]:
         best = chosen["best_plain"]
         result["vs_best_plain"] = significance(qrels, {k: runs[k] for k in (best, "slots-rrf", "slots-wsum")},
                                                queries, doc_langs, best, args.permutations)
+        result["ndcg20_minus_best_plain"] = {s: difference_ci(qrels, runs[s], runs[best], queries)
+                                             for s in ("slots-rrf", "slots-wsum")}
     result["chosen"] = chosen
     return result
 
@@ -331,9 +355,19 @@ def _tests_table(tests: dict, title: str) -> list[str]:
              "| run | " + " | ".join(f"{m} (vs {base})" for m in METRICS) + " |",
              "|---|" + "---|" * len(METRICS)]
     for run, by_metric in rows.items():
-        cells = [f"{by_metric[m]['mean_b']:.3f} vs {by_metric[m]['mean_a']:.3f}, p {_p(by_metric[m])}"
+        cells = [f"{t['mean_b']:.3f} vs {t['mean_a']:.3f}, p {_p(t)}" if (t := by_metric.get(m)) else ""
                  for m in METRICS]
         lines.append(f"| {run} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def _summary_table(bed: dict) -> list[str]:
+    """Systems x metrics, the mean over query languages; ``*``: different from dense+shift (Holm p < 0.05)."""
+    significant = {(t["run_b"], t["metric"]) for t in bed["vs_dense_shift"]["tests"] if t["p_corrected"] < 0.05}
+    lines = ["| system | " + " | ".join(METRICS) + " |", "|---|" + "---:|" * len(METRICS)]
+    for system in SYSTEMS:
+        cells = [f"{bed['scores'][system][m]['mean']:.3f}{'*' if (system, m) in significant else ''}" for m in METRICS]
+        lines.append(f"| {system} | " + " | ".join(cells) + " |")
     return [*lines, ""]
 
 
@@ -347,6 +381,8 @@ def markdown(result: dict[str, Any]) -> str:
         lines.append(f"SHIFT alpha {chosen['alpha']} and wsum weights (dense, bm25) "
                      f"{chosen['weights']['dense']} / (dense+shift, bm25) {chosen['weights']['dense+shift']}, "
                      f"chosen on DDTP dev; best plain fusion on DDTP dev: `{chosen['best_plain']}`.\n")
+        lines.append("Means over query languages (`*`: differs from dense+shift, grouped paired test, Holm p < 0.05)\n")
+        lines += _summary_table(bed)
         langs = [la for la in bed["scores"]["bm25"]["ndcg@20"] if la != "mean"]
         for metric in METRICS:
             lines.append(f"**{metric}** (rows: query language; mean = mean over query languages)\n")
@@ -357,6 +393,11 @@ def markdown(result: dict[str, Any]) -> str:
             lines.append("")
         lines += _tests_table(bed["vs_dense_shift"], "Every system against dense+shift")
         lines += _tests_table(bed["vs_best_plain"], "The language-preserving fusions against the best plain fusion")
+        for name, d in bed.get("ndcg20_minus_best_plain", {}).items():
+            lines.append(f"- nDCG@20 of {name} minus {chosen['best_plain']}: {d['difference']:+.4f} (mean over query "
+                         f"languages), 95 % interval [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}] ({d['replicates']:,} "
+                         "bootstrap samples of question groups)")
+        lines.append("")
         stats = bed["bm25_statistics"]
         lines.append("BM25 collection statistics (means over query languages)\n")
         lines.append("| statistics | " + " | ".join(METRICS) + " |")

@@ -251,13 +251,15 @@ def vectors(bed: Bed, kind: str, cache_dir: str, threads: int = 1, missing: str 
 
 # ---------------------------------------------------------------------- statistics
 def grouped_randomization(a: np.ndarray, b: np.ndarray, groups: np.ndarray, n: int = 10000,
-                          seed: int = 0) -> tuple[float, float]:
-    """``(mean difference over queries, two-sided p)`` of the paired randomization test whose unit is a question
-    group (:func:`mlirkit.eval.significance.randomization_test` on the groups' mean differences)."""
-    from mlirkit.eval.significance import randomization_test, unit_means
+                          seed: int = 0) -> tuple[float, str]:
+    """``(mean difference over queries, two-sided p as printed)`` of the paired randomization test whose unit
+    is a question group (:func:`mlirkit.eval.significance.randomization_test` on the groups' mean
+    differences; :func:`~mlirkit.eval.significance.format_p`: ``< 0.0001`` for the smallest p of 10,000)."""
+    from mlirkit.eval.significance import format_p, randomization_test, unit_means
 
     d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    return float(d.mean()), randomization_test(unit_means(d, [str(g) for g in groups]), n, seed).p
+    result = randomization_test(unit_means(d, [str(g) for g in groups]), n, seed)
+    return float(d.mean()), format_p(result.p, result.resolution)
 
 
 def grouped_bootstrap(values: np.ndarray, groups: np.ndarray, query_langs: Sequence[str], n: int = 2000,

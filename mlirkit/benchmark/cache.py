@@ -9,6 +9,12 @@ longer be hit by the current inputs and encoder settings).
 
 Encoding happens in chunks of texts sorted by length (short texts batch together, little padding);
 each finished chunk is saved, so an interrupted run resumes where it stopped.
+
+Within one :class:`EmbeddingCache` (one benchmark run) every vector computed or read is remembered by
+``(encoder digest, side, lang, text)``: an entry asked for with ``reuse=True`` encodes only the texts not
+seen before (the XQuAD-R questions are LAReQA's too, its pair sets share sentences), and is then stored
+whole like any other entry. Entries asked for without it (the DDTP part's) are always encoded whole, so
+their vectors never depend on what else the run computed.
 """
 from __future__ import annotations
 
@@ -58,6 +64,8 @@ class CacheStats:
     hits: int = 0
     misses: int = 0
     texts_encoded: int = 0
+    #: texts of computed entries taken from vectors this run had already computed or read
+    texts_reused: int = 0
     removed_stale: int = 0
     entries: list[dict[str, Any]] = field(default_factory=list)
 
@@ -72,28 +80,45 @@ class EmbeddingCache:
         self.chunk_size = chunk_size
         self.show_progress = show_progress
         self.stats = CacheStats()
+        #: ``(encoder digest, side) -> {(lang, text): vector}`` of this run (module docstring)
+        self._seen: dict[tuple[str, str], dict[tuple[str | None, str], np.ndarray]] = {}
 
     def entry_path(self, encoder_name: str, label: str, side: str, encoder_digest: str, digest: str) -> Path:
         return self.root / _safe(encoder_name) / f"{_safe(label)}-{side}-{encoder_digest}-{digest[:16]}.npy"
 
     def embed(self, encoder: Encoder, encoder_name: str, label: str, side: str,
-              texts: Sequence[str], langs: Sequence[str | None]) -> np.ndarray:
+              texts: Sequence[str], langs: Sequence[str | None], *, reuse: bool = False) -> np.ndarray:
         """float32 ``(len(texts), dim)``: from the cache when present, else encoded (documents with
-        ``encode_docs``, queries with ``encode_queries``) and stored."""
+        ``encode_docs``, queries with ``encode_queries``; ``reuse``: only the texts this run has not seen,
+        module docstring) and stored."""
         if side not in SIDES:
             raise ValueError(f"side must be one of {SIDES}, got {side!r}")
         texts, langs = list(texts), list(langs)
         digest = data_digest(side, texts, langs)
         path = self.entry_path(encoder_name, label, side, encoder.digest, digest)
         record = {"encoder": encoder_name, "label": label, "side": side, "rows": len(texts), "path": str(path)}
+        seen = self._seen.setdefault((encoder.digest, side), {})
         cached = self._load(path, len(texts), encoder.dim)
         if cached is not None:
             self.stats.hits += 1
             self.stats.entries.append({**record, "cached": True})
             logger.info("%s %s %s: %d embeddings from the cache", encoder_name, label, side, len(texts))
+            seen.update(zip(zip(langs, texts), cached))
             return cached
         self.stats.misses += 1
-        out = self._encode(encoder, encoder_name, label, side, texts, langs, path)
+        keys = list(zip(langs, texts))
+        out = np.empty((len(texts), encoder.dim), dtype=np.float32)
+        new = []
+        for i, key in enumerate(keys):
+            if reuse and key in seen:
+                out[i] = seen[key]
+            else:
+                new.append(i)
+        self.stats.texts_reused += len(texts) - len(new)
+        if new:
+            out[new] = self._encode(encoder, encoder_name, label, side, [texts[i] for i in new],
+                                    [langs[i] for i in new], path)
+        seen.update(zip(keys, out))
         self._store(path, out, {"format": CACHE_FORMAT, "encoder_name": encoder_name, "encoder": encoder.fingerprint,
                                 "encoder_digest": encoder.digest, "label": label, "side": side,
                                 "data_sha256": digest, "rows": len(texts), "dim": int(out.shape[1]),
@@ -125,7 +150,7 @@ class EmbeddingCache:
         if n == 0:
             return out
         order = np.argsort(np.fromiter((len(t) for t in texts), dtype=np.int64, count=n), kind="stable")
-        parts = path.with_suffix(".parts")
+        parts = self._parts_dir(path, data_digest(side, texts, langs))
         parts.mkdir(parents=True, exist_ok=True)
         encode = encoder.encode_docs if side == "doc" else encoder.encode_queries
         desc = f"encode {encoder_name} {label} ({plural(side)})"
@@ -145,12 +170,19 @@ class EmbeddingCache:
                 bar.update(len(idx))
         return out
 
+    @staticmethod
+    def _parts_dir(path: Path, digest: str) -> Path:
+        """Where the chunks of an encoding in progress are kept: named after the texts actually encoded
+        (those of the entry not seen before in the run), so a resumed run reuses chunks of the same texts only."""
+        return path.with_name(f"{path.stem}.parts-{digest[:16]}")
+
     def _store(self, path: Path, arr: np.ndarray, meta: dict[str, Any]) -> None:
         self._save_npy(path, arr)
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         os.replace(tmp, path.with_suffix(".json"))
-        shutil.rmtree(path.with_suffix(".parts"), ignore_errors=True)
+        for parts in path.parent.glob(f"{path.stem}.parts-*"):
+            shutil.rmtree(parts, ignore_errors=True)
 
     @staticmethod
     def _save_npy(path: Path, arr: np.ndarray) -> None:

@@ -1,5 +1,6 @@
-"""``python -m mlirkit.benchmark``: the language bias of real retrievers on the bundled DDTP benchmark,
-SHIFT removing it, centering and LIR beside it; report, runs and plots in ``--output``."""
+"""``python -m mlirkit.benchmark``: the language bias of real retrievers and SHIFT removing it, centering and
+LIR beside it, on the SHIFT paper's benchmark (XQuAD-R, with LAReQA's sentence pool) and on the bundled
+DDTP benchmark; report, runs and plots in ``--output``."""
 from __future__ import annotations
 
 import argparse
@@ -8,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from mlirkit.benchmark.config import (DEFAULT_BENCHMARK, DEFAULT_ENCODER_OPTIONS, DEFAULT_ENCODERS, METRICS,
-                                      BenchmarkConfig)
+from mlirkit.benchmark.config import (DEFAULT_BENCHMARK, DEFAULT_ENCODER_OPTIONS, DEFAULT_ENCODERS,
+                                      DEFAULT_LAREQA, DEFAULT_XQUAD, METRICS, BenchmarkConfig)
 from mlirkit.base.cli import ArgumentParser, configure_logging
 from mlirkit.base.options import LANG_LIST_HELP, LangListAction, non_negative_int, positive_int
 from mlirkit.encoders.backends import BACKEND_CHOICES, PRECISIONS
@@ -25,22 +26,36 @@ def _alpha(text: str) -> float:
     return value
 
 
+PARTS = ("xquad-r", "lareqa", "ddtp")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mlirkit.benchmark", description=__doc__)
     p.add_argument("--encoders", nargs="+", default=list(DEFAULT_ENCODERS),
                    help="encoder presets, Hugging Face ids or local model paths")
+    p.add_argument("--parts", nargs="+", choices=PARTS, default=["ddtp"],
+                   help=f"what to run: ddtp (--benchmark; the default), xquad-r ({DEFAULT_XQUAD}, the SHIFT paper's "
+                        f"benchmark), lareqa ({DEFAULT_LAREQA}, LAReQA's sentence pool; with xquad-r); e.g. "
+                        f"--parts xquad-r lareqa")
+    p.add_argument("--lareqa-encoders", nargs="+", default=None, metavar="ENCODER",
+                   help="the encoders run on LAReQA's sentence pool (default: all of --encoders)")
+    p.add_argument("--xquad-pairs", type=positive_int, default=BenchmarkConfig.xquad_pairs,
+                   help="translation pairs per language for the XQuAD-R part's pair-fitted vectors (default: %(default)s, "
+                        "all of Tatoeba's)")
     p.add_argument("--query-langs", action=LangListAction, default=["en"], metavar="LANG",
-                   help=f"query languages (one benchmark id each; {LANG_LIST_HELP})")
+                   help=f"DDTP query languages (one benchmark id each; {LANG_LIST_HELP})")
     p.add_argument("--languages", action=LangListAction, default=None, metavar="LANG",
-                   help=f"document languages kept in the pooled corpus ({LANG_LIST_HELP}; default: all of the benchmark's)")
+                   help=f"DDTP document languages kept in the pooled corpus ({LANG_LIST_HELP}; default: all of the "
+                        f"benchmark's)")
     p.add_argument("--alphas", nargs="+", type=_alpha, default=None,
-                   help="SHIFT strengths to sweep (default 0.1 ... 1.0; --quick: 0.2 ... 1.0 by 0.2)")
+                   help="SHIFT strengths to sweep (default 0.1 ... 1.0; --quick: 0.2 ... 1.0 by 0.2); DDTP chooses "
+                        "among them on its dev split, XQuAD-R only reports them (its alpha is chosen without labels)")
     p.add_argument("--output", type=Path, default=Path("runs/benchmark"), help="output directory")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     p.add_argument("--quick", action="store_true",
                    help="a small slice (100 query groups, 50 pairs per language, 5 alphas) for a first look")
     p.add_argument("--benchmark", default=DEFAULT_BENCHMARK,
-                   help="benchmark id prefix: {prefix}/{query-lang}/{dev,test} must be registered ids")
+                   help="the DDTP part's benchmark id prefix: {prefix}/{query-lang}/{dev,test} must be registered ids")
     p.add_argument("--max-pairs", type=positive_int, default=BenchmarkConfig.max_pairs,
                    help="translation pairs per language for fitting each condition's transforms")
     p.add_argument("--cache-dir", type=Path, default=None,
@@ -53,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     g = p.add_argument_group("encoder options (Hugging Face encoders; defaults keep the run within its time budget)")
     g.add_argument("--max-length", type=positive_int, default=None,
-                   help=f"maximum tokens per text (default: {_defaults('max_length')})")
+                   help=f"maximum tokens per text (default: {_defaults('max_length')} in the DDTP part, "
+                        f"{BenchmarkConfig.xquad_max_length} in the XQuAD-R part)")
     g.add_argument("--batch-size", type=positive_int, default=None, help=f"texts per forward pass (default: {_defaults('batch_size')})")
     g.add_argument("--quantize", choices=["int8", "none"], default=None,
                    help="torch dynamic int8 quantisation of the linear layers (faster than torch fp32, not than the "
@@ -99,7 +115,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         encoders=tuple(args.encoders), query_langs=tuple(args.query_langs),
         languages=None if args.languages is None else tuple(args.languages),
         alphas=None if args.alphas is None else tuple(args.alphas), output=args.output, quick=args.quick,
-        overwrite=args.overwrite, benchmark=args.benchmark, max_pairs=args.max_pairs, depth=args.depth,
+        overwrite=args.overwrite, benchmark=args.benchmark if "ddtp" in args.parts else None,
+        xquad=DEFAULT_XQUAD if "xquad-r" in args.parts else None,
+        lareqa=DEFAULT_LAREQA if "lareqa" in args.parts else None,
+        lareqa_encoders=None if args.lareqa_encoders is None else tuple(args.lareqa_encoders),
+        xquad_pairs=args.xquad_pairs, max_pairs=args.max_pairs, depth=args.depth,
+        xquad_max_length=BenchmarkConfig.xquad_max_length if args.max_length is None else args.max_length,
         n_permutations=args.permutations, seed=args.seed, cache_dir=args.cache_dir,
         encoder_options=encoder_options(args), plots=not args.no_plots, show_progress=not args.quiet,
         metrics=METRICS,
@@ -108,12 +129,27 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     refuse_existing(config.output, config.overwrite, "benchmark")
     from mlirkit.benchmark.pipeline import default_command, run_benchmark
+    from mlirkit.benchmark import xquad_report
     from mlirkit.benchmark.report import main_table
 
     result = run_benchmark(config, command=default_command(list(sys.argv[1:] if argv is None else argv)))
-    print(f"Main table ({result.data['benchmark']}, test split; alpha chosen on dev; "
-          f"\u2020 = differs from base, p < 0.05, Fisher randomization, Holm):")
-    print(main_table(result))
+    if result.xquad:
+        print(f"XQuAD-R ({config.xquad}: each query language against the pooled paragraphs; macro mean over query "
+              f"languages, micro beside it; SHIFT's alpha chosen without XQuAD-R's labels; \u2020 = differs from "
+              f"base, p < 0.05, Fisher randomization by question, Holm):")
+        print(xquad_report.main_table(result))
+        for x in result.xquad:
+            print(f"\n{x.name}: {config.select_metric} by query language (\u2020: that language's test against base, "
+                  f"Holm), then recall@{config.k} by document language:")
+            print(xquad_report.by_query_language(x, config.select_metric))
+            print(xquad_report.by_document_language(x, config.k))
+        if any(x.lareqa is not None for x in result.xquad):
+            print(f"\nLAReQA ({config.lareqa}: the sentence pool; mean average precision over the whole ranking):")
+            print(xquad_report.lareqa_table(result))
+    if result.encoders:
+        print(f"\nDDTP ({result.data['benchmark']}, test split; alpha chosen on dev; "
+              f"\u2020 = differs from base, p < 0.05, Fisher randomization, Holm):")
+        print(main_table(result))
     print(f"\nReport: {result.output / 'report.md'} (and report.json, runs/, plots/, transforms/); "
           f"total {result.timings['total']:.0f} s")
     return 0

@@ -26,28 +26,48 @@ DEFAULT_ENCODER_OPTIONS: dict[str, dict[str, Any]] = {
 }
 METRICS = ("ndcg@20", "recall@20", "mrr@10", "tlr@20", "samelang@20")
 SELECT_METRIC = "ndcg@20"
+#: the SHIFT paper's benchmark: XQuAD-R's paragraph pool (queries in each of its 8 languages)
+DEFAULT_XQUAD = "mlirkit/xquad-r/multi"
+#: LAReQA's sentence pool of the same questions (11 languages), reported with mean average precision
+DEFAULT_LAREQA = "mlirkit/lareqa-xquad-r/multi"
+#: language vectors of the XQuAD-R part fitted on translation pairs: name -> parallel sets. Tatoeba is
+#: general-domain text (the role of mMARCO in the SHIFT paper); the bundled sets lack ar, hi and vi.
+XQUAD_PAIR_SOURCES: dict[str, tuple[str, ...]] = {
+    "tatoeba": ("mlirkit/parallel/tatoeba",),
+    "bundled": DEFAULT_FIT_SOURCES["ood"],
+}
+#: the pair source whose centering and LIR are reported beside SHIFT on XQuAD-R
+XQUAD_BASELINE_SOURCE = "tatoeba"
 
 
 @dataclass(frozen=True)
 class BenchmarkConfig:
     """Everything that decides what the benchmark computes.
 
-    ``languages``: document languages kept in the pooled corpus (None = all of the benchmark's).
+    ``benchmark``: the DDTP-style benchmark family (None = that part skipped); ``query_langs`` and
+    ``languages`` select its queries and documents (None = all of the benchmark's).
     ``quick``: ``quick_groups`` query groups (dev and test in the benchmark's proportion),
     ``quick_pairs`` translation pairs per language and ``QUICK_ALPHAS`` unless alphas are given.
     ``max_pairs``: translation pairs per target language used to fit each condition's transforms,
     shared evenly by the condition's parallel sets. Alpha is chosen on the dev split by
     ``SELECT_METRIC`` and everything is reported on the test split.
+
+    The XQuAD-R part (``xquad``: a pooled collection id such as :data:`DEFAULT_XQUAD`, None = skipped,
+    the default: it is ``--parts xquad-r`` of the CLI) has no dev split: its alphas
+    are chosen without its labels, by the label-free rule on its documents
+    (:func:`mlirkit.transforms.alpha_select.select_alpha`). ``lareqa`` (None = skipped; :data:`DEFAULT_LAREQA`) is LAReQA's
+    sentence pool, for the encoders ``lareqa_encoders`` (None = all). ``xquad_pairs``: translation
+    pairs per language of each of ``xquad_pair_sources``.
     """
 
     encoders: tuple[str, ...] = DEFAULT_ENCODERS
+    benchmark: str | None = DEFAULT_BENCHMARK
     query_langs: tuple[str, ...] = ("en",)
     languages: tuple[str, ...] | None = None
     alphas: tuple[float, ...] | None = None
     output: Path = Path("runs/benchmark")
     quick: bool = False
     overwrite: bool = False
-    benchmark: str = DEFAULT_BENCHMARK
     fit_sources: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_FIT_SOURCES))
     source_lang: str = "en"
     max_pairs: int = 200
@@ -62,6 +82,13 @@ class BenchmarkConfig:
     cache_dir: Path | None = None
     encoder_options: dict[str, dict[str, Any]] = field(default_factory=lambda: {
         k: dict(v) for k, v in DEFAULT_ENCODER_OPTIONS.items()})
+    xquad: str | None = None
+    lareqa: str | None = None
+    lareqa_encoders: tuple[str, ...] | None = None
+    xquad_pair_sources: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(XQUAD_PAIR_SOURCES))
+    xquad_pairs: int = 1000
+    #: tokens per text in the XQuAD-R part (e5-small's 512 positions)
+    xquad_max_length: int = 512
     plots: bool = True
     #: BLAS/OpenMP threads for everything after encoding (fitting, search, evaluation, plots)
     compute_threads: int = 1
@@ -81,7 +108,9 @@ class BenchmarkConfig:
                 raise MlirkitError(f"alpha {a!r} is outside (0, 2]")
         if self.alphas is not None and not self.alphas:
             raise MlirkitError("--alphas is empty")
-        for name, value in (("max_pairs", self.max_pairs), ("quick_groups", self.quick_groups),
+        for name, value in (("max_pairs", self.max_pairs), ("xquad_pairs", self.xquad_pairs),
+                            ("xquad_max_length", self.xquad_max_length),
+                            ("quick_groups", self.quick_groups),
                             ("quick_pairs", self.quick_pairs), ("lir_rank", self.lir_rank), ("depth", self.depth),
                             ("compute_threads", self.compute_threads)):
             if int(value) < 1:
@@ -90,6 +119,15 @@ class BenchmarkConfig:
             raise MlirkitError("no parallel data to fit transforms from")
         if self.select_metric not in self.metrics:
             raise MlirkitError(f"the selection metric {self.select_metric} is not among the metrics")
+        if self.xquad is not None and XQUAD_BASELINE_SOURCE not in self.xquad_pair_sources:
+            raise MlirkitError(f"the XQuAD-R part needs the {XQUAD_BASELINE_SOURCE!r} pair source")
+        if self.lareqa is not None and self.xquad is None:
+            raise MlirkitError("the LAReQA part runs with the XQuAD-R part (its vectors and questions)")
+        for name in self.lareqa_encoders or ():
+            if name not in self.encoders:
+                from mlirkit.base.registry import did_you_mean
+
+                raise MlirkitError(f"LAReQA encoder {name!r} is not one of the encoders{did_you_mean(name, self.encoders)}")
 
     @property
     def sweep(self) -> tuple[float, ...]:
@@ -102,12 +140,27 @@ class BenchmarkConfig:
         return self.quick_pairs if self.quick else self.max_pairs
 
     @property
+    def xquad_pairs_per_lang(self) -> int:
+        return self.quick_pairs if self.quick else self.xquad_pairs
+
+    def runs_lareqa(self, encoder: str) -> bool:
+        return self.lareqa is not None and (self.lareqa_encoders is None or encoder in self.lareqa_encoders)
+
+    @property
     def k(self) -> int:
         """The cut-off of the breakdowns and plots (the largest of the metrics' k)."""
         return max(int(m.split("@")[1]) for m in self.metrics if "@" in m)
 
     def options_for(self, encoder: str) -> dict[str, Any]:
         return dict(self.encoder_options.get(encoder, {}))
+
+    def xquad_options_for(self, encoder: str) -> dict[str, Any]:
+        """The XQuAD-R part's options: those of :meth:`options_for`, with ``xquad_max_length`` tokens where
+        they limit the length (XQuAD-R's paragraphs are whole, not cut as DDTP's descriptions are)."""
+        options = self.options_for(encoder)
+        if "max_length" in options:
+            options["max_length"] = self.xquad_max_length
+        return options
 
     def with_(self, **changes: Any) -> "BenchmarkConfig":
         return replace(self, **changes)
@@ -118,4 +171,5 @@ class BenchmarkConfig:
         d["cache_dir"] = None if self.cache_dir is None else str(self.cache_dir)
         d["alphas"] = list(self.sweep)
         d["fit_sources"] = {k: list(v) for k, v in self.fit_sources.items()}
+        d["xquad_pair_sources"] = {k: list(v) for k, v in self.xquad_pair_sources.items()}
         return d

@@ -20,18 +20,19 @@ import logging
 import shlex
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
 from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.benchmark.cache import EmbeddingCache
-from mlirkit.benchmark.config import BenchmarkConfig
+from mlirkit.benchmark.config import XQUAD_BASELINE_SOURCE, BenchmarkConfig
 from mlirkit.benchmark.data import BenchmarkData, ParallelSet, Rows, load_benchmark, load_parallel
 from mlirkit.benchmark.result import BenchmarkResult, EncoderResult
 from mlirkit.benchmark.retrieval import Condition, encode_side, retrieve
+from mlirkit.benchmark.steps import Timer, cache_variant, compute_threads, fit_transforms, write_runs
+from mlirkit.benchmark.xquad import XquadData, load_pair_sets, load_xquad, run_xquad
 from mlirkit.base.errors import MlirkitError
 from mlirkit.encoders.base import Encoder
 
@@ -44,21 +45,6 @@ SPLIT_STATEMENT = ("SHIFT's alpha is chosen on the dev split (by {metric}); ever
                    "corpus is the same in both.")
 
 
-class Timer:
-    """Wall-clock seconds per named step."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-
-    @contextmanager
-    def __call__(self, name: str) -> Iterator[None]:
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.seconds[name] = round(self.seconds.get(name, 0.0) + time.perf_counter() - start, 3)
-
-
 def default_command(argv: list[str] | None = None) -> str:
     args = sys.argv[1:] if argv is None else argv
     return "python -m mlirkit.benchmark" + ("" if not args else " " + " ".join(shlex.quote(a) for a in args))
@@ -66,12 +52,13 @@ def default_command(argv: list[str] | None = None) -> str:
 
 def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None = None,
                   data: BenchmarkData | None = None, parallel_rows: Rows | None = None,
-                  command: str | None = None) -> BenchmarkResult:
+                  xquad: XquadData | None = None, command: str | None = None) -> BenchmarkResult:
     """Run the benchmark (see module docstring) and write its outputs to ``config.output``.
 
     ``encoders`` maps names to ready encoder objects (tests); otherwise each name of ``config.encoders``
-    is built with :func:`mlirkit.encoders.load_encoder` and ``config.options_for(name)``. ``data`` and
-    ``parallel_rows`` replace the registered benchmark and parallel sets (tests).
+    is built with :func:`mlirkit.encoders.load_encoder` and ``config.options_for(name)``. ``data``,
+    ``xquad`` and ``parallel_rows`` replace the registered DDTP benchmark, XQuAD-R collections and
+    parallel sets (tests). ``config.benchmark`` / ``config.xquad`` None skips that part.
     """
     from mlirkit.eval.numba_cache import ensure_numba_cache_dir
     from mlirkit.base.fs import atomic_directory
@@ -87,20 +74,34 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
     cache = EmbeddingCache(cache_root, show_progress=config.show_progress)
     with atomic_directory(config.output, overwrite=config.overwrite, kind="benchmark") as out:
         with timer("load data"):
-            if data is None:
+            if data is None and config.benchmark is not None:
                 data = load_benchmark(config.benchmark, config.query_langs, languages=config.languages,
                                       quick_groups=config.quick_groups if config.quick else None)
-            parallel = {name: load_parallel(name, sources, source_lang=config.source_lang,
-                                            target_langs=data.languages, pairs_per_lang=config.pairs_per_lang,
-                                            rows=parallel_rows)
-                        for name, sources in config.fit_sources.items()}
-        summary = data.summary()
-        logger.info("%s: %d documents in %d languages; %s queries", data.name, len(data.docs), len(data.languages),
-                    ", ".join(f"{len(sp.queries)} {s}" for s, sp in data.splits.items()))
-        results = []
+            parallel = {} if data is None else {
+                name: load_parallel(name, sources, source_lang=config.source_lang, target_langs=data.languages,
+                                    pairs_per_lang=config.pairs_per_lang, rows=parallel_rows)
+                for name, sources in config.fit_sources.items()}
+            if xquad is None and config.xquad is not None:
+                xquad = load_xquad(config)
+            pairs = None if xquad is None else load_pair_sets(config, xquad.paragraphs.languages, parallel_rows)
+            lareqa_pairs = None if xquad is None or xquad.sentences is None else \
+                load_pair_sets(config, xquad.sentences.languages, parallel_rows, names=[XQUAD_BASELINE_SOURCE])
+        if data is None and xquad is None:
+            raise MlirkitError("nothing to run: both the DDTP and the XQuAD-R part are off")
+        summary = {} if data is None else data.summary()
+        if data is not None:
+            logger.info("%s: %d documents in %d languages; %s queries", data.name, len(data.docs),
+                        len(data.languages), ", ".join(f"{len(sp.queries)} {s}" for s, sp in data.splits.items()))
+        results, xquad_results = [], []
         for name in config.encoders:
-            encoder = encoders[name] if encoders is not None and name in encoders else _load_encoder(name, config)
-            results.append(_run_encoder(name, encoder, config, data, parallel, cache, out))
+            given = encoders is not None and name in encoders
+            if data is not None:
+                encoder = encoders[name] if given else _load_encoder(name, config.options_for(name))
+                results.append(_run_encoder(name, encoder, config, data, parallel, cache, out))
+            if xquad is not None:
+                encoder = encoders[name] if given else _load_encoder(name, config.xquad_options_for(name))
+                with timer(f"XQuAD-R {name}"):
+                    xquad_results.append(run_xquad(name, encoder, config, xquad, pairs, lareqa_pairs, cache, out))
         groups = summary.get("groups", {})
         statement = SPLIT_STATEMENT.format(metric=config.select_metric, dev=groups.get("dev", "?"),
                                            test=groups.get("test", "?"))
@@ -108,57 +109,22 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
         result = BenchmarkResult(
             config=config, data=summary, split_statement=statement, encoders=results,
             cache={"root": str(cache_root), "hits": cache.stats.hits, "misses": cache.stats.misses,
-                   "texts_encoded": cache.stats.texts_encoded, "removed_stale": cache.stats.removed_stale,
+                   "texts_encoded": cache.stats.texts_encoded, "texts_reused": cache.stats.texts_reused,
+                   "removed_stale": cache.stats.removed_stale,
                    "entries": cache.stats.entries},
-            timings=timer.seconds, output=Path(config.output), command=command or default_command())
+            timings=timer.seconds, output=Path(config.output), command=command or default_command(),
+            xquad=xquad_results, xquad_data={} if xquad is None else xquad.summary())
         from mlirkit.benchmark.report import write_reports
 
         write_reports(result, out)
     return result
 
 
-def _compute_threads(config: BenchmarkConfig):
-    """Thread limit of BLAS/OpenMP (numpy, FAISS) for the steps after encoding. These are small
-    operations (512 x 512 eigendecompositions, ~1k x 10k inner products): one thread costs little on an
-    idle machine, and on a busy one multi-threaded BLAS spins (measured: LIR fit 16 CPU-s with 2 threads,
-    0.4 CPU-s with 1, load average 20)."""
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=config.compute_threads)
-
-
-def cache_variant(config: BenchmarkConfig) -> str:
-    """Label suffix of the cache entries of a selection (quick slice, language subset), so that running
-    a variant never evicts the default run's entries (an entry is replaced only by its own variant)."""
-    suffix = "-quick" if config.quick else ""
-    if config.languages is not None:
-        suffix += "-langs=" + "+".join(sorted(config.languages))
-    return suffix
-
-
-def _load_encoder(name: str, config: BenchmarkConfig) -> Any:
+def _load_encoder(name: str, options: dict[str, Any]) -> Any:
     from mlirkit.encoders import load_encoder
 
-    logger.info("loading encoder %s %s", name, config.options_for(name) or "")
-    return load_encoder(name, **config.options_for(name))
-
-
-def fit_transforms(parallel: ParallelSet, embs: np.ndarray, fingerprint: dict[str, Any],
-                   config: BenchmarkConfig) -> dict[str, Any]:
-    """The three transforms (``shift``, ``centering``, ``lir``) fitted on one parallel set's embeddings."""
-    from mlirkit.transforms import fit_centering_from_embeddings, fit_lir_from_embeddings, fit_shift_from_embeddings
-
-    meta = {"parallel": {"condition": parallel.name, "sources": list(parallel.sources),
-                         "pairs_by_source": parallel.by_source}}
-    by_lang = {lang: embs[parallel.rows_of(lang)] for lang in [parallel.source_lang, *parallel.alignment]}
-    targets = {lang: (embs[t], np.asarray(s, dtype=np.intp)) for lang, (t, s) in parallel.alignment.items()}
-    return {
-        "shift": fit_shift_from_embeddings(embs, targets, parallel.source_lang, encoder=fingerprint, meta=meta),
-        "centering": fit_centering_from_embeddings(by_lang, encoder=fingerprint, source_lang=parallel.source_lang,
-                                                   meta=meta),
-        "lir": fit_lir_from_embeddings(by_lang, rank=config.lir_rank, encoder=fingerprint,
-                                       source_lang=parallel.source_lang, meta=meta),
-    }
+    logger.info("loading encoder %s %s", name, options or "")
+    return load_encoder(name, **options)
 
 
 def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: BenchmarkData,
@@ -188,7 +154,7 @@ def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: Ben
     for source, ps in parallel.items():
         with timer(f"encode parallel {source}"):
             embs = cache.embed(encoder, name, f"parallel-{source}{variant}", "doc", ps.texts, ps.langs)
-        with timer(f"fit {source}"), _compute_threads(config):
+        with timer(f"fit {source}"), compute_threads(config):
             transforms[source] = fit_transforms(ps, embs, fingerprint, config)
         files = {}
         for method, t in transforms[source].items():
@@ -203,7 +169,7 @@ def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: Ben
         conditions += [Condition("shift", source, a, ts["shift"]) for a in config.sweep]
         conditions += [Condition(m, source, None, ts[m]) for m in METHODS if m != "shift"]
     runs: dict[str, dict[str, dict[str, float]]] = {}
-    with timer("retrieve"), _compute_threads(config):
+    with timer("retrieve"), compute_threads(config):
         for cond in tqdm(conditions, desc=f"retrieve {name}", unit="system", disable=not config.show_progress,
                          dynamic_ncols=True):
             runs[cond.name] = retrieve(cond, doc_embs, doc_ids, doc_langs, query_embs, query_ids, query_langs,
@@ -211,13 +177,13 @@ def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: Ben
     split_runs = {s: {r: {q: run[q] for q in sp.query_langs} for r, run in runs.items()}
                   for s, sp in data.splits.items()}
     doc_lang_map = dict(zip(doc_ids, doc_langs))
-    with timer("evaluate dev"), _compute_threads(config):
+    with timer("evaluate dev"), compute_threads(config):
         dev = _evaluate(config, data, "dev", split_runs["dev"], doc_lang_map, significance=False)
     chosen = {source: _choose_alpha(dev, source, config) for source in transforms}
     main_runs = ["base"]
     for source in transforms:
         main_runs += [f"shift-{source}@{chosen[source]:g}", f"centering-{source}", f"lir-{source}"]
-    with timer("evaluate test"), _compute_threads(config):
+    with timer("evaluate test"), compute_threads(config):
         test = _evaluate(config, data, "test", {r: split_runs["test"][r] for r in main_runs}, doc_lang_map,
                          significance=True)
         test_sweep = _evaluate(config, data, "test", split_runs["test"], doc_lang_map, significance=False)
@@ -225,10 +191,11 @@ def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: Ben
                            parallel=parallel_info, chosen_alpha=chosen, main_runs=main_runs, dev=dev, test=test,
                            test_sweep=test_sweep)
     with timer("write runs"):
-        result.files["runs"] = _write_runs(split_runs, main_runs, out / "runs" / safe, name)
+        result.files["runs"] = [f for split, runs_ in split_runs.items()
+                                for f in write_runs(runs_, main_runs, out / "runs" / safe / split, out, name)]
     result.files["transforms"] = [f for info in parallel_info.values() for f in info["transform_files"].values()]
     if config.plots:
-        with timer("plots"), _compute_threads(config):
+        with timer("plots"), compute_threads(config):
             result.files["plots"] = _plots(result, config, data, split_runs["test"], doc_lang_map, doc_embs,
                                            doc_langs, transforms, out / "plots" / safe)
     result.timings = timer.seconds
@@ -256,27 +223,6 @@ def _choose_alpha(dev: Any, source: str, config: BenchmarkConfig) -> float:
     if best_alpha is None:
         raise MlirkitError(f"no dev {config.select_metric} for SHIFT ({source}): cannot choose alpha")
     return best_alpha
-
-
-def _write_runs(split_runs: Mapping[str, Mapping[str, Any]], main_runs: list[str], root: Path, encoder: str) -> list[str]:
-    from mlirkit.io.trec import write_run
-
-    written = []
-    for split, runs in split_runs.items():
-        for run_name in main_runs:
-            path = root / split / f"{run_name}.trec"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tag = f"{encoder}.{run_name}".replace("@", "_a").replace("/", "_")
-            write_run(runs[run_name], path, _tag(tag),
-                      provenance={"encoder": {"name": encoder}, "benchmark": {"split": split, "system": run_name}})
-            written.append(str(path.relative_to(root.parents[1])))
-    return written
-
-
-def _tag(text: str) -> str:
-    import re
-
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
 
 
 def _plots(result: EncoderResult, config: BenchmarkConfig, data: BenchmarkData, test_runs: Mapping[str, Any],

@@ -1,105 +1,33 @@
-"""The benchmark report: ``report.md`` (read by people), ``report.json`` (read by programs), the main table.
+"""The benchmark report: ``report.md`` (read by people), ``report.json`` (read by programs), the main tables.
 
-The main table has one row per (encoder, system) on the **test** split: base, SHIFT at the alpha chosen
-on dev, centering and LIR for every fitting condition, with the metrics of the run and ``†`` where a
-system differs significantly from the base (Fisher randomization, Holm-corrected over the systems).
+The XQuAD-R part comes first (:mod:`.xquad_report`), then the DDTP part, whose main table has one row
+per (encoder, system) on the **test** split: base, SHIFT at the alpha chosen on dev, centering and LIR
+for every fitting condition, with the metrics of the run and ``†`` where a system differs significantly
+from the base (Fisher randomization, Holm-corrected over the systems).
 """
 from __future__ import annotations
 
 import json
-import math
 import platform
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mlirkit.benchmark import xquad_report
+from mlirkit.benchmark.tables import DAGGER, METRIC_LABELS, comparisons_table, fmt, metric_rows, precisions, table
+
 if TYPE_CHECKING:  # pragma: no cover
     from mlirkit.benchmark.result import BenchmarkResult, EncoderResult
 
-METRIC_LABELS = {"ndcg@20": "nDCG@20", "recall@20": "R@20", "mrr@10": "MRR@10", "tlr@20": "TLR@20",
-                 "samelang@20": "same-lang@20"}
-DAGGER = "†"
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{float(value):.{digits}f}"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
-
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
-
-    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in rows])
-
-
-def _system_alpha(run: str) -> tuple[str, str]:
-    system, _, alpha = run.partition("@")
-    return system, alpha or ("1" if system != "base" else "")
-
-
 def main_rows(result: "BenchmarkResult", digits: int = 3) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of the main table (every encoder, test split)."""
-    from mlirkit.eval.report import significance_marks
-
-    from mlirkit.eval.means import micro_column
-
-    metrics = list(result.config.metrics)
-    # several query languages: the macro mean over them, the micro mean (over queries) beside it
-    micro = bool(result.encoders) and micro_column(metrics[0]) in result.encoders[0].test.table.columns
-    header = ["encoder", "system", "alpha"]
-    for m in metrics:
-        header += [METRIC_LABELS.get(m, m)] + ([f"{METRIC_LABELS.get(m, m)} (micro)"] if micro else [])
-    same = [m for m in metrics if m.startswith("samelang@")]
-    if same:
-        header.append(f"{METRIC_LABELS.get(same[0], same[0])} expected")
-    rows = []
-    for enc in result.encoders:
-        marks = significance_marks(enc.test)
-        for run in enc.main_runs:
-            system, alpha = _system_alpha(run)
-            cells = [enc.name, system, alpha]
-            for m in metrics:
-                cells.append(_fmt(enc.test.value(run, m), digits) + (DAGGER if (run, m) in marks else ""))
-                if micro:
-                    cells.append(_fmt(enc.test.value(run, m, micro=True), digits))
-            if same:
-                cells.append(_fmt(enc.test.value(run, f"{same[0]} (expected)"), digits))
-            rows.append(cells)
-    return header, rows
-
-
-def _precisions(result: "BenchmarkResult") -> str:
-    """One line: how each encoder computed its vectors (backend and precision from its fingerprint)."""
-    parts = []
-    for enc in result.encoders:
-        fp = enc.fingerprint
-        how = ", ".join(f"{k} {fp[k]}" for k in ("backend", "precision", "quantize") if fp.get(k))
-        parts.append(f"`{enc.name}`: {how or 'its own computation'}")
-    return "Precision: " + "; ".join(parts) + "."
+    """Header and rows of the DDTP main table (every encoder, test split)."""
+    return metric_rows([(enc.name, enc.test, enc.main_runs) for enc in result.encoders], result.config.metrics,
+                       digits)
 
 
 def main_table(result: "BenchmarkResult", digits: int = 3) -> str:
     header, rows = main_rows(result, digits)
-    return _table(header, rows)
-
-
-def _comparisons(enc: "EncoderResult", digits: int = 4) -> str:
-    from mlirkit.eval.significance import format_p
-
-    header = ["system", "metric", "base", "system value", "delta", "p", "p (Holm)", "p < 0.05"]
-    rows = []
-    order = {m: i for i, m in enumerate(enc.test.metrics)}
-    for c in sorted(enc.test.significance, key=lambda c: (enc.main_runs.index(c.run_b), order.get(c.metric, 99))):
-        delta = None if c.mean_a is None or c.mean_b is None else c.mean_b - c.mean_a
-        rows.append([c.run_b, METRIC_LABELS.get(c.metric, c.metric), _fmt(c.mean_a, digits), _fmt(c.mean_b, digits),
-                     ("+" if delta is not None and delta > 0 else "") + _fmt(delta, digits),
-                     format_p(c.p_value, c.p_resolution), format_p(c.p_corrected, c.p_resolution),
-                     "yes" if c.significant else "no"])
-    return _table(header, rows)
+    return table(header, rows)
 
 
 def _sweep_table(enc: "EncoderResult", source: str, metrics: list[str]) -> str:
@@ -110,11 +38,11 @@ def _sweep_table(enc: "EncoderResult", source: str, metrics: list[str]) -> str:
     rows = []
     for alpha in sorted(dev[metrics[0]]):
         mark = " (chosen)" if alpha == enc.chosen_alpha[source] else ""
-        rows.append([f"{alpha:g}{mark}"] + [_fmt(dev[m][alpha]) for m in metrics] + [_fmt(test[m][alpha]) for m in metrics])
+        rows.append([f"{alpha:g}{mark}"] + [fmt(dev[m][alpha]) for m in metrics] + [fmt(test[m][alpha]) for m in metrics])
     for run in ("base", f"centering-{source}", f"lir-{source}"):
-        rows.append([run] + [_fmt(enc.dev.value(run, m)) for m in metrics] +
-                    [_fmt(enc.test_sweep.value(run, m)) for m in metrics])
-    return _table(header, rows)
+        rows.append([run] + [fmt(enc.dev.value(run, m)) for m in metrics] +
+                    [fmt(enc.test_sweep.value(run, m)) for m in metrics])
+    return table(header, rows)
 
 
 def _per_language(enc: "EncoderResult") -> str:
@@ -124,14 +52,13 @@ def _per_language(enc: "EncoderResult") -> str:
     for name, df in enc.test.per_language.items():
         head = ["run"] + [str(c) for c in df.columns]
         body = [[str(r)] + [_fmt_cell(str(r), df.loc[r, c], 3) for c in df.columns] for r in df.index]
-        parts.append(f"**{name}** (test split)\n\n" + _table(head, body))
+        parts.append(f"**{name}** (test split)\n\n" + table(head, body))
     return "\n\n".join(parts)
 
 
 def render_markdown(result: "BenchmarkResult") -> str:
     cfg = result.config
-    d = result.data
-    lines = [f"# mlirkit benchmark: language bias and SHIFT on `{d['benchmark']}`", ""]
+    lines = ["# mlirkit benchmark: language bias and SHIFT", ""]
     lines += [f"Command: `{result.command}`", "",
               f"Written {datetime.now(timezone.utc).isoformat(timespec='seconds')} by mlirkit "
               f"{_version()} on {platform.machine()} with {_cpus()} CPU cores; total time "
@@ -139,8 +66,27 @@ def render_markdown(result: "BenchmarkResult") -> str:
     if cfg.quick:
         lines += ["**Quick run** (`--quick`): a small slice of the benchmark and few translation pairs; the figures "
                   "are a smoke test, not results.", ""]
+    if result.xquad:
+        lines += xquad_report.markdown(result)
+    if result.encoders:
+        lines += _ddtp_markdown(result)
+    lines += ["## Time and cache", "",
+              table(["step", "seconds"], [[k, f"{v:.1f}"] for k, v in result.timings.items()]), "",
+              table(["encoder", "part", "step", "seconds"],
+                     [[e.name, part, k, f"{v:.1f}"] for part, entries in (("DDTP", result.encoders),
+                                                                           ("XQuAD-R", result.xquad))
+                      for e in entries for k, v in e.timings.items()]), "",
+              f"Embedding cache `{result.cache['root']}`: {result.cache['hits']} entries reused, "
+              f"{result.cache['misses']} computed ({result.cache['texts_encoded']} texts encoded, "
+              f"{result.cache.get('texts_reused', 0)} taken from entries computed earlier in the run).", ""]
+    return "\n".join(lines)
+
+
+def _ddtp_markdown(result: "BenchmarkResult") -> list[str]:
+    cfg = result.config
+    d = result.data
     langs = d["documents_per_language"]
-    lines += ["## Setting", "",
+    lines = [f"## DDTP: `{d['benchmark']}`", "", "### Setting", "",
               f"- Corpus: {d['documents']} documents pooled over {len(langs)} languages "
               f"({', '.join(f'{k} {v}' for k, v in langs.items())}).",
               f"- Queries: {', '.join(f'{n} {s}' for s, n in d['queries'].items())} "
@@ -164,30 +110,25 @@ def render_markdown(result: "BenchmarkResult") -> str:
             pairs = info["pairs"]
             lines.append(f"  - `{source}`: {', '.join(info['sources'])}; {sum(pairs.values())} pairs "
                          f"({', '.join(f'{k} {v}' for k, v in pairs.items())}), source language {cfg.source_lang}.")
-    lines += ["", "## Main table (test split)", "", main_table(result), "", _precisions(result), ""]
+    lines += ["", "### Main table (test split)", "", main_table(result), "", precisions(result.encoders), ""]
     for enc in result.encoders:
-        lines += [f"## {enc.name}", "",
+        lines += [f"### {enc.name}", "",
                   f"Fingerprint digest `{enc.digest}`, dimension {enc.dim}. "
                   f"Alpha chosen on dev: {', '.join(f'{s} {a:g}' for s, a in enc.chosen_alpha.items())}.", "",
-                  "### Paired tests against base (test split)", "", _comparisons(enc), ""]
+                  "#### Paired tests against base (test split)", "", comparisons_table(enc.test.significance, enc.main_runs),
+                  ""]
         metrics = [m for m in (cfg.select_metric, "tlr@20", "samelang@20") if m in cfg.metrics]
         for source in enc.chosen_alpha:
-            lines += [f"### Alpha sweep, SHIFT fitted on `{source}` (dev chooses, test reports)", "",
+            lines += [f"#### Alpha sweep, SHIFT fitted on `{source}` (dev chooses, test reports)", "",
                       _sweep_table(enc, source, metrics), ""]
-        lines += ["### Per language", "", _per_language(enc), ""]
+        lines += ["#### Per language", "", _per_language(enc), ""]
         plots = [p for p in enc.files.get("plots", []) if p.endswith(".png")]
         if plots:
-            lines += ["### Plots", ""] + [f"![{Path(p).stem}]({p})" for p in plots] + [""]
-        lines += ["### Files", "", f"- TREC runs (depth {cfg.depth}, main systems, dev and test): "
+            lines += ["#### Plots", ""] + [f"![{Path(p).stem}]({p})" for p in plots] + [""]
+        lines += ["#### Files", "", f"- TREC runs (depth {cfg.depth}, main systems, dev and test): "
                   f"`{Path(enc.files['runs'][0]).parent.parent}/`",
                   f"- transform files: {', '.join(f'`{f}`' for f in enc.files.get('transforms', []))}", ""]
-    lines += ["## Time and cache", "",
-              _table(["step", "seconds"], [[k, f"{v:.1f}"] for k, v in result.timings.items()]), "",
-              _table(["encoder", "step", "seconds"],
-                     [[e.name, k, f"{v:.1f}"] for e in result.encoders for k, v in e.timings.items()]), "",
-              f"Embedding cache `{result.cache['root']}`: {result.cache['hits']} entries reused, "
-              f"{result.cache['misses']} computed ({result.cache['texts_encoded']} texts encoded).", ""]
-    return "\n".join(lines)
+    return lines
 
 
 def to_json(result: "BenchmarkResult") -> dict[str, Any]:
@@ -210,6 +151,7 @@ def to_json(result: "BenchmarkResult") -> dict[str, Any]:
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "config": result.config.to_dict(), "data": result.data, "split": result.split_statement,
         "main_table": {"columns": header, "rows": rows}, "encoders": encoders,
+        "xquad": xquad_report.to_json(result) if result.xquad else None,
         "cache": {k: v for k, v in result.cache.items() if k != "entries"}, "cache_entries": result.cache["entries"],
         "timings": result.timings,
     })

@@ -41,11 +41,13 @@ class BenchmarkResult:
     config: BenchmarkConfig
     data: dict[str, Any]
     split_statement: str
-    encoders: list[EncoderResult]
+    encoders: list[EncoderResult]  # the DDTP part (empty when skipped)
     cache: dict[str, Any]
     timings: dict[str, float]
     output: Path
     command: str
+    xquad: list[Any] = field(default_factory=list)  # the XQuAD-R part, XquadEncoderResult (empty when skipped)
+    xquad_data: dict[str, Any] = field(default_factory=dict)
 
 
 def cpu_count() -> int:

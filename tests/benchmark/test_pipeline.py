@@ -76,7 +76,7 @@ def make_rows(n_groups: int = 40, seed: int = 1, langs=LANGS):
 def config(tmp_path: Path, **kw) -> BenchmarkConfig:
     base = dict(encoders=("fake",), output=tmp_path / "out", cache_dir=tmp_path / "cache", alphas=(0.5, 1.0),
                 fit_sources={"ood": ("setA", "setB"), "ddtp": ("setA",)}, max_pairs=20, n_permutations=200,
-                plots=False, show_progress=False, depth=30)
+                plots=False, show_progress=False, depth=30, xquad=None, lareqa=None)
     base.update(kw)
     return BenchmarkConfig(**base)
 
@@ -260,7 +260,7 @@ def test_cache_resumes_an_interrupted_encoding(tmp_path):
     out = EmbeddingCache(tmp_path, chunk_size=10, show_progress=False).embed(enc, "fake", "corpus", "doc", texts, langs)
     assert enc.texts["doc"] == 30  # two chunks of ten were kept
     np.testing.assert_allclose(out, FakeEncoder(dim=8).encode_docs(texts, langs), rtol=0, atol=0)
-    assert not list(tmp_path.rglob("*.parts"))
+    assert not list(tmp_path.rglob("*.parts*"))
 
 
 def test_cache_rejects_a_damaged_entry(tmp_path):
@@ -270,8 +270,61 @@ def test_cache_rejects_a_damaged_entry(tmp_path):
     cache.embed(enc, "fake", "x", "doc", texts, langs)
     path = next(tmp_path.rglob("*.npy"))
     np.save(path, np.zeros((3, 8), dtype=np.float32))  # wrong shape
-    again = cache.embed(enc, "fake", "x", "doc", texts, langs)
+    again = EmbeddingCache(tmp_path, show_progress=False).embed(enc, "fake", "x", "doc", texts, langs)  # a later run
     assert enc.calls["doc"] == 2 and again.shape == (2, 8)
+
+
+def test_cache_encodes_only_texts_the_run_has_not_seen(tmp_path):
+    """Within one run, an entry encodes only the (side, lang, text) it has not computed or read before; the
+    vectors equal a fresh encoding, and the entry is stored whole for the next run."""
+    enc = CountingEncoder(dim=8)
+    cache = EmbeddingCache(tmp_path / "whole", show_progress=False)
+    first = cache.embed(enc, "fake", "a", "query", ["x y", "z w"], ["en", "de"])
+    whole = cache.embed(enc, "fake", "w", "query", ["x y", "new one"], ["en", "en"])  # no reuse: encoded whole
+    assert enc.texts["query"] == 2 + 2
+    np.testing.assert_allclose(whole[0], first[0], rtol=0, atol=0)
+    enc = CountingEncoder(dim=8)
+    cache = EmbeddingCache(tmp_path / "c", show_progress=False)
+    first = cache.embed(enc, "fake", "a", "query", ["x y", "z w"], ["en", "de"])
+    both = cache.embed(enc, "fake", "b", "query", ["z w", "z w", "x y", "new one"], ["de", "fr", "en", "en"],
+                       reuse=True)
+    assert enc.texts["query"] == 2 + 2  # "z w"/fr is another language: encoded
+    assert cache.stats.texts_reused == 2 and cache.stats.texts_encoded == 4
+    fresh = FakeEncoder(dim=8).encode_queries(["z w", "z w", "x y", "new one"], ["de", "fr", "en", "en"])
+    np.testing.assert_allclose(both, fresh, rtol=0, atol=0)
+    np.testing.assert_allclose(both[[2, 0]], first, rtol=0, atol=0)
+    assert enc.texts["doc"] == 0  # the other side is never reused from queries
+    cache.embed(enc, "fake", "d", "doc", ["x y"], ["en"], reuse=True)
+    assert enc.texts["doc"] == 1
+    later = CountingEncoder(dim=8)
+    again = EmbeddingCache(tmp_path / "c", show_progress=False).embed(later, "fake", "b", "query",
+                                                                       ["z w", "z w", "x y", "new one"],
+                                                                       ["de", "fr", "en", "en"])
+    assert later.texts["query"] == 0
+    np.testing.assert_array_equal(again, both)
+
+
+def test_cache_resume_never_mixes_chunks_of_other_texts(tmp_path):
+    """An interrupted encoding resumes only from chunks of the same texts: when the run had already seen
+    part of an entry's texts, what is left to encode differs, and so does the folder of its chunks."""
+    class Failing(CountingEncoder):
+        def encode_docs(self, texts, langs=None, **kw):
+            if self.calls["doc"] >= 1:
+                raise KeyboardInterrupt
+            return super().encode_docs(texts, langs)
+
+    texts = [f"text {i} " + "x " * (i % 5) for i in range(30)]
+    langs = ["en"] * 30
+    with pytest.raises(KeyboardInterrupt):
+        EmbeddingCache(tmp_path, chunk_size=10, show_progress=False).embed(Failing(dim=8), "fake", "c", "doc", texts,
+                                                                          langs)
+    cache = EmbeddingCache(tmp_path, chunk_size=10, show_progress=False)
+    enc = CountingEncoder(dim=8)
+    cache.embed(enc, "fake", "other", "doc", texts[:7], langs[:7])  # seen before the entry is asked for
+    out = cache.embed(enc, "fake", "c", "doc", texts, langs, reuse=True)
+    assert enc.texts["doc"] == 7 + 23  # the chunks of the interrupted run (30 texts) are not those of the 23 left
+    np.testing.assert_allclose(out, FakeEncoder(dim=8).encode_docs(texts, langs), rtol=0, atol=0)
+    assert not list(tmp_path.rglob("*.parts*"))
 
 
 def test_data_digest_sensitivity():
@@ -426,7 +479,7 @@ def test_quick_run_on_the_bundled_benchmark(tmp_path):
     from mlirkit.benchmark.pipeline import run_benchmark
 
     cfg = BenchmarkConfig(encoders=("fake",), quick=True, output=tmp_path / "out", cache_dir=tmp_path / "cache",
-                          plots=False, show_progress=False, n_permutations=100)
+                          plots=False, show_progress=False, n_permutations=100, xquad=None, lareqa=None)
     result = run_benchmark(cfg, encoders={"fake": FakeEncoder(dim=16, normalize=True)}, command="pytest")
     d = result.data
     assert d["benchmark"] == "mlirkit/ddtp" and sum(d["groups"].values()) == 100

@@ -47,11 +47,14 @@ def test_markdown_places_every_figure_and_test(lf):
     systems = {s: {m: {"de": 0.1 * i, "mean": 0.1 * i + 0.01} for m in lf.METRICS} for i, s in enumerate(lf.SYSTEMS)}
     tests = {"unit": {"units": 3, "queries": 6},
              "tests": [_test(m, "other", 0.25, 0.0004 if m == "ndcg@20" else 0.2) for m in lf.METRICS]}
+    tests["tests"].append(_test("ndcg@20", "bm25", 0.1, 0.01))
     bed = {"bed": "toy", "corpus": "c", "documents": 9, "queries": 6, "query_langs": {"de": 6},
            "chosen": {"alpha": 0.6, "weights": {"dense": [0.8, 0.2], "dense+shift": [0.9, 0.1]},
                       "best_plain": "wsum(dense+shift)"},
            "scores": systems, "vs_dense_shift": tests, "vs_best_plain": tests,
-           "bm25_statistics": {"language": systems["bm25"], "pooled": systems["dense"]}, "bm25_statistics_test": tests}
+           "bm25_statistics": {"language": systems["bm25"], "pooled": systems["dense"]}, "bm25_statistics_test": tests,
+           "ndcg20_minus_best_plain": {"slots-wsum": {"difference": -0.0007, "ci95": [-0.0033, 0.0019],
+                                                      "replicates": 2000}}}
     text = lf.markdown({"beds": [bed]})
     header = "| lang | " + " | ".join(lf.SYSTEMS) + " |"
     assert text.count(header) == len(lf.METRICS)
@@ -59,3 +62,7 @@ def test_markdown_places_every_figure_and_test(lf):
     assert text.count(de_row) == len(lf.METRICS)
     assert "| other | 0.250 vs 0.500, p < 0.001 | 0.250 vs 0.500, p 0.200 |" in text
     assert "| pooled | " + " | ".join(["0.110"] * len(lf.METRICS)) + " |" in text
+    assert "| bm25 | 0.010* | 0.010 | 0.010 | 0.010 |" in text  # the summary marks the significant difference
+    assert "| dense | 0.110 | 0.110 |" in text
+    assert "slots-wsum minus wsum(dense+shift): -0.0007 (mean over query languages), 95 % interval [-0.0033, +0.0019]" \
+        in text

@@ -1,0 +1,84 @@
+"""What every part of the benchmark does per encoder: time its steps, limit the threads of the steps after
+encoding, fit the transforms of a parallel set, name its cache entries, write its TREC runs."""
+from __future__ import annotations
+
+import re
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from mlirkit.benchmark.config import BenchmarkConfig
+from mlirkit.benchmark.data import ParallelSet
+
+
+class Timer:
+    """Wall-clock seconds per named step."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = round(self.seconds.get(name, 0.0) + time.perf_counter() - start, 3)
+
+
+def compute_threads(config: BenchmarkConfig):
+    """Thread limit of BLAS/OpenMP (numpy, FAISS) for the steps after encoding. These are small
+    operations (512 x 512 eigendecompositions, ~1k x 10k inner products): one thread costs little on an
+    idle machine, and on a busy one multi-threaded BLAS spins (measured: LIR fit 16 CPU-s with 2 threads,
+    0.4 CPU-s with 1, load average 20)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=config.compute_threads)
+
+
+def cache_variant(config: BenchmarkConfig) -> str:
+    """Label suffix of the cache entries of a selection (quick slice, language subset), so that running
+    a variant never evicts the default run's entries (an entry is replaced only by its own variant)."""
+    suffix = "-quick" if config.quick else ""
+    if config.languages is not None:
+        suffix += "-langs=" + "+".join(sorted(config.languages))
+    return suffix
+
+
+def fit_transforms(parallel: ParallelSet, embs: np.ndarray, fingerprint: dict[str, Any],
+                   config: BenchmarkConfig) -> dict[str, Any]:
+    """The three transforms (``shift``, ``centering``, ``lir``) fitted on one parallel set's embeddings."""
+    from mlirkit.transforms import fit_centering_from_embeddings, fit_lir_from_embeddings, fit_shift_from_embeddings
+
+    meta = {"parallel": {"condition": parallel.name, "sources": list(parallel.sources),
+                         "pairs_by_source": parallel.by_source}}
+    by_lang = {lang: embs[parallel.rows_of(lang)] for lang in [parallel.source_lang, *parallel.alignment]}
+    targets = {lang: (embs[t], np.asarray(s, dtype=np.intp)) for lang, (t, s) in parallel.alignment.items()}
+    return {
+        "shift": fit_shift_from_embeddings(embs, targets, parallel.source_lang, encoder=fingerprint, meta=meta),
+        "centering": fit_centering_from_embeddings(by_lang, encoder=fingerprint, source_lang=parallel.source_lang,
+                                                   meta=meta),
+        "lir": fit_lir_from_embeddings(by_lang, rank=config.lir_rank, encoder=fingerprint,
+                                       source_lang=parallel.source_lang, meta=meta),
+    }
+
+
+def write_runs(runs: Mapping[str, Any], names: list[str], folder: Path, out: Path, encoder: str, *,
+               suffix: str = ".trec", depth: int | None = None) -> list[str]:
+    """TREC runs ``folder/<name><suffix>`` of the runs ``names`` (tag ``<encoder>.<name>``, a provenance
+    sidecar naming the encoder, the split folder and the system); the paths written, relative to the output
+    directory ``out``."""
+    from mlirkit.io.trec import write_run
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in names:
+        path = folder / f"{name}{suffix}"
+        tag = f"{encoder}.{name}".replace("@", "_a").replace("/", "_")
+        write_run(runs[name], path, re.sub(r"[^A-Za-z0-9._-]+", "_", tag), depth=depth,
+                  provenance={"encoder": {"name": encoder}, "benchmark": {"split": folder.name, "system": name}})
+        written.append(str(path.relative_to(out)))
+    return written
