@@ -131,20 +131,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mlirkit.benchmark.pipeline import default_command, run_benchmark
     from mlirkit.benchmark import xquad_report
     from mlirkit.benchmark.report import main_table
+    from mlirkit.benchmark.tables import label
 
     result = run_benchmark(config, command=default_command(list(sys.argv[1:] if argv is None else argv)))
     if result.xquad:
-        print(f"XQuAD-R ({config.xquad}: each query language against the pooled paragraphs; macro mean over query "
-              f"languages, micro beside it; SHIFT's alpha chosen without XQuAD-R's labels; \u2020 = differs from "
+        print(f"XQuAD-R ({result.config.xquad}: each query language against the pooled paragraphs; macro mean over query "
+              f"languages, micro beside it; SHIFT's alpha chosen without XQuAD-R's labels, by the label-free rule of "
+              f"`shift select-alpha` on the pooled documents; \u2020 = differs from "
               f"base, p < 0.05, Fisher randomization by question, Holm):")
         print(xquad_report.main_table(result))
         for x in result.xquad:
-            print(f"\n{x.name}: {config.select_metric} by query language (\u2020: that language's test against base, "
+            print(f"\n{x.name}: {label(config.select_metric)} by query language (\u2020: that language's test against base, "
                   f"Holm), then recall@{config.k} by document language:")
-            print(xquad_report.by_query_language(x, config.select_metric))
+            print(xquad_report.by_query_language(x, config.select_metric) + "\n")
             print(xquad_report.by_document_language(x, config.k))
         if any(x.lareqa is not None for x in result.xquad):
-            print(f"\nLAReQA ({config.lareqa}: the sentence pool; mean average precision over the whole ranking):")
+            print(f"\nLAReQA ({result.config.lareqa}: the sentence pool; mean average precision over the whole ranking):")
             print(xquad_report.lareqa_table(result))
     if result.encoders:
         print(f"\nDDTP ({result.data['benchmark']}, test split; alpha chosen on dev; "

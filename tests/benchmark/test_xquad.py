@@ -257,3 +257,28 @@ def test_the_xquad_part_encodes_whole_paragraphs():
     assert BenchmarkConfig(xquad_max_length=128).xquad_options_for("multilingual-e5-small-q4")["max_length"] == 128
     with pytest.raises(MlirkitError, match="xquad_max_length"):
         BenchmarkConfig(xquad_max_length=0)
+
+
+def test_cli_prints_the_xquad_tables(tmp_path, monkeypatch, capsys):
+    """`--parts xquad-r lareqa` prints XQuAD-R's main table, the per-language tables and LAReQA's, says how
+    alpha was chosen, and runs no DDTP part (the tiny collections here stand in for the registered ids)."""
+    import mlirkit.benchmark.pipeline as pipeline
+    from mlirkit.benchmark.cli import main
+
+    real = pipeline.run_benchmark
+
+    def tiny(cfg, command=None):
+        assert cfg.benchmark is None and cfg.xquad == DEFAULT_XQUAD and cfg.lareqa == DEFAULT_LAREQA
+        cfg = cfg.with_(encoders=("fake",), xquad="xq", lareqa="lq", cache_dir=tmp_path / "cache", xquad_pairs=30,
+                        xquad_pair_sources={"tatoeba": ("tat",), "bundled": ("bun",)}, n_permutations=200,
+                        plots=False)
+        return real(cfg, encoders={"fake": encoder()}, parallel_rows=make_rows(), command=command,
+                    xquad=XquadData(make_collection(), make_collection("lq", sentences=True)))
+
+    monkeypatch.setattr(pipeline, "run_benchmark", tiny)
+    assert main(["--parts", "xquad-r", "lareqa", "--output", str(tmp_path / "o"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    for text in ("by the label-free rule of `shift select-alpha`", "fake: nDCG@20 by query language",
+                 "then recall@20 by document language", "XQuAD-R (xq:", "LAReQA (lq:", "| shift-tatoeba"):
+        assert text in out, text
+    assert "DDTP" not in out and (tmp_path / "o" / "report.md").is_file()
