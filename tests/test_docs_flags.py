@@ -21,7 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "experiments").rglob("*.md")),
              *sorted((ROOT / "perf").glob("*.md"))]
-COMMAND = re.compile(r"python -m ((?:mlirkit|experiments|perf)(?:\.[a-z_]+)+)")
+COMMAND = re.compile(r"python -m ((?:mlirkit|experiments|perf)(?:\.[a-z_][a-z0-9_]*)+)")
 END = re.compile(r"\s(?:\||&&|;|>|2>|#)\s|\s(?:python|for|done|then)\s|$")
 FENCE = re.compile(r"^```.*?$(.*?)^```", re.S | re.M)
 INLINE = re.compile(r"`([^`\n]*python -m (?:mlirkit|experiments|perf)[^`\n]*)`")

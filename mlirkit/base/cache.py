@@ -6,13 +6,12 @@ from pathlib import Path
 
 
 def cache_dir(*parts: str) -> Path:
-    root = os.environ.get("MLIRKIT_CACHE")
-    if root:
-        base = Path(root)
-    else:
-        from platformdirs import user_cache_dir
+    """``$MLIRKIT_CACHE/parts...`` (default: the user cache directory), created; an unusable one is one error
+    naming the variable (:func:`mlirkit.base.env.env_directory`)."""
+    from mlirkit.base.env import env_directory
 
-        base = Path(user_cache_dir("mlirkit"))
-    path = base.joinpath(*parts)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    if os.environ.get("MLIRKIT_CACHE"):
+        return env_directory("MLIRKIT_CACHE", Path(), *parts)
+    from platformdirs import user_cache_dir
+
+    return env_directory("MLIRKIT_CACHE", Path(user_cache_dir("mlirkit")), *parts)

@@ -62,6 +62,7 @@ class EncoderSettings:
     query_lang: str | None = None
     query_langs: dict[str, str] | None = None  # query text -> language (per-query languages of the topics)
     index_encoder: dict[str, Any] | None = None
+    query_encoder: Any = None  # the mlirkit query encoder built for Pyserini (its fingerprint goes into provenance)
 
 
 class DocumentEncoderFactory:
@@ -122,6 +123,7 @@ class QueryEncoderFactory:
                 if not s.force:
                     raise MlirkitError(f"{e} (use --force to search anyway)") from None
                 logger.warning("%s; searching anyway (--force)", e)
+        s.query_encoder = encoder.encoder
         return encoder
 
     def __repr__(self) -> str:

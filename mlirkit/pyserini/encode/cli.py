@@ -20,6 +20,7 @@ from functools import partial
 from typing import Sequence
 
 from mlirkit.base.cli import configure_logging
+from mlirkit.base.options import lang_code
 from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms.options import add_transform_args, transform_from_args
 
@@ -34,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     p, g = wrapper_parser("python -m mlirkit.pyserini.encode", "%(prog)s [wrapper options] input ... output ... "
                           "encoder ...", __doc__, PYSERINI_MODULE, "max_length, doc_prefix, query_prefix, pooling, "
                           "normalize, batch_size, device, dtype, threads")
-    g.add_argument("--default-lang", default=None, help="language of documents without a 'lang' field")
+    g.add_argument("--default-lang", type=lang_code, default=None, help="language of documents without a 'lang' field")
     g.add_argument("--save-embeddings", action="store_true",
                    help="also keep the untransformed vectors in embeddings.npy (mlirkit classes, --to-faiss)")
     add_transform_args(p, langid=False, alpha_words=False, missing=False)
