@@ -30,6 +30,12 @@ class _Loader(importlib.abc.Loader):
         return self._loader.create_module(spec)
 
     def exec_module(self, module: Any) -> None:
+        from pathlib import Path
+
+        from mlirkit.base.env import env_directory
+
+        # ir_datasets makes directories under $IR_DATASETS_HOME while it is imported: a file there is one error
+        env_directory("IR_DATASETS_HOME", Path.home() / ".ir_datasets")
         self._loader.exec_module(module)
         register()
 

@@ -132,3 +132,32 @@ def assert_usage_error(main, argv, capsys, root: Path, option: str) -> None:
     err = capsys.readouterr().err
     assert info.value.code == 2 and f"argument {option}" in err.splitlines()[-1] and "Traceback" not in err, err
     assert tree_listing(root) == before
+
+
+MODELING = '''
+import pathlib
+pathlib.Path({marker!r}).write_text("the model's own code ran")
+
+from transformers import XLMRobertaConfig, XLMRobertaModel
+
+
+class EvilConfig(XLMRobertaConfig):
+    model_type = "xlm-roberta"
+
+
+class EvilModel(XLMRobertaModel):
+    config_class = EvilConfig
+'''
+
+
+def crafted_model(tiny_model_dir: Path, root: Path) -> Path:
+    """The tiny model with ``auto_map`` pointing at a ``modeling_evil.py`` that writes ``root/marker`` on import."""
+    import shutil
+
+    model = root / "model-with-code"
+    shutil.copytree(tiny_model_dir, model)
+    config = json.loads((model / "config.json").read_text("utf-8"))
+    config["auto_map"] = {"AutoConfig": "modeling_evil.EvilConfig", "AutoModel": "modeling_evil.EvilModel"}
+    (model / "config.json").write_text(json.dumps(config), "utf-8")
+    (model / "modeling_evil.py").write_text(MODELING.format(marker=str(root / "marker")), "utf-8")
+    return model

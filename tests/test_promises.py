@@ -270,3 +270,170 @@ def test_faiss_failing_to_write_is_one_line(ws, tmp_path, capsys, monkeypatch):
     main, argv = _encode(ws, tmp_path / "new" / "index")
     fails_with_one_line(main, argv, capsys, "cannot write", "FAISS could not write index")
     assert listing(tmp_path) == []
+
+
+# ------------------------------------------------------------------ hostile inputs and environments: one line each
+# Every case here ended in a traceback (or several lines) before; now: exit 2, one line naming what is wrong,
+# and nothing written.
+
+def _damaged_index(ws, tmp_path, what):
+    import shutil
+
+    import numpy as np
+
+    ix = tmp_path / "ix"
+    shutil.copytree(ws["root"] / "index", ix)
+    if what == "faiss":
+        data = (ix / "index").read_bytes()
+        (ix / "index").write_bytes(data[: len(data) // 2])
+    elif what == "npy-cut":
+        data = (ix / "embeddings.npy").read_bytes()
+        (ix / "embeddings.npy").write_bytes(data[:-10])
+    elif what == "npy-object":
+        np.save(ix / "embeddings.npy", np.array([None] * 4, dtype=object), allow_pickle=True)
+    return ix
+
+
+def _hostile_case(case, ws, tmp_path, monkeypatch):
+    """(main, argv, needles) of one hostile case; files it needs are written under tmp_path."""
+    from mlirkit.datasets.cli import main as datasets_main
+    from mlirkit.encode.cli import main as encode_main
+    from mlirkit.eval.cli import main as eval_main
+    from mlirkit.index.cli import main as index_main
+    from mlirkit.search.cli import main as search_main
+    from mlirkit.shift.cli import main as shift_main
+    from mlirkit.train.cli import main as train_main
+
+    root = ws["root"]
+    if case == "20-digit cutoff":
+        return eval_main, ["--qrels", str(root / "qrels.txt"), "--runs", str(root / "run.trec"), "--metrics",
+                           "ndcg@12345678901234567890", "--significance", "none"], ["must be at most 2147483647"]
+    if case == "plot alpha on a JSON list":
+        (tmp_path / "sweep.json").write_text("[0.1, 0.2]", "utf-8")
+        return eval_main, ["plot", "alpha", "--sweep", str(tmp_path / "sweep.json"), "--out", str(tmp_path / "p" / "a")], \
+            ["sweep.json: expected a JSON object"]
+    if case == "plot projection --max-points 1":
+        return eval_main, ["plot", "projection", "--index", str(root / "index"), "--max-points", "1",
+                           "--out", str(tmp_path / "p" / "proj")], ["needs at least 3 points"]
+    if case == "export --fields unknown":
+        return datasets_main, ["export", "mlirkit/ddtp/en", "docs", "--fields", "doc_id", "nope"], \
+            ["no field 'nope'", "fields: doc_id, text, lang"]
+    if case == "YAML tag in a train config":
+        (tmp_path / "c.yaml").write_text(f"backbone: !!python/object/apply:os.system ['touch {tmp_path}/x']\n"
+                                         f"output_dir: {tmp_path / 'run'}\n", "utf-8")
+        return train_main, [str(tmp_path / "c.yaml")], ["c.yaml: cannot parse config (line 1, column 11",
+                                                         "could not determine a constructor"]
+    if case == "MLIRKIT_CACHE is a file":
+        (tmp_path / "cache-file").write_text("x", "utf-8")
+        monkeypatch.setenv("MLIRKIT_CACHE", str(tmp_path / "cache-file"))
+        main, argv = _encode(ws, tmp_path / "out" / "index")
+        return main, argv, ["MLIRKIT_CACHE=", "a file is in the way"]
+    if case == "corrupt FAISS index (search)":
+        ix = _damaged_index(ws, tmp_path, "faiss")
+        return search_main, ["--index", str(ix), "--topics", str(root / "topics.tsv"), "--output",
+                             str(tmp_path / "out" / "run.trec")], ["ix/index: not a readable FAISS index"]
+    if case == "corrupt FAISS index (index info)":
+        return index_main, ["info", str(_damaged_index(ws, tmp_path, "faiss"))], ["not a readable FAISS index"]
+    if case in ("embeddings.npy cut short", "embeddings.npy object array"):
+        ix = _damaged_index(ws, tmp_path, "npy-cut" if case.endswith("short") else "npy-object")
+        return shift_main, ["apply", "--index", str(ix), "--transform", str(root / "t.safetensors"),
+                            "--output", str(tmp_path / "out" / "index")], \
+            ["embeddings.npy: " + ("truncated .npy file" if case.endswith("short") else "holds Python objects")]
+    if case in ("model weights cut short (safetensors)", "model weights cut short (bin)"):
+        import shutil
+
+        model = tmp_path / "model"
+        shutil.copytree(ws["model"], model)
+        if case.endswith("(bin)"):
+            import torch
+            from safetensors.torch import load_file
+
+            torch.save(load_file(model / "model.safetensors"), model / "pytorch_model.bin")
+            (model / "model.safetensors").unlink()
+            weights = model / "pytorch_model.bin"
+        else:
+            weights = model / "model.safetensors"
+        data = weights.read_bytes()
+        weights.write_bytes(data[: len(data) * 2 // 3])
+        return encode_main, ["--corpus", str(root / "corpus.jsonl"), "--index", str(tmp_path / "out" / "index"),
+                             "--encoder", str(model), "--encoder-class", "hf", "--quiet"], \
+            [weights.name + ": truncated or corrupt"]
+    raise AssertionError(case)
+
+
+HOSTILE = ["20-digit cutoff", "plot alpha on a JSON list", "plot projection --max-points 1", "export --fields unknown",
+           "YAML tag in a train config", "MLIRKIT_CACHE is a file", "corrupt FAISS index (search)",
+           "corrupt FAISS index (index info)", "embeddings.npy cut short", "embeddings.npy object array",
+           "model weights cut short (safetensors)", "model weights cut short (bin)"]
+
+
+@pytest.mark.parametrize("case", HOSTILE)
+def test_hostile_input_is_one_line_and_writes_nothing(case, ws, tmp_path, capsys, monkeypatch, tiny_model_dir):
+    ws = {**ws, "model": tiny_model_dir}
+    main, argv, needles = _hostile_case(case, ws, tmp_path, monkeypatch)
+    before = listing(tmp_path)
+    fails_with_one_line(main, argv, capsys, *needles)
+    assert listing(tmp_path) == before  # nothing written, no parent made, no marker of a YAML payload
+
+
+def _subprocess_line(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    from tests.helpers import REPO
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]), **env}
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_ir_datasets_home_that_is_a_file_is_one_line(ws, tmp_path):
+    """ir_datasets makes directories under $IR_DATASETS_HOME while it is imported (a fresh process)."""
+    (tmp_path / "home").write_text("x", "utf-8")
+    code = ("import sys; from mlirkit.base.cli import run_cli; from mlirkit.search.cli import main; "
+            f"sys.exit(run_cli(main, ['--index', {str(ws['root'] / 'index')!r}, '--topics', 'mlirkit/ddtp/en', "
+            f"'--output', {str(tmp_path / 'run.trec')!r}, '--quiet']))")
+    done = _subprocess_line(code, {"IR_DATASETS_HOME": str(tmp_path / "home")})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("error: IR_DATASETS_HOME=") and "a file is in the way" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]
+
+
+def test_no_usable_temporary_directory_is_one_line(ws, tmp_path):
+    """encode in a process where no temporary directory works (TMPDIR and every fallback unusable)."""
+    code = ("import sys, tempfile; tempfile.tempdir = None; "
+            f"tempfile._candidate_tempdir_list = lambda: [{str(tmp_path / 'none')!r}]; "
+            "from mlirkit.base.cli import run_cli; from mlirkit.encode.cli import main; "
+            f"sys.exit(run_cli(main, ['--corpus', {str(ws['root'] / 'corpus.jsonl')!r}, '--index', "
+            f"{str(tmp_path / 'ix')!r}, *{ws['enc']!r}, '--quiet']))")
+    done = _subprocess_line(code, {})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "No usable temporary directory" in done.stderr and "set TMPDIR" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ nothing left behind
+
+def test_train_with_missing_data_leaves_nothing(tmp_path, capsys, tiny_model_dir):
+    from mlirkit.train.cli import main
+
+    argv = ["--backbone", str(tiny_model_dir), "--output-dir", str(tmp_path / "run"), "--triples",
+            str(tmp_path / "missing.jsonl"), "--n-parallel", "0", "--n-monolingual", "0", "--max-steps", "1",
+            "--max-length", "16", "--quiet"]
+    fails_with_one_line(main, argv, capsys, "missing.jsonl")
+    assert listing(tmp_path) == []  # no run/, no train_config.json, no empty log
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "notes.txt").write_text("mine", "utf-8")
+    fails_with_one_line(main, argv, capsys, "missing.jsonl")
+    assert listing(tmp_path) == ["run", "run/notes.txt"]  # an existing directory: only what the run added goes
+
+
+def test_plots_that_fail_leave_no_folder(ws, tmp_path, capsys, monkeypatch):
+    from mlirkit.eval.cli import main
+
+    (tmp_path / "sweep.json").write_text(json.dumps({"0.5": {"ndcg@20": 0.4}}), "utf-8")
+    import matplotlib.figure
+
+    def broken(self, *a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", broken)
+    fails_with_one_line(main, ["plot", "alpha", "--sweep", str(tmp_path / "sweep.json"), "--metrics", "ndcg@20",
+                               "--out", str(tmp_path / "new" / "deep" / "a")], capsys, "No space left")
+    assert listing(tmp_path) == ["sweep.json"]

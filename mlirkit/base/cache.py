@@ -6,15 +6,17 @@ from pathlib import Path
 
 
 def cache_dir(*parts: str, create: bool = True) -> Path:
-    """``$MLIRKIT_CACHE/<parts>`` (default root: the user cache dir), created unless ``create=False``."""
+    """``$MLIRKIT_CACHE/parts...`` (default: the user cache directory), created unless ``create=False``; an
+    unusable one is one error naming the variable (:func:`mlirkit.base.env.env_directory`)."""
+    from mlirkit.base.env import env_directory
+
     root = os.environ.get("MLIRKIT_CACHE")
     if root:
-        base = Path(root)
+        default = Path()
     else:
         from platformdirs import user_cache_dir
 
-        base = Path(user_cache_dir("mlirkit"))
-    path = base.joinpath(*parts)
-    if create:
-        path.mkdir(parents=True, exist_ok=True)
-    return path
+        default = Path(user_cache_dir("mlirkit"))
+    if not create:
+        return (Path(root).expanduser() if root else default).joinpath(*parts)
+    return env_directory("MLIRKIT_CACHE", default, *parts)

@@ -121,23 +121,57 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"error: {self.prog}: {message} (see --help)\n")
 
 
+_COMMAND: list[str] | None = None
+
+
+def current_command() -> list[str] | None:
+    """The command :func:`run_cli` is running, ``["python", "-m", "mlirkit.search", ARGS...]`` (None outside
+    one): what provenance records (:mod:`mlirkit.io.provenance`)."""
+    return None if _COMMAND is None else list(_COMMAND)
+
+
+def _command_of(main: Callable, argv: Sequence[str] | None) -> list[str]:
+    module = getattr(main, "__module__", "") or ""
+    module = module.removesuffix(".cli").removesuffix(".__main__")
+    args = list(sys.argv[1:] if argv is None else argv)
+    return ["python", "-m", module, *map(str, args)] if module.startswith("mlirkit") else [*sys.argv[:1], *args]
+
+
 def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
     """Run ``main(argv)``; a :class:`MlirkitError` becomes ``error: <message>`` on stderr and exit 2.
 
-    SIGTERM is turned into ``SystemExit(143)`` so that writers clean up their temporary outputs.
+    SIGTERM is turned into ``SystemExit(143)`` so that writers clean up their temporary outputs. The command
+    is recorded for the provenance of what it writes (:func:`current_command`).
     """
     import signal
 
+    global _COMMAND
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    previous, _COMMAND = _COMMAND, _command_of(main, argv)
     try:
         return main(argv)
     except MlirkitError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # the environment (a permission, a full disk, no usable temporary directory): one line
+        logging.getLogger(__name__).debug("OSError", exc_info=True)
+        print(f"error: {os_error_line(e)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        _COMMAND = previous
+
+
+def os_error_line(e: OSError) -> str:
+    """An ``OSError`` in one line: its reason and the file(s) it names; tempfile's "No usable temporary
+    directory" gets the fix (``TMPDIR``)."""
+    reason = e.strerror or str(e).splitlines()[0] if str(e) else type(e).__name__
+    files = " -> ".join(str(f) for f in (e.filename, e.filename2) if f is not None)
+    hint = " (set TMPDIR to a writable directory)" if "temporary directory" in str(e) else ""
+    return f"{files}: {reason}{hint}" if files else f"{reason}{hint}"
 
 
 def _exit_on_sigterm(signum, frame) -> None:

@@ -250,6 +250,22 @@ def claim_output(path: str | os.PathLike, overwrite: bool, kind: str, directory:
 
 
 @contextmanager
+def made_directory(directory: str | os.PathLike) -> Iterator[Path]:
+    """``directory``, created with its missing ancestors for the block; when the block fails, the directories
+    it created are removed again (while empty), so a failed command leaves no new empty folders behind."""
+    directory = Path(directory)
+    try:
+        created = _make_parents(directory)
+    except OSError as e:
+        raise write_error(directory, e) from None
+    try:
+        yield directory
+    except BaseException:
+        _remove_parents(created)
+        raise
+
+
+@contextmanager
 def atomic_directory(path: str | os.PathLike, overwrite: bool = False, kind: str | None = None) -> Iterator[Path]:
     """Yield an empty temporary directory beside ``path``; on success it replaces ``path``.
     ``kind`` (:mod:`mlirkit.base.outputs`) says which existing directories ``overwrite`` may replace;

@@ -103,10 +103,14 @@ def boot_jvm() -> JvmInfo:
         import jnius_config
 
         if not jnius_config.vm_running:
+            check_jvm_options(home)
             # Drop the option Pyserini may already have queued (``pyserini.setup.configure_classpath``).
             jnius_config.set_options(*[o for o in jnius_config.get_options() if VECTOR_MODULE not in o])
             jnius_config.set_classpath(str(jar))
-            import jnius  # noqa: F401  - importing jnius starts the JVM
+            try:
+                import jnius  # noqa: F401  - importing jnius starts the JVM
+            except SystemError as e:  # pyjnius: "JVM failed to start: -1"
+                raise MlirkitError(f"the Java runtime {home} cannot start ({e})") from None
             logger.debug("started the JVM from %s with classpath %s", home, jar)
         info = _inspect_running_jvm(home)
         if not any(Path(p).name == jar.name for p in info.classpath):
@@ -114,6 +118,30 @@ def boot_jvm() -> JvmInfo:
                                "(call mlirkit.pyserini.boot_jvm() before anything imports jnius)")
         _booted = info
         return info
+
+
+#: environment variables whose options every JVM start reads (a bad one makes the start fail)
+JVM_OPTION_VARS = ("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS")
+
+
+def check_jvm_options(home: Path) -> None:
+    """When :data:`JVM_OPTION_VARS` are set, start ``java -version`` with them first: options the JVM refuses
+    would otherwise fail inside pyjnius with a traceback; here they are one error naming the variable."""
+    import subprocess
+
+    given = {v: os.environ[v] for v in JVM_OPTION_VARS if os.environ.get(v)}
+    if not given:
+        return
+    try:
+        done = subprocess.run([str(home / "bin" / "java"), "-version"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise MlirkitError(f"cannot run {home / 'bin' / 'java'} ({e})") from None
+    if done.returncode != 0:
+        lines = [line.strip() for line in done.stderr.splitlines()
+                 if line.strip() and not line.startswith(("Picked up", "Error: A fatal", "Error: Could not create"))]
+        what = ", ".join(f"{k}={v!r}" for k, v in given.items())
+        raise MlirkitError(f"the JVM does not start with {what}: {lines[0] if lines else 'exit ' + str(done.returncode)} "
+                           "(fix or unset the variable)")
 
 
 def _inspect_running_jvm(home: Path) -> JvmInfo:

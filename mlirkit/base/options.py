@@ -59,7 +59,7 @@ def split_lang_list(words: Iterable[str]) -> list[str]:
     """``["de,fr", " ja ", ","]`` -> ``["de", "fr", "ja"]``: each word split on commas, stripped, empties
     dropped, the order kept; a code outside :data:`~mlirkit.base.langs.LANG_RE` (``en_US``, ``de fr``)
     or no code at all is a ``ValueError``."""
-    from mlirkit.base.langs import is_lang_code
+    from mlirkit.base.langs import bcp47_case, is_lang_code
 
     codes = [c.strip() for w in words for c in w.split(",") if c.strip()]
     if not codes:
@@ -68,7 +68,20 @@ def split_lang_list(words: Iterable[str]) -> list[str]:
     if bad:
         raise ValueError(f"invalid language {bad[0]!r} (expected codes such as en, pt-BR or zh-Hant, "
                          "separated by spaces or commas)")
-    return codes
+    return [bcp47_case(c) for c in codes]
+
+
+def lang_code(text: str) -> str:
+    """argparse ``type=`` of every option taking one language code (``--query-lang``, ``--default-lang``,
+    ``--source-lang``): the code in its BCP 47 case (:func:`mlirkit.base.langs.check_lang`: ``EN`` -> ``en``,
+    ``zh-hans`` -> ``zh-Hans``; ``und`` for unknown), else argparse's one-line error (exit 2)."""
+    from mlirkit.base.errors import MlirkitError
+    from mlirkit.base.langs import check_lang
+
+    try:
+        return check_lang(text.strip(), "language")
+    except MlirkitError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("language: ")) from None
 
 
 class LangListAction(argparse.Action):

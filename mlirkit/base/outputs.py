@@ -15,6 +15,7 @@ kind           an existing path counts as mlirkit's when
                object with ``_meta``; ``.md``: a ``| run |`` table, padded; ``.tex``: ``\\begin{table}``;
                ``.csv``: a ``run,`` header)
 ``transform``  a safetensors file whose metadata says ``"format": "mlirkit-transform"``
+``provenance`` a JSON object with ``"format": "mlirkit-run-provenance"`` (a run's sidecar, :mod:`mlirkit.io.provenance`)
 ``dcl-model``  a directory holding ``mlirkit_dcl.json``
 ``benchmark``  a directory holding ``report.json`` and ``runs/``
 ``export``     a directory holding ``corpus.jsonl``
@@ -41,6 +42,7 @@ from mlirkit.base.errors import MlirkitError
 INDEX_FORMAT = "mlirkit-dense-index"
 LUCENE_INDEX_FORMAT = "mlirkit-lucene-index"
 TRANSFORM_FORMAT = "mlirkit-transform"
+PROVENANCE_FORMAT = "mlirkit-run-provenance"
 #: records read by the TREC checks (a run of millions of lines is not read whole to decide)
 SNIFF_RECORDS = 10_000
 
@@ -147,6 +149,12 @@ def _transform(path: Path) -> bool:
     return isinstance(header, dict) and (header.get("__metadata__") or {}).get("format") == TRANSFORM_FORMAT
 
 
+@output_kind("provenance", directory=False, description="a run's provenance sidecar")
+def _provenance(path: Path) -> bool:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return isinstance(data, dict) and data.get("format") == PROVENANCE_FORMAT
+
+
 @output_kind("index", directory=True, description="an index directory")
 def _index(path: Path) -> bool:
     meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
@@ -183,4 +191,5 @@ def _file(path: Path) -> bool:
     return True
 
 
-__all__ = ["INDEX_FORMAT", "LUCENE_INDEX_FORMAT", "SNIFF_RECORDS", "TRANSFORM_FORMAT", "is_ours", "kind_info", "output_kind"]
+__all__ = ["INDEX_FORMAT", "LUCENE_INDEX_FORMAT", "PROVENANCE_FORMAT", "SNIFF_RECORDS", "TRANSFORM_FORMAT", "is_ours",
+           "kind_info", "output_kind"]

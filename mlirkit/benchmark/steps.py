@@ -68,8 +68,9 @@ def fit_transforms(parallel: ParallelSet, embs: np.ndarray, fingerprint: dict[st
 
 def write_runs(runs: Mapping[str, Any], names: list[str], folder: Path, out: Path, encoder: str, *,
                suffix: str = ".trec", depth: int | None = None) -> list[str]:
-    """TREC runs ``folder/<name><suffix>`` of the runs ``names`` (tag ``<encoder>.<name>``); the paths
-    written, relative to the output directory ``out``."""
+    """TREC runs ``folder/<name><suffix>`` of the runs ``names`` (tag ``<encoder>.<name>``, a provenance
+    sidecar naming the encoder, the split folder and the system); the paths written, relative to the output
+    directory ``out``."""
     from mlirkit.io.trec import write_run
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -77,6 +78,7 @@ def write_runs(runs: Mapping[str, Any], names: list[str], folder: Path, out: Pat
     for name in names:
         path = folder / f"{name}{suffix}"
         tag = f"{encoder}.{name}".replace("@", "_a").replace("/", "_")
-        write_run(runs[name], path, re.sub(r"[^A-Za-z0-9._-]+", "_", tag), depth=depth)
+        write_run(runs[name], path, re.sub(r"[^A-Za-z0-9._-]+", "_", tag), depth=depth,
+                  provenance={"encoder": {"name": encoder}, "benchmark": {"split": folder.name, "system": name}})
         written.append(str(path.relative_to(out)))
     return written

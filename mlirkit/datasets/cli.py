@@ -78,6 +78,8 @@ def ir_datasets_cli(argv: Sequence[str]) -> int:
 
     import mlirkit.datasets  # noqa: F401  (registers the ids)
 
+    if list(argv[:1]) == ["export"]:
+        _check_export_fields(argv)
     try:
         ir_datasets.main(list(argv))
     except SystemExit as e:  # argparse's usage errors and ir_datasets' own exits
@@ -87,7 +89,41 @@ def ir_datasets_cli(argv: Sequence[str]) -> int:
         import sys
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except Exception as e:  # ir_datasets' own failure: one line, exit 1 (as the Pyserini wrappers do)
+        import logging
+        import sys
+
+        logging.getLogger(__name__).debug("ir_datasets %s failed", " ".join(argv), exc_info=True)
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        print(f"error: ir_datasets {argv[0]}: {type(e).__name__}{': ' + first if first else ''}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _check_export_fields(argv: Sequence[str]) -> None:
+    """``export ID ENTITY --fields F...``: every field must be one of the entity's (ir_datasets would fail with a
+    KeyError traceback); one error with the fields it has."""
+    from mlirkit.base.errors import MlirkitError
+    from mlirkit.base.registry import did_you_mean
+
+    if "--fields" not in argv or len(argv) < 3:
+        return
+    fields = []
+    for arg in list(argv)[list(argv).index("--fields") + 1:]:
+        if arg.startswith("-"):
+            break
+        fields.append(arg)
+    import ir_datasets
+
+    try:
+        dataset = ir_datasets.load(argv[1])
+        known = list(getattr(dataset, f"{argv[2]}_cls")()._fields)
+    except Exception:  # an unknown id or entity: ir_datasets' own message says so
+        return
+    for field in fields:
+        if field not in known:
+            raise MlirkitError(f"export {argv[1]} {argv[2]} --fields: no field {field!r}{did_you_mean(field, known)} "
+                               f"(fields: {', '.join(known)})")
 
 
 @cli_main

@@ -17,7 +17,7 @@ from mlirkit.base.langs import UNKNOWN
 from mlirkit.base.fs import refuse_existing
 from mlirkit.index.types import add_index_type_args, index_spec_from_args
 from mlirkit.transforms.options import add_transform_args, transform_from_args
-from mlirkit.base.options import non_negative_int, positive_int
+from mlirkit.base.options import lang_code, non_negative_int, positive_int
 
 if TYPE_CHECKING:
     from mlirkit.index.types import IndexSpec
@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--index", "--output", dest="index", required=True,
                    help="output index directory (--index: the name mlirkit.search reads it by)")
     add_encoder_args(p)
-    p.add_argument("--default-lang", default=None, help="language of documents that have none")
+    p.add_argument("--default-lang", type=lang_code, default=None, help="language of documents that have none")
     p.add_argument("--text-field", nargs="+", default=None, help="JSONL fields joined as the document text")
     p.add_argument("--skip-empty", action="store_true", help="skip documents with empty text (counted) instead of failing")
     p.add_argument("--shard-id", type=non_negative_int, default=0)

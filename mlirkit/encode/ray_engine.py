@@ -41,6 +41,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.fs import made_directory
 from mlirkit.base.option_names import option
 from mlirkit.encoders.base import Encoder
 from mlirkit.io.records import Doc
@@ -247,61 +248,61 @@ def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_e
                     if options.address is None else {}))
         started_here = True
     parent = Path(options.shard_root) if options.shard_root else index_dir.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    shard_root = Path(tempfile.mkdtemp(prefix=f".{index_dir.name}.ray-shards-", dir=parent))
-    try:
-        refs, total, lang_counts = [], 0, Counter()
-        block: list[Doc] = []
-
-        def flush() -> None:
-            nonlocal total
-            table = pa.table({"row": np.arange(total, total + len(block), dtype=np.int64),
-                              "doc_id": [d.doc_id for d in block], "text": [d.text for d in block],
-                              "lang": [d.lang for d in block]})
-            refs.append(ray.put(table))
-            total += len(block)
-            block.clear()
-
-        for doc in docs:
-            block.append(doc)
-            lang_counts[doc.lang] += 1
-            if len(block) >= options.block_size:
-                flush()
-        if block:
-            flush()
-        if total == 0:
-            raise MlirkitError("no documents to index")
-        logger.info("encoding %d documents in %d blocks on Ray with %d workers", total, len(refs), options.num_workers)
-        meta = {"encoder_name": encoder_name, "encoder_options": encoder_options or {}}
-        ds = ray.data.from_arrow_refs(refs)
-        encoded = ds.map_batches(
-            EncodeActor, batch_size=None, batch_format="numpy",
-            compute=ray.data.ActorPoolStrategy(size=options.num_workers),
-            num_gpus=options.num_gpus_per_worker or None, num_cpus=options.num_cpus_per_worker,
-            fn_constructor_kwargs=dict(make_encoder=make_encoder, shard_root=str(shard_root),
-                                       transform=transform, alpha=alpha, strict=strict, force=force,
-                                       save_embeddings=save_embeddings, chunk_size=chunk_size,
-                                       encoder_batch_size=batch_size, meta=meta,
-                                       crash_once_marker=_crash_once_marker, indexer_options=indexer_options))
+    with made_directory(parent):  # created for the shards; removed again (while empty) when the encode fails
+        shard_root = Path(tempfile.mkdtemp(prefix=f".{index_dir.name}.ray-shards-", dir=parent))
         try:
-            results = encoded.take_all()
-        except Exception as e:  # an actor's MlirkitError (bad encoder name, transform mismatch, ...) stays one line
-            cause = user_error(e)
-            if cause is None:
-                raise
-            raise MlirkitError(str(cause)) from None
-        ordered = check_tiling(results, total)
-        encode_seconds = time.perf_counter() - start_time
-        summary = merge_indexes([r["path"] for r in ordered], index_dir, overwrite=overwrite, index_type=index_type,
-                                order="concat", show_progress=show_progress, record_sources=False,
-                                extra_meta={**meta, **(extra_meta or {}),
-                                            "engine": {"name": "ray", "workers": options.num_workers,
-                                                       "gpus_per_worker": options.num_gpus_per_worker,
-                                                       "blocks": len(ordered)}})
-    finally:
-        shutil.rmtree(shard_root, ignore_errors=True)
-        if started_here:
-            ray.shutdown()
+            refs, total, lang_counts = [], 0, Counter()
+            block: list[Doc] = []
+
+            def flush() -> None:
+                nonlocal total
+                table = pa.table({"row": np.arange(total, total + len(block), dtype=np.int64),
+                                  "doc_id": [d.doc_id for d in block], "text": [d.text for d in block],
+                                  "lang": [d.lang for d in block]})
+                refs.append(ray.put(table))
+                total += len(block)
+                block.clear()
+
+            for doc in docs:
+                block.append(doc)
+                lang_counts[doc.lang] += 1
+                if len(block) >= options.block_size:
+                    flush()
+            if block:
+                flush()
+            if total == 0:
+                raise MlirkitError("no documents to index")
+            logger.info("encoding %d documents in %d blocks on Ray with %d workers", total, len(refs), options.num_workers)
+            meta = {"encoder_name": encoder_name, "encoder_options": encoder_options or {}}
+            ds = ray.data.from_arrow_refs(refs)
+            encoded = ds.map_batches(
+                EncodeActor, batch_size=None, batch_format="numpy",
+                compute=ray.data.ActorPoolStrategy(size=options.num_workers),
+                num_gpus=options.num_gpus_per_worker or None, num_cpus=options.num_cpus_per_worker,
+                fn_constructor_kwargs=dict(make_encoder=make_encoder, shard_root=str(shard_root),
+                                           transform=transform, alpha=alpha, strict=strict, force=force,
+                                           save_embeddings=save_embeddings, chunk_size=chunk_size,
+                                           encoder_batch_size=batch_size, meta=meta,
+                                           crash_once_marker=_crash_once_marker, indexer_options=indexer_options))
+            try:
+                results = encoded.take_all()
+            except Exception as e:  # an actor's MlirkitError (bad encoder name, transform mismatch, ...) stays one line
+                cause = user_error(e)
+                if cause is None:
+                    raise
+                raise MlirkitError(str(cause)) from None
+            ordered = check_tiling(results, total)
+            encode_seconds = time.perf_counter() - start_time
+            summary = merge_indexes([r["path"] for r in ordered], index_dir, overwrite=overwrite, index_type=index_type,
+                                    order="concat", show_progress=show_progress, record_sources=False,
+                                    extra_meta={**meta, **(extra_meta or {}),
+                                                "engine": {"name": "ray", "workers": options.num_workers,
+                                                           "gpus_per_worker": options.num_gpus_per_worker,
+                                                           "blocks": len(ordered)}})
+        finally:
+            shutil.rmtree(shard_root, ignore_errors=True)
+            if started_here:
+                ray.shutdown()
     seconds = time.perf_counter() - start_time
     summary.update({"documents": total, "blocks": len(ordered), "retried_blocks_skipped":
                     sum(bool(r["skipped"]) for r in results), "encode_seconds": round(encode_seconds, 2),

@@ -64,10 +64,11 @@ class EncoderMismatchError(MlirkitError):
 
 
 #: fingerprint fields that say how the vectors were computed, not which vectors they are: the
-#: ``hf`` encoder's ``backend`` (torch, openvino, onnx) and its ``precision`` when that is one of
+#: ``hf`` encoder's ``backend`` (torch, openvino, onnx), its ``batches`` (equal-length batches in bf16)
+#: and its ``precision`` when that is one of
 #: :data:`EQUIVALENT_PRECISIONS` (each agrees with torch fp32 to a cosine >= 0.9999, docs/encoders.md).
 #: Other precisions (int8, fp16) stay in the comparison, and so do ``dtype`` and ``quantize``.
-RUNTIME_FIELDS = ("backend", "precision")
+RUNTIME_FIELDS = ("backend", "precision", "batches")
 EQUIVALENT_PRECISIONS = ("fp32", "bf16")
 
 
@@ -76,7 +77,7 @@ def comparable_fingerprint(fingerprint: dict[str, Any]) -> dict[str, Any]:
 
     Fingerprints written before backends existed have neither field and compare as torch fp32.
     """
-    out = {k: v for k, v in fingerprint.items() if k != "backend"}
+    out = {k: v for k, v in fingerprint.items() if k not in ("backend", "batches")}
     if out.get("precision") in EQUIVALENT_PRECISIONS:
         del out["precision"]
     return out

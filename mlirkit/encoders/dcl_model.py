@@ -31,6 +31,8 @@ FORMAT = "mlirkit-dcl"
 FORMAT_VERSION = 1
 HEADS_FILE = "heads.safetensors"
 BACKBONE_DIR = "backbone"
+#: why a DCL backbone that ships its own code is refused (training never makes one)
+NO_MODEL_CODE = "mlirkit trains and loads DCL models only on backbones without their own code"
 
 
 @dataclass
@@ -100,12 +102,16 @@ class DisentangledEncoder(nn.Module):
         """
         from transformers import AutoModel, AutoTokenizer
 
+        from mlirkit.encoders.model_code import refuse_model_code
+
+        refuse_model_code(name_or_path, False, NO_MODEL_CODE)
         try:
-            tokenizer = AutoTokenizer.from_pretrained(name_or_path)
-            backbone = AutoModel.from_pretrained(name_or_path, add_pooling_layer=False) \
-                if _accepts_pooling_flag(name_or_path) else AutoModel.from_pretrained(name_or_path)
+            tokenizer = AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=False)
+            backbone = AutoModel.from_pretrained(name_or_path, add_pooling_layer=False, trust_remote_code=False) \
+                if _accepts_pooling_flag(name_or_path) else AutoModel.from_pretrained(name_or_path, trust_remote_code=False)
         except (OSError, ValueError) as e:
-            raise MlirkitError(f"cannot load backbone {name_or_path!r}: {e}") from e
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise MlirkitError(f"cannot load backbone {name_or_path!r}: {first}") from None
         hidden = int(backbone.config.hidden_size)
         config = DCLModelConfig(hidden_dim=hidden, head_dim=head_dim or hidden, use_disentangler=use_disentangler,
                                 pooling=pooling, query_prefix=query_prefix, doc_prefix=doc_prefix,
@@ -139,14 +145,27 @@ class DisentangledEncoder(nn.Module):
         bdir = path / BACKBONE_DIR
         if not bdir.is_dir():
             raise MlirkitError(f"{path}: missing {BACKBONE_DIR}/")
-        tokenizer = AutoTokenizer.from_pretrained(str(bdir))
-        kwargs = {"add_pooling_layer": False} if _accepts_pooling_flag(str(bdir)) else {}
-        backbone = AutoModel.from_pretrained(str(bdir), **kwargs)
+        from mlirkit.encoders.model_code import refuse_model_code
+
+        from mlirkit.encoders.weights_hash import check_weight_files
+
+        refuse_model_code(bdir, False, NO_MODEL_CODE)
+        check_weight_files(bdir)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(bdir), trust_remote_code=False)
+            kwargs = {"add_pooling_layer": False} if _accepts_pooling_flag(str(bdir)) else {}
+            backbone = AutoModel.from_pretrained(str(bdir), trust_remote_code=False, **kwargs)
+        except (OSError, ValueError) as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise MlirkitError(f"{bdir}: cannot load the backbone ({first})") from None
         model = cls(backbone, tokenizer, config)
         if config.use_disentangler:
             heads_path = path / HEADS_FILE
             if not heads_path.is_file():
                 raise MlirkitError(f"{path}: missing {HEADS_FILE}")
+            from mlirkit.io.binary import check_safetensors
+
+            check_safetensors(heads_path)
             state = load_file(str(heads_path))
             for key in ("semantic.weight", "language.weight"):
                 if key not in state:
@@ -243,7 +262,7 @@ def _accepts_pooling_flag(name_or_path: str) -> bool:
     from transformers import AutoConfig
 
     try:
-        mt = AutoConfig.from_pretrained(name_or_path).model_type
+        mt = AutoConfig.from_pretrained(name_or_path, trust_remote_code=False).model_type
     except (OSError, ValueError):
         return False
     return mt in {"bert", "xlm-roberta", "roberta", "camembert", "xlm-roberta-xl"}

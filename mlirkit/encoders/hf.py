@@ -12,7 +12,12 @@ Texts are tokenised once, sorted by length (longest first) and batched, so a bat
 the longest text in it; results are returned in the input order. A batch holds at most
 ``batch_size`` texts and ``max_batch_tokens`` padded tokens (B x L), so activation memory is bounded
 whatever the text lengths (long texts go in smaller batches) and peak memory does not grow with
-the corpus. Pooling, normalisation and the
+the corpus. In reduced-precision arithmetic (bf16, fp16) a batch holds texts of one token length only
+(:data:`EQUAL_LENGTH_PRECISIONS`): padding moves a bf16 vector by up to 7e-4 per element (the kernels'
+blocking follows the padded length), while the number of texts in a batch does not move it at all, so
+without padding a text's vector is the same whatever it is batched with (``mlirkit.encode``'s sorted
+chunks, Pyserini's batches of 32, one query alone); the fingerprint says so (``"batches":
+"equal-length"``, a runtime field: such vectors are equivalent to padded ones). Pooling, normalisation and the
 prompts default to the model family's (:mod:`mlirkit.encoders.prefixes`); explicit options win.
 
 Names resolve through explicit registries, never by guessing: ``OFFLINE_MODELS`` (e.g.
@@ -143,6 +148,7 @@ class HFEncoder(Encoder):
                                                        dtype=dtype, quantize=quantize)
         if self.backend == "torch":
             self.precision = _torch_precision(dtype, quantize)
+        self.equal_length_batches = self.precision in EQUAL_LENGTH_PRECISIONS
 
         path, model_id, source, found, local = self._resolve(model)
         self.model_id = model_id
@@ -202,6 +208,13 @@ class HFEncoder(Encoder):
         (the torch model only when they convert it, see :meth:`_load_runner`)."""
         from transformers import AutoConfig
 
+        from mlirkit.encoders.model_code import ALLOW, is_model_code_error, refuse_model_code
+
+        if local:
+            from mlirkit.encoders.weights_hash import check_weight_files
+
+            refuse_model_code(path, trust_remote_code)
+            check_weight_files(path)
         kwargs = self._hub_kwargs(revision, trust_remote_code)
         try:
             if self.backend == "torch":
@@ -211,9 +224,12 @@ class HFEncoder(Encoder):
                 model, config = None, AutoConfig.from_pretrained(path, **kwargs)
             tokenizer = _Tokenizer.load(path, local, kwargs)
         except (OSError, ValueError, KeyError) as e:
-            if local:
-                raise MlirkitError(f"cannot load a Hugging Face model from {path}: {e}") from None
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            if is_model_code_error(e) and not trust_remote_code:
+                raise MlirkitError(f"{name}: the model ships its own code, which mlirkit runs only when asked: "
+                                   f"{ALLOW}") from None
+            if local:
+                raise MlirkitError(f"cannot load a Hugging Face model from {path}: {first}") from None
             raise self._unknown(name, f"not a preset, not a local directory, and not loadable from "
                                       f"the Hugging Face hub or cache ({first})") from None
         return model, config, tokenizer
@@ -229,8 +245,14 @@ class HFEncoder(Encoder):
         import torch
         from transformers import AutoModel
 
-        model = AutoModel.from_pretrained(path, dtype=getattr(torch, self.dtype),
-                                          **self._hub_kwargs(revision, trust_remote_code))
+        from safetensors import SafetensorError
+
+        try:
+            model = AutoModel.from_pretrained(path, dtype=getattr(torch, self.dtype),
+                                              **self._hub_kwargs(revision, trust_remote_code))
+        except (RuntimeError, EOFError, SafetensorError) as e:  # weights cut short or corrupt (a hub snapshot)
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise MlirkitError(f"{path}: cannot read the model weights ({first})") from None
         model.eval()
         if self.quantize == "int8":
             model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
@@ -295,6 +317,8 @@ class HFEncoder(Encoder):
             fp["source"] = self.source
         if self.quantize:
             fp["quantize"] = self.quantize
+        if self.equal_length_batches:
+            fp["batches"] = "equal-length"
         return fp
 
     def encode_queries(self, texts: Sequence[str], langs: Sequence[str | None] | None = None, *,
@@ -326,6 +350,7 @@ class HFEncoder(Encoder):
         ids = self.tokenizer.encode(clip_for_tokenizer(texts, self.max_length, prefix), self.max_length)
         lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=n)
         order = np.argsort(-lengths, kind="stable")  # longest first: peak memory shows up at once
+        sorted_lengths = lengths[order]
         out: np.ndarray | None = None
         bar = None
         if show_progress:
@@ -338,8 +363,11 @@ class HFEncoder(Encoder):
                 while start < n:
                     width = int(lengths[order[start]])  # the longest text of the batch comes first
                     size = max(1, min(batch_size, self.max_batch_tokens // width))
-                    idx = order[start:start + size]
-                    start += len(idx)
+                    stop = start + size
+                    if self.equal_length_batches:  # no padding: texts of this very length only
+                        stop = min(stop, int(np.searchsorted(-sorted_lengths, -width, side="right")))
+                    idx = order[start:stop]
+                    start = stop
                     input_ids = torch.full((len(idx), width), self._pad_id, dtype=torch.long)  # (B, L)
                     mask = torch.zeros((len(idx), width), dtype=torch.long)  # (B, L)
                     for row, i in enumerate(idx):
@@ -414,6 +442,11 @@ def _pad_from_config(directory: Path, tokenizer: Any) -> int:
             if isinstance(token, str) and tokenizer.token_to_id(token) is not None:
                 return int(tokenizer.token_to_id(token))
     return 0
+
+
+#: precisions whose vectors depend on the padded length of the batch (by up to 7e-4 per element in bf16):
+#: encoded in batches of equal-length texts (module docstring)
+EQUAL_LENGTH_PRECISIONS = ("bf16", "bfloat16", "float16")
 
 
 def _torch_precision(dtype: str, quantize: str | None) -> str:

@@ -93,10 +93,23 @@ class STEncoder(Encoder):
                                   "local_files_only": offline and not local}
         if dtype != "float32":
             kwargs["model_kwargs"] = {"dtype": getattr(torch, dtype)}
+        from mlirkit.encoders.model_code import ALLOW, is_model_code_error, refuse_model_code
+
+        if local:
+            from mlirkit.encoders.weights_hash import check_weight_files
+
+            refuse_model_code(path, trust_remote_code)
+            for sub in [Path(path), *(p for p in Path(path).iterdir() if p.is_dir())]:
+                check_weight_files(sub)
+        from safetensors import SafetensorError
+
         try:
             self.model = st_lib.SentenceTransformer(path, **kwargs)
-        except (OSError, ValueError, KeyError, RuntimeError) as e:
+        except (OSError, ValueError, KeyError, RuntimeError, EOFError, SafetensorError) as e:
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            if is_model_code_error(e) and not trust_remote_code:
+                raise MlirkitError(f"{model}: the model ships its own code, which mlirkit runs only when asked: "
+                                   f"{ALLOW}") from None
             raise MlirkitError(f"cannot load the sentence-transformers model {model!r}: {first}") from None
         self.model.eval()
         if max_length is not None:

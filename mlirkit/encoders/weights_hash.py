@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from mlirkit.base.cache import cache_dir
+from mlirkit.io.files import file_sha256
 
 logger = logging.getLogger(__name__)
 
@@ -26,12 +27,13 @@ def weight_files(directory: Path, suffixes: tuple[str, ...] = WEIGHT_SUFFIXES) -
                   if p.is_file() and p.name.endswith(suffixes) and not p.name.startswith("."))
 
 
-def file_sha256(path: Path, chunk: int = 1 << 22) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
+def check_weight_files(directory: str | os.PathLike[str]) -> None:
+    """Every weight file of a local model directory structurally sound (:mod:`mlirkit.io.binary`: a truncated or
+    corrupt safetensors or torch file is one error naming it, before a library loads it)."""
+    from mlirkit.io.binary import check_safetensors, check_torch_file
+
+    for path in weight_files(Path(directory)):
+        check_safetensors(path) if path.suffix == ".safetensors" else check_torch_file(path)
 
 
 def directory_weights_sha256(directory: str | os.PathLike[str],

@@ -13,11 +13,12 @@ from typing import Sequence
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples, with_examples
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import non_negative_int, positive_int, split_key_value
+from mlirkit.base.options import lang_code, non_negative_int, positive_int, split_key_value
 from mlirkit.base.numba_cache import ensure_numba_cache_dir
 from mlirkit.eval.inputs import run_name
 from mlirkit.eval.query_groups import unit_phrase
 from mlirkit.io.qrels import read_qrels
+from mlirkit.io.trec import run_files
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ def _add_lang_args(p: argparse.ArgumentParser, doc_langs_required: bool = False)
     p.add_argument("--doc-langs", required=doc_langs_required, metavar="SRC",
                    help="document languages: index directory, corpus with 'lang' (JSONL/TSV/ir_datasets id), "
                         "or TSV docid<TAB>lang")
-    p.add_argument("--query-lang", metavar="L", help="language of every query (or of topics without one)")
+    p.add_argument("--query-lang", type=lang_code, metavar="L", help="language of every query (or of topics without one)")
     p.add_argument("--topics", metavar="F", help="topics with per-query languages (queries.jsonl with 'lang', "
                                                  "TSV qid<TAB>text<TAB>lang, or an ir_datasets id)")
 
@@ -155,6 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         report_format(path)
         refuse_existing(Path(path), args.overwrite, "report")
     qrels = read_qrels(args.qrels)
+    args.runs = run_files(args.runs)
     runs = _read_runs(args.runs, args.names)
     doc_langs = None
     if args.doc_langs:
@@ -172,6 +174,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                       query_groups=query_groups, group_by=args.group_by, group_micro=args.group_micro)
     if result.significance:
         logger.info("paired tests over %s", unit_phrase(result.info["test_unit"]))
+    from mlirkit.io.provenance import describe_file, describe_source
+
+    result.inputs = {"qrels": describe_source(args.qrels),
+                     "runs": {name: describe_file(path) for name, path in zip(runs, args.runs)}}
     print(result.to_markdown(args.digits), end="")
     for path in args.report:
         write_report(result, path, overwrite=args.overwrite, digits=args.digits, per_query=args.per_query)
@@ -259,6 +265,22 @@ def _report_values(spec: str, default_run: str | None) -> tuple[dict[str, float]
     return data[name], name
 
 
+def _sweep(raw: object, path: str) -> dict[float, dict[str, float]]:
+    """A ``--sweep`` file's ``{alpha: {metric: value}}``; any other shape is one error naming the file and key."""
+    if not isinstance(raw, dict):
+        raise MlirkitError(f"{path}: expected a JSON object {{alpha: {{metric: value}}}}, got a {type(raw).__name__}")
+    sweep: dict[float, dict[str, float]] = {}
+    for key, values in raw.items():
+        try:
+            alpha = float(key)
+        except ValueError:
+            raise MlirkitError(f"{path}: key {key!r} is not an alpha (a number)") from None
+        if not isinstance(values, dict) or not all(isinstance(v, (int, float)) or v is None for v in values.values()):
+            raise MlirkitError(f"{path}: the value of {key!r} must be an object {{metric: number}}")
+        sweep[alpha] = values
+    return sweep
+
+
 def _plot_alpha(args) -> list[Path]:
     from mlirkit.eval.plots import plot_alpha_curves
 
@@ -267,9 +289,9 @@ def _plot_alpha(args) -> list[Path]:
     if args.sweep:
         try:
             raw = json.loads(Path(args.sweep).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as e:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
             raise MlirkitError(f"{args.sweep}: cannot read sweep JSON ({e})") from None
-        sweep = {float(a): v for a, v in raw.items()}
+        sweep = _sweep(raw, args.sweep)
     else:
         sweep = {}
         for spec in args.point:
@@ -293,7 +315,7 @@ def _plot_mix(args) -> list[Path]:
     query_langs = _topics(args)[0]
     if query_langs is None:
         raise MlirkitError("give --query-lang or --topics")
-    runs = _read_runs(args.runs, args.names)
+    runs = _read_runs(run_files(args.runs), args.names)
     qrels = read_qrels(args.qrels) if args.qrels else None
     return plot_language_mix(runs, read_doc_langs(args.doc_langs), query_langs, args.k, args.out, qrels=qrels,
                              title=args.title)

@@ -65,6 +65,10 @@ def known_metric_examples() -> list[str]:
     return [f"{name}@k" for name in METRICS.names()]
 
 
+#: the largest cut-off ``k`` a metric name may ask for (far beyond any run; ranx compiles k as an integer)
+MAX_CUTOFF = 2**31 - 1
+
+
 def parse_metric(name: str) -> MetricSpec:
     """``"ndcg@20"`` -> ``MetricSpec("ndcg@20", METRICS["ndcg"], 20)``; errors say what is wrong."""
     if not isinstance(name, str) or not name.strip():
@@ -85,6 +89,8 @@ def parse_metric(name: str) -> MetricSpec:
             k = 0
         if k < 1 or str(k) != k_text.strip():
             raise MlirkitError(f"metric {name!r}: the cut-off after '@' must be a positive integer")
+        if k > MAX_CUTOFF:  # ranx's compiled kernels count in 64-bit integers
+            raise MlirkitError(f"metric {name!r}: the cut-off after '@' must be at most {MAX_CUTOFF}")
     elif family.needs_k:
         raise MlirkitError(f"metric {name!r} needs a cut-off, e.g. {family.name}@20")
     return MetricSpec(name, family, k)

@@ -35,17 +35,21 @@ def _save(fig, out_prefix: str | os.PathLike) -> list[Path]:
     """Write ``<prefix>.png`` and ``<prefix>.svg`` atomically (deterministic SVG ids, no dates)."""
     import matplotlib
 
-    from mlirkit.base.fs import atomic_file
+    from mlirkit.base.fs import atomic_file, made_directory
 
     prefix = Path(out_prefix)
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    paths = []
-    with matplotlib.rc_context({"svg.hashsalt": "mlirkit", "svg.fonttype": "none"}):
-        for ext, meta in (("png", {"Software": None}), ("svg", {"Date": None})):
-            path = prefix.with_name(prefix.name + "." + ext)
-            with atomic_file(path, overwrite=True, mode="wb") as f:
-                fig.savefig(f, format=ext, metadata=meta)
-            paths.append(path)
+    paths: list[Path] = []
+    with made_directory(prefix.parent), matplotlib.rc_context({"svg.hashsalt": "mlirkit", "svg.fonttype": "none"}):
+        try:
+            for ext, meta in (("png", {"Software": None}), ("svg", {"Date": None})):
+                path = prefix.with_name(prefix.name + "." + ext)
+                with atomic_file(path, overwrite=True, mode="wb") as f:
+                    fig.savefig(f, format=ext, metadata=meta)
+                paths.append(path)
+        except BaseException:  # both files or neither
+            for path in paths:
+                path.unlink(missing_ok=True)
+            raise
     return paths
 
 
@@ -167,6 +171,10 @@ def plot_language_mix(runs: Mapping[str, Mapping[str, Mapping[str, float]]], doc
     return _save(fig, out_prefix)
 
 
+#: the fewest points a projection panel is drawn from (t-SNE's perplexity of 2 needs more than 2)
+MIN_PROJECTION_POINTS = 3
+
+
 def _project(x: np.ndarray, method: str, seed: int) -> np.ndarray:
     if method == "pca":
         centred = x - x.mean(axis=0)
@@ -185,7 +193,7 @@ def language_silhouette(x: np.ndarray, langs: Sequence[str], seed: int = 0, max_
     from sklearn.metrics import silhouette_score
 
     labels = np.asarray(langs)
-    if len(set(labels.tolist())) < 2:
+    if not 2 <= len(set(labels.tolist())) < len(labels):  # silhouette needs 2 <= labels < points
         return None
     return float(silhouette_score(x, labels, metric="cosine", sample_size=min(max_points, len(x)),
                                   random_state=seed))
@@ -220,6 +228,9 @@ def plot_projection_panels(panels: Sequence[tuple[str, np.ndarray]], langs: Sequ
             raise MlirkitError(f"embeddings {emb.shape} and {len(langs)} languages do not match ({title})")
     rng = np.random.default_rng(seed)
     n = len(langs)
+    if min(max_points, n) < MIN_PROJECTION_POINTS:
+        raise MlirkitError(f"a 2-D projection needs at least {MIN_PROJECTION_POINTS} points, got {min(max_points, n)} "
+                           f"({n} documents, max_points {max_points})")
     idx = np.sort(rng.choice(n, size=min(max_points, n), replace=False))
     sample_langs = langs[idx]
     order = sorted(set(sample_langs.tolist()), key=lambda lang: (lang == UNKNOWN, lang))

@@ -5,7 +5,7 @@ import os
 from typing import Mapping, Sequence
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import UNKNOWN, normalize_unknown
+from mlirkit.base.langs import UNKNOWN, check_lang
 from mlirkit.base.option_names import in_cli
 
 
@@ -19,9 +19,9 @@ def resolve_query_langs(qids: Sequence[str], query_langs: Mapping[str, str] | st
     if query_langs is None:
         return [UNKNOWN] * len(qids)
     if isinstance(query_langs, str):
-        if not query_langs.strip() or any(c.isspace() for c in query_langs):
+        if not query_langs.strip():
             raise MlirkitError(f"invalid query language {query_langs!r}")
-        return [query_langs] * len(qids)
+        return [check_lang(query_langs, "query language")] * len(qids)
     if not isinstance(query_langs, Mapping):
         raise MlirkitError("query_langs must be a language code or a mapping {qid: lang}")
     missing = [q for q in qids if q not in query_langs]
@@ -29,7 +29,7 @@ def resolve_query_langs(qids: Sequence[str], query_langs: Mapping[str, str] | st
         raise MlirkitError(f"no language for {len(missing)} of {len(qids)} evaluated queries "
                            f"(e.g. {', '.join(map(repr, missing[:3]))}); give "
                            + ("--query-lang or topics covering them" if in_cli() else "query_langs covering them"))
-    return [normalize_unknown(query_langs[q]) for q in qids]
+    return [check_lang(query_langs[q], f"language of query {q!r}") for q in qids]
 
 
 def read_query_langs(topics: str | os.PathLike, default_lang: str | None = None) -> dict[str, str]:

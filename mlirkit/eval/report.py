@@ -185,9 +185,31 @@ def tests_section(result: Result, digits: int) -> list[Block]:
     return [Block("paired tests", header, rows, notes)]
 
 
+def _input_rows(inputs: dict) -> list[list[Cell]]:
+    from mlirkit.io.provenance import summary
+
+    def row(label: str, d: dict) -> list[str]:
+        origin = (summary(d["provenance"]) if d.get("provenance") else
+                  f"sidecar {d['provenance_stale']} is for other bytes (ignored)" if d.get("provenance_stale") else
+                  "" if "sha256" not in d else "no provenance sidecar")
+        return [label, d.get("path") or d.get("source", ""), (d.get("sha256") or "")[:16], origin]
+
+    rows = [row("qrels", inputs["qrels"])] if inputs.get("qrels") else []
+    return rows + [row(f"run {name}", d) for name, d in inputs.get("runs", {}).items()]
+
+
+def inputs_section(result: Result, digits: int) -> list[Block]:
+    """The files scored (set by ``mlirkit.eval``'s CLI): qrels and each run with its sha256 (first 16 digits)
+    and, for a run, where it came from (its provenance sidecar in one line, :func:`mlirkit.io.provenance.summary`)."""
+    inputs = getattr(result, "inputs", None)
+    if not inputs:
+        return []
+    return [Block("inputs", ["input", "file", "sha256", "where it came from"], _input_rows(inputs))]
+
+
 #: the sections of a report, in order
 SECTIONS: list[Callable[[Result, int], list[Block]]] = [main_section, per_language_section, language_group_section,
-                                                        tests_section]
+                                                        tests_section, inputs_section]
 
 
 def blocks(result: Result, digits: int = 4) -> list[Block]:

@@ -49,6 +49,9 @@ class EvaluationResult:
     settings: dict[str, Any] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
     language_groups: dict[str, Any] = field(default_factory=dict)
+    #: the files scored (``{"qrels": {...}, "runs": {name: {path, sha256, provenance}}}``, set by the CLI;
+    #: :func:`mlirkit.io.provenance.describe_file`)
+    inputs: dict[str, Any] = field(default_factory=dict)
 
     @property
     def runs(self) -> list[str]:
@@ -70,7 +73,8 @@ class EvaluationResult:
         ``_significance`` (and ``_per_query`` when asked); undefined values are ``None``."""
         out: dict[str, Any] = {run: {col: self.table.loc[run, col] for col in self.table.columns}
                                for run in self.table.index}
-        out["_meta"] = {"settings": self.settings, "counted": self.counted, "info": self.info}
+        out["_meta"] = {"settings": self.settings, "counted": self.counted, "info": self.info,
+                        **({"inputs": self.inputs} if self.inputs else {})}
         out["_per_language"] = {name: {str(row): {str(c): df.loc[row, c] for c in df.columns} for row in df.index}
                                 for name, df in self.per_language.items()}
         out["_language_groups"] = {key: report.language_group_dict(df) for key, df in self.language_groups.items()}

@@ -74,9 +74,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(quiet=args.quiet)
     from mlirkit.base.fs import refuse_existing
     from mlirkit.fuse.methods import method, norm
-    from mlirkit.io.trec import read_run, run_tag_for, write_run
+    from mlirkit.io.trec import read_run, run_files, run_tag_for, write_run
 
     refuse_existing(Path(args.output), args.overwrite, "run")
+    args.runs = run_files(args.runs)  # a glob runs/* lists the provenance sidecars too
+    if args.tune_runs is not None:
+        args.tune_runs = run_files(args.tune_runs)
     tag = run_tag_for(args.run_tag, args.output)
     m, _ = method(args.method), norm(args.norm)  # unknown names fail before any run is read
     if args.keep_languages != (args.doc_langs is not None):
@@ -114,7 +117,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         fused = keep_languages(fused, runs[0], doc_langs, anchor_name=args.runs[0])
     out = {q: d for q, d in fused.to_dict().items() if d}
-    write_run(out, args.output, tag=tag, overwrite=args.overwrite, depth=args.hits)
+    from mlirkit.io.provenance import describe_file
+
+    write_run(out, args.output, tag=tag, overwrite=args.overwrite, depth=args.hits,
+              provenance={"fusion": {"method": m.name, "norm": args.norm, "params": params,
+                                     "keep_languages": args.keep_languages},
+                          "runs": [describe_file(r) for r in args.runs],  # the input runs, with their provenance
+                          **({"tuned": {"on": [describe_file(r) for r in args.tune_runs],
+                                        "qrels": describe_file(args.qrels), "metric": args.metric}} if tuning else {})})
     report.update({"params": params, "queries": len(out), "keep_languages": args.keep_languages})
     print(json.dumps(report))
     return 0

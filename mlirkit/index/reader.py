@@ -12,7 +12,7 @@ import numpy as np
 from mlirkit.base.errors import MlirkitError
 from mlirkit.io.files import read_lines
 from mlirkit.index.layout import DOCID_FILE, EMBEDDINGS_FILE, FAISS_FILE, LANGS_FILE, META_FILE
-from mlirkit.base.langs import UNKNOWN
+from mlirkit.base.langs import UNKNOWN, canonical_codes
 from mlirkit.base.option_names import option
 
 
@@ -81,18 +81,24 @@ class DenseIndex:
 
     @cached_property
     def langs(self) -> list[str]:
+        """One code per document, in its canonical case (:func:`~mlirkit.base.langs.check_lang`: ``EN`` is
+        ``en``); a line that is no language code (``english``) is an error naming the file and line."""
         path = self.path / LANGS_FILE
-        langs = read_lines(path) if path.is_file() else [UNKNOWN] * len(self.docids)
+        if not path.is_file():
+            return [UNKNOWN] * len(self.docids)
+        langs = read_lines(path)
         if len(langs) != len(self.docids):
             raise MlirkitError(f"{path}: {len(langs)} lines but {len(self.docids)} document ids")
-        return langs
+        return canonical_codes(langs, path)
 
     @cached_property
     def faiss_index(self):
         import faiss
 
+        from mlirkit.io.binary import read_faiss_index
+
         flags = getattr(faiss, "IO_FLAG_MMAP_IFC", faiss.IO_FLAG_MMAP) if self.mmap else 0
-        index = faiss.read_index(str(self.path / FAISS_FILE), flags)
+        index = read_faiss_index(self.path / FAISS_FILE, flags)
         if index.ntotal != len(self.docids):
             raise MlirkitError(f"{self.path}: FAISS index has {index.ntotal} vectors but "
                                f"{len(self.docids)} document ids")
@@ -122,10 +128,18 @@ class DenseIndex:
         return (self.path / EMBEDDINGS_FILE).is_file()
 
     def embeddings(self, mmap: bool = True) -> np.ndarray:
-        """The untransformed vectors from ``embeddings.npy`` (memory-mapped by default)."""
+        """The untransformed vectors from ``embeddings.npy`` (memory-mapped by default), checked: a float array of
+        one row per document (:func:`mlirkit.io.binary.load_npy`: never a pickle, never cut short)."""
+        from mlirkit.io.binary import load_npy
+
         if not self.has_embeddings:
             raise MlirkitError(f"{self.path} has no {EMBEDDINGS_FILE} (encode with {option('save_embeddings', True)})")
-        return np.load(self.path / EMBEDDINGS_FILE, mmap_mode="r" if mmap else None)
+        path = self.path / EMBEDDINGS_FILE
+        array = load_npy(path, mmap=mmap)
+        if array.ndim != 2 or array.dtype.kind != "f" or len(array) != len(self.docids):
+            raise MlirkitError(f"{path}: expected a float array of {len(self.docids)} rows (one per document id), "
+                               f"got shape {array.shape} {array.dtype}")
+        return array
 
     def indexed_vectors(self) -> np.ndarray:
         """The vectors stored in the FAISS index (reconstructed; flat and HNSW indexes only)."""
@@ -166,3 +180,20 @@ def require_reconstructable(index) -> None:
                 f"{option('save_embeddings', True)} (and {option('transform')}) to get a transformed {name} index")
     raise MlirkitError(f"{index.path}: a {name} index holds compressed vectors that cannot be transformed "
                        f"after the fact; {hint}")
+
+
+def index_provenance(index: Any) -> dict[str, Any]:
+    """``{"path", "meta_sha256"}`` of an index directory or an open index (``DenseIndex``, or a sharded
+    one: one entry per shard in ``shards``), what a run's provenance sidecar records about it."""
+    from mlirkit.io.files import file_sha256
+
+    def one(path: Path) -> dict[str, Any]:
+        meta = path / META_FILE
+        return {"path": str(path), "meta_sha256": file_sha256(meta) if meta.is_file() else None}
+
+    if isinstance(index, (str, os.PathLike)):
+        return one(Path(index))
+    shards = getattr(index, "shards", None)
+    if shards and len(shards) > 1:
+        return {"shards": [one(Path(s.path)) for s in shards]}
+    return one(Path(index.path))

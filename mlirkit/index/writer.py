@@ -17,6 +17,7 @@ import numpy as np
 from mlirkit import __version__
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.fs import claim_output
+from mlirkit.base.langs import check_lang
 from mlirkit.index.layout import (DOCID_FILE, EMBEDDINGS_FILE, FAISS_FILE, FORMAT, FORMAT_VERSION, LANGS_FILE,
                                   META_FILE)
 
@@ -57,6 +58,7 @@ class IndexWriter:
         self.count = 0
         self.lang_counts: Counter[str] = Counter()
         self._seen: set[str] = set()
+        self._codes: dict[object, str] = {}
 
     def __enter__(self) -> "IndexWriter":
         self._claim = ExitStack()
@@ -94,6 +96,7 @@ class IndexWriter:
             if doc_id in self._seen:
                 raise MlirkitError(f"duplicate document id {doc_id!r}")
             self._seen.add(doc_id)
+        langs = [self._codes.get(la) or self._code(la, doc_id) for la, doc_id in zip(langs, ids)]
         if self._spool is not None:
             self._spool.write(vectors.tobytes())
         else:
@@ -104,6 +107,11 @@ class IndexWriter:
         if self._raw is not None:
             self._raw.write(np.ascontiguousarray(vectors if raw is None else raw, dtype=np.float32).tobytes())
         self.count += len(ids)
+
+    def _code(self, lang: object, doc_id: str) -> str:
+        """``lang`` in its canonical case (:func:`~mlirkit.base.langs.check_lang`), remembered per value."""
+        self._codes[lang] = code = check_lang(lang, f"document {doc_id!r}")
+        return code
 
     def defer(self) -> None:
         """Spool the vectors from now on (and those added so far) and build the index when the block exits."""

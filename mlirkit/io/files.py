@@ -122,6 +122,18 @@ def read_lines(path: str | os.PathLike) -> list[str]:
     return [line for _, line in iter_lines(path, keep_blank=True)]
 
 
+def file_sha256(path: str | os.PathLike, chunk: int = 1 << 22) -> str:
+    """The sha256 of a file's bytes (hex), read in chunks: the one file hash of mlirkit (model weights,
+    transform files, runs and their provenance)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
 def read_jsonl_objects(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
     """``(line number, object)`` for each non-blank line of a JSON Lines file; a line that is not
     valid UTF-8 or not a JSON object raises an error naming file and line."""
@@ -144,5 +156,5 @@ def parse_json_object(line: str, path: object, line_no: int) -> dict:
     return obj
 
 
-__all__ = ["GZIP_MAGIC", "UTF8_BOM", "decode_line", "is_gzip", "iter_lines", "open_binary", "open_text", "parse_json_object",
+__all__ = ["GZIP_MAGIC", "UTF8_BOM", "decode_line", "file_sha256", "is_gzip", "iter_lines", "open_binary", "open_text", "parse_json_object",
            "read_jsonl_objects", "read_lines"]

@@ -19,7 +19,9 @@ document) pair that occurs twice is refused.
 Writers sort queries by id and documents by ``(-score, docno)``, number ranks from 1, end the file
 with a newline, write to a temporary sibling and rename it on success, and refuse to replace an
 existing file unless ``overwrite=True``. A path ending in ``.gz`` is written gzip-compressed
-(with a zero timestamp, so equal runs give equal bytes).
+(with a zero timestamp, so equal runs give equal bytes). :func:`write_run` also writes the run's provenance
+sidecar ``RUN.provenance.json`` (:mod:`mlirkit.io.provenance`), which the readers never read as a run
+(:func:`run_files` drops sidecars from a list of runs).
 """
 from __future__ import annotations
 
@@ -28,9 +30,8 @@ import io
 import math
 import os
 import re
-from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from mlirkit.base.errors import MlirkitError, format_error
 from mlirkit.io.fields import check_id
@@ -123,6 +124,20 @@ def read_run_with_tag(path: str | os.PathLike) -> tuple[dict[str, dict[str, floa
     return run, tag
 
 
+def run_files(paths: Iterable[str]) -> list[str]:
+    """A list of run files without the provenance sidecars among them (``RUN.provenance.json``, which a shell
+    glob ``runs/*`` lists beside each run; :mod:`mlirkit.io.provenance`): they are skipped, with an INFO line."""
+    import logging
+
+    from mlirkit.io.provenance import is_sidecar
+
+    paths = list(paths)
+    skipped = [str(p) for p in paths if is_sidecar(p)]
+    if skipped:
+        logging.getLogger(__name__).info("not runs, skipped: %s (provenance sidecars)", ", ".join(skipped))
+    return [p for p in paths if not is_sidecar(p)]
+
+
 def read_run(path: str | os.PathLike) -> dict[str, dict[str, float]]:
     """Read a 6-column TREC run as ``{qid: {docno: score}}`` (see the module docstring)."""
     return read_run_with_tag(path)[0]
@@ -196,28 +211,37 @@ def _format_score(score: float) -> str:
     return repr(score)  # shortest text that reads back to the same float
 
 
-@contextmanager
-def _atomic_text(path: str | os.PathLike, overwrite: bool, kind: str) -> Iterator[IO[str]]:
+def _write_bytes(path: str | os.PathLike, data: bytes, overwrite: bool, kind: str,
+                 sidecar: dict[str, Any] | None = None) -> None:
+    """``data`` (UTF-8 text) to ``path`` atomically, gzip-compressed for a ``.gz`` path (zero timestamp: equal
+    text, equal bytes); with ``sidecar``, the provenance sidecar is written under the output's lock, before
+    the file is renamed into place."""
     from mlirkit.base.fs import atomic_file
 
     path = Path(path)
     if path.suffix == ".gz":
-        with atomic_file(path, overwrite=overwrite, mode="wb", kind=kind) as raw:
-            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
-                with io.TextIOWrapper(gz, encoding="utf-8", newline="\n") as text:
-                    yield text
-    else:
-        with atomic_file(path, overwrite=overwrite, mode="w", kind=kind) as f:
-            yield f
+        buffer = io.BytesIO()
+        with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0) as gz:
+            gz.write(data)
+        data = buffer.getvalue()
+    with atomic_file(path, overwrite=overwrite, mode="wb", kind=kind) as f:
+        f.write(data)
+        if sidecar is not None:
+            from mlirkit.io.provenance import sha256_bytes, write_sidecar
+
+            write_sidecar(path, sha256_bytes(data), sidecar)
 
 
 def write_run(run: Mapping[str, Mapping[str, float]], path: str | os.PathLike, tag: str,
-              overwrite: bool = False, *, depth: int | None = None) -> None:
-    """Write ``{qid: {docno: score}}`` as a 6-column TREC run.
+              overwrite: bool = False, *, depth: int | None = None,
+              provenance: Mapping[str, Any] | None = None) -> None:
+    """Write ``{qid: {docno: score}}`` as a 6-column TREC run, and its provenance sidecar beside it.
 
     Queries in id order, documents by ``(-score, docno)`` with ranks from 1; ``depth`` keeps only the
     first ``depth`` documents of each query. Scores are written with the shortest text that reads back
     to the same float, so a read-write round trip keeps every score (and therefore the ranking).
+    ``RUN.provenance.json`` (:mod:`mlirkit.io.provenance`) records the command, the mlirkit version, the
+    run's sha256 and what the producer passes as ``provenance`` (index, encoder, transform, topics).
     """
     validate_run_tag(tag)
     if depth is not None and depth < 1:
@@ -228,8 +252,7 @@ def write_run(run: Mapping[str, Mapping[str, float]], path: str | os.PathLike, t
         for rank, (docno, score) in enumerate(ranked(run[qid])[:depth], start=1):
             _check_id(docno, "document id")
             lines.append(f"{qid} Q0 {docno} {rank} {_format_score(score)} {tag}\n")
-    with _atomic_text(path, overwrite, "run") as f:
-        f.writelines(lines)
+    _write_bytes(path, "".join(lines).encode("utf-8"), overwrite, "run", sidecar=dict(provenance or {}))
 
 
 def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | os.PathLike, overwrite: bool = False,
@@ -245,9 +268,8 @@ def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | os.PathLike,
             if isinstance(rel, bool) or int(rel) != rel:
                 raise MlirkitError(f"relevance of ({qid}, {docno}) must be an integer, got {rel!r}")
             lines.append(f"{qid}\t{docno}\t{int(rel)}\n" if beir else f"{qid} 0 {docno} {int(rel)}\n")
-    with _atomic_text(path, overwrite, "qrels") as f:
-        f.writelines(lines)
+    _write_bytes(path, "".join(lines).encode("utf-8"), overwrite, "qrels")
 
 
 __all__ = ["BEIR_HEADER", "RUN_TAG_RE", "add_judgement", "default_run_tag", "ranked", "read_qrels", "read_run", "read_run_tag", "read_run_with_tag",
-           "run_tag_for", "validate_run_tag", "write_qrels", "write_run"]
+           "run_files", "run_tag_for", "validate_run_tag", "write_qrels", "write_run"]

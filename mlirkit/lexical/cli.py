@@ -110,7 +110,13 @@ def _search(args: argparse.Namespace) -> int:
         run = searcher.search(queries, k=args.hits, threads=args.threads, show_progress=not args.quiet)
         statistics = searcher.statistics
     empty = [qid for qid, docs in run.items() if not docs]
-    write_run(run, args.output, tag=tag, overwrite=args.overwrite)
+    from mlirkit.index.reader import index_provenance
+    from mlirkit.io.provenance import describe_source
+
+    write_run(run, args.output, tag=tag, overwrite=args.overwrite,
+              provenance={"index": index_provenance(args.index),
+                          "bm25": {"k1": args.k1, "b": args.b, "statistics": statistics},
+                          "topics": describe_source(args.topics), "hits": args.hits})
     print(json.dumps({"run": str(args.output), "queries": len(run), "hits": args.hits, "k1": args.k1, "b": args.b,
                       "statistics": statistics, "queries_without_hits": len(empty)}))
     return 0

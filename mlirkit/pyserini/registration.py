@@ -63,6 +63,7 @@ class EncoderSettings:
     query_lang: str | None = None
     query_langs: dict[str, str] | None = None  # query text -> language (per-query languages of the topics)
     index_encoder: dict[str, Any] | None = None
+    query_encoder: Any = None  # the mlirkit query encoder built for Pyserini (its fingerprint goes into provenance)
 
 
 class DocumentEncoderFactory:
@@ -123,6 +124,7 @@ class QueryEncoderFactory:
                 if not s.force:
                     raise MlirkitError(f"{e} (use {option('force', True)} to search anyway)") from None
                 logger.warning("%s; searching anyway (%s)", e, option("force", True))
+        s.query_encoder = encoder.encoder
         return encoder
 
     def __repr__(self) -> str:

@@ -160,8 +160,15 @@ def patched_argv(argv: Sequence[str]) -> Iterator[None]:
 
 def run_pyserini_module(module: str, argv: Sequence[str], class_names: Sequence[str],
                         patches: Sequence[tuple[Any, str, Any]] = ()) -> int:
-    """Run ``python -m <module> <argv>`` in this process with mlirkit's classes selectable; returns its exit code."""
+    """Run ``python -m <module> <argv>`` in this process with mlirkit's classes selectable; returns its exit code.
+
+    Pyserini's own encoder classes load models without saying ``trust_remote_code``; transformers would then ask
+    on the terminal whether to run a model's own code: that question is switched off (answered no), so a model
+    directory's code runs only when mlirkit is told to (:mod:`mlirkit.encoders.model_code`)."""
+    import transformers.dynamic_module_utils as dynamic_modules
+
     with ExitStack() as stack:
+        stack.enter_context(patched_attr(dynamic_modules, "TIME_OUT_REMOTE_CODE", 0))
         stack.enter_context(extended_choices(ENCODER_CLASS_OPTION, class_names))
         for obj, name, value in patches:
             stack.enter_context(patched_attr(obj, name, value))

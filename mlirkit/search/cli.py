@@ -12,7 +12,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples, set_threads
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.base.fs import refuse_existing
-from mlirkit.base.options import non_negative_int, positive_int
+from mlirkit.base.options import lang_code, non_negative_int, positive_int
 from mlirkit.transforms.alpha import add_alpha_arg
 
 logger = logging.getLogger(__name__)
@@ -28,12 +28,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", required=True, help="TREC run file to write")
     add_encoder_args(p, default=None)
     p.add_argument("--hits", type=positive_int, default=1000, help="hits per query (default 1000)")
-    p.add_argument("--query-lang", default=None, help="language of queries that have none")
+    p.add_argument("--query-lang", type=lang_code, default=None, help="language of queries that have none")
     p.add_argument("--run-tag", default=None,
                    help="run tag, the 6th TREC column (default: the output file name without extension, "
                         "e.g. shift for runs/shift.trec, so ranx.Run.from_file names runs apart)")
     p.add_argument("--force", action="store_true", help="search with an encoder that differs from the index's (warned)")
     p.add_argument("--mmap", action="store_true", help="memory-map the FAISS index files instead of reading them")
+    p.add_argument("--skip-incomplete-shards", action="store_true",
+                   help="search the complete shards when one lacks its index or docid file, or is missing "
+                        "(warned, with the documents left out); without it such a sharded index is refused")
     p.add_argument("--ef-search", type=positive_int, default=None, help="HNSW candidate list size (default: stored in the index)")
     p.add_argument("--nprobe", type=positive_int, default=None, help="IVF cells visited (default: stored in the index)")
     add_query_shift_args(p.add_argument_group("query-time SHIFT: each query with its own language's shift, "
@@ -92,12 +95,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mlirkit.search.sharded import open_index
 
     set_threads(args.threads)
-    index = open_index(args.index, mmap=args.mmap, ef_search=args.ef_search, nprobe=args.nprobe)
+    index = open_index(args.index, mmap=args.mmap, ef_search=args.ef_search, nprobe=args.nprobe,
+                       skip_incomplete=args.skip_incomplete_shards)
     searcher = Searcher(index, encoder, force=args.force, encoder_overrides=encoder_options(args),
                         query_shift=args.query_shift, alpha=args.alpha, transform=args.transform,
                         candidates=args.candidates, missing=args.missing)
     results = searcher.search(queries, k=args.hits, batch_size=args.batch_size or 64, show_progress=not args.quiet)
-    write_run(results.to_run(), args.output, tag=tag, overwrite=args.overwrite)
+    from mlirkit.io.provenance import describe_source
+
+    write_run(results.to_run(), args.output, tag=tag, overwrite=args.overwrite,
+              provenance={**searcher.provenance(), "topics": describe_source(args.topics), "hits": args.hits})
     report = {"run": str(args.output), "queries": len(results), "hits": args.hits}
     if searcher.shift is not None:
         report["query_shift"] = {**searcher.shift.describe(searcher.shift_alpha), "candidates": searcher.shift_candidates}

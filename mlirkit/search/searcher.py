@@ -24,14 +24,18 @@ TIE_SLACK = 16
 
 
 def encoder_for_index(index, **overrides: Any) -> Encoder:
-    """The encoder an mlirkit index was built with, rebuilt from ``meta.json``."""
+    """The encoder an mlirkit index was built with, rebuilt from ``meta.json`` (``overrides``: the caller's own
+    options, which win; only they can allow a model's own code, :mod:`mlirkit.encoders.model_code`)."""
     from mlirkit.encoders import load_encoder
+
+    from mlirkit.encoders.model_code import options_from_file
 
     name = index.meta.get("encoder_name")
     if not name:
         raise MlirkitError(f"{index.path} does not record its encoder (not built by mlirkit.encode): give "
                            f"{option('encoder')}")
-    options = dict(index.meta.get("encoder_options") or {})
+    # options that run the model's own code (trust_remote_code) count only when given here, never from meta.json
+    options = options_from_file(index.meta.get("encoder_options"), index.path / "meta.json", overrides)
     encoder_class = options.pop("encoder_class", None)
     return load_encoder(name, encoder_class, **{**options, **overrides})
 
@@ -99,6 +103,24 @@ class Searcher:
         self.shift_plan = plan_for_index(self.index, metric, alpha, transform, candidates, force=force,
                                          missing=missing)
         self.shift, self.shift_alpha, self.shift_candidates = self.shift_plan
+
+    def provenance(self) -> dict[str, Any]:
+        """What a run of this searcher records beside it (:mod:`mlirkit.io.provenance`): the index (every
+        shard's path and ``meta.json`` sha256), the encoder (name, fingerprint digest and fingerprint), the
+        index's transform (method, file sha256, alpha) and the query-time shift when there is one."""
+        from mlirkit.index.reader import index_provenance
+
+        transform = self.index.transform
+        out: dict[str, Any] = {
+            "index": index_provenance(self.index),
+            "encoder": {"name": getattr(self.encoder, "name", None) or self.index.meta.get("encoder_name"),
+                        "digest": self.encoder.digest, "fingerprint": self.encoder.fingerprint},
+            "transform": None if not transform else {k: transform.get(k) for k in ("method", "sha256", "alpha", "file")},
+        }
+        if self.shift is not None:
+            out["query_shift"] = {**self.shift.describe(self.shift_alpha), "candidates": self.shift_candidates,
+                                  "transform_sha256": getattr(self.shift.transform, "sha256", None)}
+        return out
 
     def encode_queries(self, queries: Sequence[Query], batch_size: int | None = None) -> np.ndarray:
         langs = [q.lang for q in queries]

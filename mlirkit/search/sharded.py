@@ -120,24 +120,30 @@ class ShardedIndex:
 
 
 def open_index(paths: Sequence[str | os.PathLike] | str | os.PathLike, *, mmap: bool = False,
-               threads: int | None = None, **search_params: Any):
+               threads: int | None = None, skip_incomplete: bool = False, **search_params: Any):
     """One directory -> :class:`DenseIndex` (search parameters applied); several -> :class:`ShardedIndex`.
 
     ``threads`` caps FAISS's threads while the index is searched (:meth:`ShardedIndex.search`,
     :class:`~mlirkit.search.searcher.Searcher`), restored afterwards; a CLI's ``--threads`` sets it
     process-wide instead (:func:`mlirkit.base.threads.set_threads`).
 
-    A directory holding no ``index`` file but ``shard-*`` index subdirectories is opened as those
-    shards (a sharded layout: ``OUT/shard-000``, ``OUT/shard-001``, ...)."""
+    A directory holding no ``index`` file but ``shard-*`` subdirectories is opened as those shards (a
+    sharded layout: ``OUT/shard-000``, ``OUT/shard-001``, ...). A shard that is incomplete (no ``index`` or
+    no ``docid`` file), or missing (its ``meta.json`` ``shard`` records say ``count`` shards, fewer are
+    there), is an error naming it and what is missing: a search over the others would be a partial run
+    that looks complete. ``skip_incomplete=True`` (``--skip-incomplete-shards``) searches the others and
+    warns how many documents were left out (:func:`complete_shards`)."""
     from mlirkit.index.layout import FAISS_FILE
 
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     paths = [Path(p) for p in paths]
     if len(paths) == 1 and not (paths[0] / FAISS_FILE).exists():
-        subdirs = sorted(p for p in paths[0].glob("shard-*") if (p / FAISS_FILE).is_file())
+        subdirs = sorted(p for p in paths[0].glob("shard-*") if p.is_dir())
         if subdirs:
             paths = subdirs
+    if len(paths) > 1:
+        paths = complete_shards(paths, skip_incomplete)
     if len(paths) == 1:
         from mlirkit.index.reader import DenseIndex
         from mlirkit.index.types import set_search_params
@@ -147,3 +153,56 @@ def open_index(paths: Sequence[str | os.PathLike] | str | os.PathLike, *, mmap: 
             set_search_params(index.faiss_index, None, **search_params)
         return index
     return ShardedIndex(paths, mmap=mmap, threads=threads, **search_params)
+
+
+def complete_shards(paths: Sequence[Path], skip: bool = False) -> list[Path]:
+    """The shard directories of ``paths`` that hold ``index`` and ``docid``, checked against the shard
+    records of their ``meta.json`` (``{"id": i, "count": n}``: ids ``0..n-1`` all present). An incomplete
+    or missing shard raises :class:`MlirkitError` (which shard, what is missing) unless ``skip``: then it is
+    left out and one warning says how many shards and documents (``docid`` lines, else ``meta.json``'s
+    ``count``) were skipped."""
+    from mlirkit.index.layout import DOCID_FILE, FAISS_FILE, META_FILE
+    from mlirkit.index.reader import read_meta
+
+    problems: list[tuple[str, int | None]] = []  # (what is wrong, documents lost or None if unknown)
+    kept: list[Path] = []
+    ids: dict[int, int] = {}  # recorded shard id -> shard count
+    for path in paths:
+        meta = read_meta(path / META_FILE) if (path / META_FILE).is_file() else {}
+        shard = meta.get("shard") if isinstance(meta.get("shard"), dict) else {}
+        if isinstance(shard.get("count"), int) and shard["count"] > 1 and isinstance(shard.get("id"), int):
+            ids[shard["id"]] = shard["count"]
+        missing = [f for f in (FAISS_FILE, DOCID_FILE) if not (path / f).is_file()]
+        if missing:
+            docs = _count_lines(path / DOCID_FILE) if (path / DOCID_FILE).is_file() else meta.get("count")
+            problems.append((f"shard {path} has no {' and no '.join(repr(m) for m in missing)} file",
+                             docs if isinstance(docs, int) else None))
+        else:
+            kept.append(path)
+    counts = set(ids.values())
+    if len(counts) == 1:
+        count = counts.pop()
+        absent = [i for i in range(count) if i not in ids]
+        if absent:
+            problems.append((f"shard{'s' if len(absent) > 1 else ''} {', '.join(map(str, absent))} of {count} "
+                             f"(meta.json 'shard' records) {'are' if len(absent) > 1 else 'is'} missing", None))
+    if not problems:
+        return list(paths)
+    if not skip:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise MlirkitError(f"{problems[0][0]}{more}: searching the other shards would leave its documents out; "
+                           "complete it, or give --skip-incomplete-shards (Python: skip_incomplete=True) to search "
+                           "without it")
+    if not kept:
+        raise MlirkitError(f"{problems[0][0]}: no complete shard left to search")
+    known = sum(n for _, n in problems if n is not None)
+    unknown = sum(1 for _, n in problems if n is None)
+    logger.warning("skipped %d incomplete or missing shard(s) holding %d document(s)%s: %s", len(problems), known,
+                   f" plus the documents of {unknown} shard(s) of unknown size" if unknown else "",
+                   "; ".join(w for w, _ in problems))
+    return kept
+
+
+def _count_lines(path: Path) -> int:
+    with open(path, "rb") as f:
+        return sum(1 for line in f if line.strip())

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples, with_examples
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import LANG_LIST_HELP, LangListAction, positive_int
+from mlirkit.base.options import LANG_LIST_HELP, LangListAction, lang_code, positive_int
 
 if TYPE_CHECKING:
     from mlirkit.transforms.transform import LanguageTransform
@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("derive", help="SHIFT vectors for another source language: V_{l|s} = V_l - V_s")
     d.add_argument("--transform", required=True)
-    d.add_argument("--source-lang", required=True)
+    d.add_argument("--source-lang", type=lang_code, required=True)
     d.add_argument("--output", required=True)
     d.add_argument("--overwrite", action="store_true")
     s = sub.add_parser("select-alpha", help="choose alpha without relevance labels, from an index's documents")
@@ -105,7 +105,7 @@ def add_fit_args(f: argparse.ArgumentParser, *, methods: Sequence[str]) -> None:
                         "authors' .pt vector file (imported)")
     f.add_argument("--from-index", default=None, metavar="DIR",
                    help="fit SHIFT vectors from this index's own untransformed document vectors (no parallel text)")
-    f.add_argument("--source-lang", default=None, help="source (query) language, e.g. en (a .pt file carries its own)")
+    f.add_argument("--source-lang", type=lang_code, default=None, help="source (query) language, e.g. en (a .pt file carries its own)")
     f.add_argument("--output", required=True, help="transform file to write (exactly this path)")
     f.add_argument("--langs", action=LangListAction, default=None, metavar="LANG",
                    help=f"target languages to keep ({LANG_LIST_HELP}; default: all present)")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import check_lang
 from mlirkit.base.registry import Registry
 
 
@@ -101,6 +102,11 @@ class TrainConfig:
 
         if not self.backbone:
             raise bad("backbone", "required")
+        for name in ("parallel_pivot", "triples_lang"):  # language codes in their canonical case (EN -> en)
+            setattr(self, name, check_lang(getattr(self, name), f"config field {name!r}", known=True))
+        if self.parallel_langs is not None:
+            self.parallel_langs = [check_lang(la, "config field 'parallel_langs'", known=True)
+                                   for la in self.parallel_langs]
         if not self.output_dir:
             raise bad("output_dir", "required")
         for name in ("max_length", "max_steps", "grad_accum", "log_every"):
@@ -185,12 +191,21 @@ class TrainConfig:
                 data = yaml.safe_load(text)
             else:
                 data = json.loads(text)
-        except Exception as e:  # json/yaml parse errors
-            raise MlirkitError(f"{path}: cannot parse config ({e})") from e
+        except Exception as e:  # json/yaml parse errors (a YAML tag such as !!python/object is one of them)
+            raise MlirkitError(f"{path}: cannot parse config ({_one_line(e)})") from None
         return cls.from_dict(data or {}, str(path))
 
     def with_updates(self, **changes: Any) -> "TrainConfig":
         return replace(self, **changes)
+
+
+def _one_line(e: Exception) -> str:
+    """A JSON or YAML parse error in one line: YAML's ``problem`` and where it is (line:column, 1-based)."""
+    problem, mark = getattr(e, "problem", None), getattr(e, "problem_mark", None)
+    if problem and mark is not None:
+        context = getattr(e, "context", None)
+        return f"line {mark.line + 1}, column {mark.column + 1}: {f'{context}: ' if context else ''}{problem}"
+    return " ".join(str(e).split()) or type(e).__name__
 
 
 def _coerce(name: str, value: Any, hint: Any, where: str) -> Any:

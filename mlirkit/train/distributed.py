@@ -10,8 +10,21 @@ from mlirkit.base.errors import MlirkitError
 
 
 def env_world() -> tuple[int, int, int]:
-    """(rank, local_rank, world_size) from torchrun's environment; (0, 0, 1) when not launched by it."""
-    return int(os.environ.get("RANK", 0)), int(os.environ.get("LOCAL_RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+    """(rank, local_rank, world_size) from torchrun's environment; (0, 0, 1) when not launched by it; a value
+    that is not a non-negative integer (world size >= 1) is one error naming the variable."""
+    def read(var: str, default: int, minimum: int) -> int:
+        text = os.environ.get(var, "").strip()
+        if not text:
+            return default
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise MlirkitError(f"{var}={text!r}: expected an integer >= {minimum} (set by torchrun)")
+        return value
+
+    return read("RANK", 0, 0), read("LOCAL_RANK", 0, 0), read("WORLD_SIZE", 1, 1)
 
 
 def init_distributed(device_type: str) -> tuple[int, int]:

@@ -462,15 +462,26 @@ class Trainer:
 
     # ----------------------------------------------------------------- the loop
     def train(self, *, resume: bool = False, overwrite: bool = False, show_progress: bool = True) -> Path:
-        """Run to ``max_steps``; returns the final model directory ``output_dir/model``."""
-        from tqdm.auto import tqdm
-
-        c = self.cfg
+        """Run to ``max_steps``; returns the final model directory ``output_dir/model``. A run that fails before
+        its first checkpoint leaves ``output_dir`` as it found it (:class:`_Snapshot`)."""
         final = self.out_dir / FINAL_DIR
         if self.rank == 0:
             if not resume and not overwrite and (final.exists() or self.checkpoints()):
                 raise MlirkitError(f"{self.out_dir} already holds a run (use {option('resume', True)} or "
                                    f"{option('overwrite', True)})")
+        before = _Snapshot.take(self.out_dir) if self.rank == 0 else None
+        try:
+            return self._train(resume, overwrite, show_progress, final)
+        except BaseException:
+            if before is not None:
+                before.undo_failed_start(self)
+            raise
+
+    def _train(self, resume: bool, overwrite: bool, show_progress: bool, final: Path) -> Path:
+        from tqdm.auto import tqdm
+
+        c = self.cfg
+        if self.rank == 0:
             if overwrite and not resume and self.out_dir.exists():
                 for p in self.checkpoints() + [final, self.out_dir / LOG_FILE]:
                     shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
@@ -570,3 +581,42 @@ class Trainer:
         if al_file.is_file():
             self.alignments = AlignmentCache.load(al_file)
         logger.info("resumed from %s at step %d", path, self.step)
+
+
+class _Snapshot:
+    """What ``output_dir`` held before a training run started, so that a run failing before its first
+    checkpoint (missing data, a bad file, Ctrl-C) leaves nothing behind: the directories it created are
+    removed; in a directory that existed, the entries it added (log, feature cache) are removed and the config
+    and log it rewrote are put back as they were. Checkpoints and models (complete outputs, written
+    atomically) are never removed: a run that wrote one keeps everything, for ``--resume``."""
+
+    def __init__(self, out_dir: Path, created: list[Path], entries: set[str], files: dict[Path, bytes],
+                 checkpoints: list[Path]) -> None:
+        self.out_dir, self.created, self.entries, self.files = out_dir, created, entries, files
+        self.checkpoints = checkpoints
+
+    @classmethod
+    def take(cls, out_dir: Path) -> "_Snapshot":
+        created = []
+        d = out_dir
+        while not d.exists() and d != d.parent:
+            created.append(d)  # deepest first
+            d = d.parent
+        entries = {p.name for p in out_dir.iterdir()} if out_dir.is_dir() else set()
+        files = {p: p.read_bytes() for p in (out_dir / CONFIG_FILE, out_dir / LOG_FILE) if p.is_file()}
+        checkpoints = sorted(out_dir.glob("checkpoint-*")) if out_dir.is_dir() else []
+        return cls(out_dir, created, entries, files, checkpoints)
+
+    def undo_failed_start(self, trainer: "Trainer") -> None:
+        made = set(trainer.checkpoints()) - set(self.checkpoints)
+        if made or (FINAL_DIR not in self.entries and (self.out_dir / FINAL_DIR).exists()):
+            return
+        if self.created:
+            shutil.rmtree(self.created[-1], ignore_errors=True)  # the topmost directory this run made
+            return
+        for p in list(self.out_dir.iterdir()) if self.out_dir.is_dir() else []:
+            if p.name not in self.entries:
+                shutil.rmtree(p, ignore_errors=True) if p.is_dir() and not p.is_symlink() else p.unlink(missing_ok=True)
+        for path, content in self.files.items():
+            if not path.is_file() or path.read_bytes() != content:
+                path.write_bytes(content)

@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence, Union
 
 from mlirkit.base import option_names
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import canonical, check_lang
 from mlirkit.base.options import split_key_value
 
 ALPHA_MIN, ALPHA_MAX = 0.0, 2.0
@@ -34,8 +35,13 @@ class Alpha:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "default", _checked(DEFAULT_KEY, self.default))
-        object.__setattr__(self, "overrides", {str(k): _checked(str(k), v)
-                                               for k, v in sorted(dict(self.overrides).items())})
+        overrides: dict[str, float] = {}
+        for key, value in dict(self.overrides).items():
+            lang = canonical(check_lang(key, "alpha override", known=True))  # EN=0.5 -> en, dt=0.5 -> nl
+            if lang in overrides:
+                raise MlirkitError(f"alpha given twice for one language ({lang!r}, as {key!r})")
+            overrides[lang] = _checked(lang, value)
+        object.__setattr__(self, "overrides", dict(sorted(overrides.items())))
 
     def __hash__(self) -> int:
         return hash((self.default, tuple(self.overrides.items())))
@@ -73,7 +79,7 @@ class Alpha:
         return cls.coerce(values)
 
     def for_lang(self, lang: str) -> float:
-        return self.overrides.get(lang, self.default)
+        return self.overrides.get(canonical(lang), self.default)
 
     def to_json(self) -> float | dict[str, float]:
         """What ``meta.json`` records: the number, or ``{"*": default, lang: value, ...}`` (languages sorted)."""

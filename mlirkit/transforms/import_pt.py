@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import require_langs
+from mlirkit.base.langs import check_lang, require_langs
 from mlirkit.base.option_names import option
 from mlirkit.encoders.base import Encoder
 from mlirkit.transforms.io import read_shift_pt
@@ -37,6 +37,8 @@ def import_shift_pt(path: str | os.PathLike, encoder: Encoder | Callable[[], Enc
     file does not say which prefix or pooling its vectors were made with: those are the encoder's.
     """
     model_name, source, vectors = read_shift_pt(path)
+    source_lang = check_lang(source_lang, "source language", known=True) if source_lang else None
+    langs = [check_lang(la, "languages asked for", known=True) for la in langs] if langs else langs
     if source_lang and source_lang != source:
         raise MlirkitError(f"{path} has source language {source!r}, not {source_lang!r} "
                            f"(derive other sources with 'python -m mlirkit.shift derive')")

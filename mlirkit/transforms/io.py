@@ -24,6 +24,7 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.fs import atomic_file
+from mlirkit.base.langs import check_lang
 from mlirkit.base.outputs import TRANSFORM_FORMAT
 from mlirkit.io.files import GZIP_MAGIC
 from mlirkit.base.vectors import check_finite
@@ -33,14 +34,6 @@ from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform
 FORMAT = TRANSFORM_FORMAT  # defined with the "is this ours?" checks
 FORMAT_VERSION = 1
 LANGID_PREFIX = "langid."
-
-
-def file_sha256(path: str | os.PathLike) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def sniff(path: str | os.PathLike) -> str:
@@ -195,14 +188,15 @@ def _check_meta_types(meta: Any, path: Path) -> None:
 
 def read_shift_pt(path: str | os.PathLike) -> tuple[str, str, dict[str, np.ndarray]]:
     """``(model_name, source_lang, {lang: V_lang float32})`` from a SHIFT authors' ``.pt`` vector file."""
-    import pickle
-
     import torch
 
+    from mlirkit.io.binary import check_torch_file
+
     path = Path(path)
+    check_torch_file(path)
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError) as e:
+    except Exception as e:  # a damaged pickle stream fails in the unpickler in many ways (IndexError, KeyError, ...)
         raise MlirkitError(f"{path}: cannot read as a SHIFT vector file with torch.load(weights_only=True) "
                            f"({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
     if not isinstance(payload, dict):
@@ -210,6 +204,7 @@ def read_shift_pt(path: str | os.PathLike) -> tuple[str, str, dict[str, np.ndarr
     source = payload.get("source_lang")
     if not isinstance(source, str) or not source:
         raise MlirkitError(f"{path}: missing 'source_lang'")
+    source = check_lang(source, f"{path}: 'source_lang'", known=True)
     model_name = str(payload.get("model_name", ""))
     vectors: dict[str, np.ndarray] = {}
     for key, value in payload.items():
@@ -219,7 +214,10 @@ def read_shift_pt(path: str | os.PathLike) -> tuple[str, str, dict[str, np.ndarr
             raise MlirkitError(f"{path}: {key} is not a 1-d tensor")
         array = value.detach().to(torch.float64).numpy().astype(np.float32)
         check_finite(key, array, path)
-        vectors[key[2:]] = array
+        lang = check_lang(key[2:], f"{path}: key {key!r}", known=True)
+        if lang in vectors:
+            raise MlirkitError(f"{path}: key {key!r} names a language given by another key too")
+        vectors[lang] = array
     if not vectors:
         raise MlirkitError(f"{path}: no 'v_<lang>' vectors")
     return model_name, source, vectors

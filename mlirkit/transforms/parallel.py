@@ -78,8 +78,10 @@ def read_parallel_jsonl(path: str | os.PathLike, text_field: str | Sequence[str]
 
 
 def group_rows(rows: Iterable[Any], source: str) -> Iterator[ParallelGroup]:
-    """Group ``(id, lang, text)`` rows (tuples or objects with those attributes) by contiguous id."""
+    """Group ``(id, lang, text)`` rows (tuples or objects with those attributes) by contiguous id; languages
+    through :func:`~mlirkit.base.langs.check_lang` (a dataset's ``EN`` is ``en``, ``english`` is refused)."""
     done: set[str] = set()
+    codes: dict[object, str] = {}
     current: ParallelGroup | None = None
     for row in rows:
         if hasattr(row, "lang") and hasattr(row, "text"):  # records (Doc, ir_datasets namedtuples)
@@ -88,6 +90,9 @@ def group_rows(rows: Iterable[Any], source: str) -> Iterator[ParallelGroup]:
         else:
             doc_id, lang, text = row[0], row[1], row[2]
         doc_id = str(doc_id)
+        if lang not in codes:
+            codes[lang] = check_lang(lang, f"{source}: id {doc_id!r}", known=True)
+        lang = codes[lang]
         if current is None or current.id != doc_id:
             if current is not None:
                 done.add(current.id)
@@ -96,7 +101,7 @@ def group_rows(rows: Iterable[Any], source: str) -> Iterator[ParallelGroup]:
                 raise MlirkitError(f"{source}: rows of id {doc_id!r} are not contiguous")
             current = ParallelGroup(doc_id, {})
         if text:
-            current.texts[str(lang)] = str(text)
+            current.texts[lang] = str(text)
     if current is not None:
         yield current
 
@@ -120,7 +125,8 @@ def read_pairs_table(directory: str | os.PathLike, langs: Sequence[str] | None =
                 reader = pa.ipc.open_file(source)
             batches = reader if hasattr(reader, "__iter__") else (reader.get_batch(i) for i in range(reader.num_record_batches))
             for batch in batches:
-                cols = {c[len("positive_"):]: batch.column(i).to_pylist()
+                cols = {check_lang(c[len("positive_"):], f"{directory / name}: column {c!r}", known=True):
+                        batch.column(i).to_pylist()
                         for i, c in enumerate(batch.schema.names) if c.startswith("positive_")}
                 if not cols:
                     raise MlirkitError(f"{directory / name}: no positive_<lang> columns")

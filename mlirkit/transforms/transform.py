@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import canonical, is_unknown
+from mlirkit.base.langs import canonical, check_lang, is_unknown
 from mlirkit.base.registry import Registry
 from mlirkit.base.vectors import check_finite
 from mlirkit.base.option_names import option
@@ -45,11 +45,12 @@ TRANSFORMS: Registry[type["LanguageTransform"]] = Registry("transform method")
 
 
 def canonical_params(params: Mapping[str, Any], method: str = "transform") -> dict[str, Any]:
-    """``params`` keyed by canonical language codes (:func:`mlirkit.base.langs.canonical`: ``dt`` -> ``nl``);
-    two keys naming one language are refused."""
+    """``params`` keyed by canonical language codes (:func:`mlirkit.base.langs.canonical`: ``dt`` -> ``nl``,
+    ``EN`` -> ``en``); a key that is no language code (``de\\n``, ``""``, ``English``) and two keys naming
+    one language are refused."""
     out: dict[str, Any] = {}
     for lang, value in params.items():
-        code = canonical(str(lang))
+        code = canonical(check_lang(lang, f"{method} parameters", known=True))
         if code in out:
             raise MlirkitError(f"{method} parameters given twice for one language ({code!r}, alias {lang!r})")
         out[code] = value
@@ -88,7 +89,7 @@ class LanguageTransform:
             check_finite(f"parameters of {lang!r}", v)
         self.dim = dims.pop()
         self.encoder = dict(encoder or {})
-        self.source_lang = canonical(source_lang)
+        self.source_lang = canonical(check_lang(source_lang, "source language", known=True))
         self.meta = dict(meta or {})
         self.langid = langid
         self.langid_threshold: float | None = None

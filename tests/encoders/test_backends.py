@@ -165,6 +165,24 @@ def test_cpu_flags_match_proc_cpuinfo():
     assert cpu_supports_bf16() == (" avx512_bf16" in flags or " amx_bf16" in flags)
 
 
+@needs_openvino
+def test_bf16_vectors_do_not_depend_on_the_batch(tiny_model_dir):
+    """bf16 arithmetic: a text's vector is the same alone, in the encoder's sorted batches and in Pyserini-style
+    batches of 3 (equal-length batches: no padding); padded batches would move it (the cause, shown here)."""
+    enc = load_encoder(str(tiny_model_dir), "hf", backend="openvino", precision="bf16", max_length=64, threads=1)
+    assert enc.equal_length_batches and enc.fingerprint["batches"] == "equal-length"
+    texts = TEXTS * 3
+    together = enc.encode_docs(texts)
+    alone = np.concatenate([enc.encode_docs([t]) for t in texts])
+    in_threes = np.concatenate([enc.encode_docs(texts[i:i + 3]) for i in range(0, len(texts), 3)])
+    np.testing.assert_array_equal(together, alone)
+    np.testing.assert_array_equal(together, in_threes)
+    np.testing.assert_array_equal(enc.encode_queries(texts), np.concatenate([enc.encode_queries([t]) for t in texts]))
+    fp32 = load_encoder(str(tiny_model_dir), "hf", backend="openvino", precision="fp32", max_length=64, threads=1)
+    assert not fp32.equal_length_batches and "batches" not in fp32.fingerprint
+    check_same_encoder(fp32.fingerprint, enc.fingerprint, "an index")  # equivalent vectors: accepted
+
+
 def test_fingerprint_compatibility_rules():
     base = {"class": "hf", "model": "m", "weights": "sha256:x", "dtype": "float32"}
     torch_fp32 = {**base, "backend": "torch", "precision": "fp32"}

@@ -55,5 +55,6 @@ def test_query_langs(tmp_path):
     assert read_query_langs(p, default_lang="en") == {"q1": "de", "q2": "en"}
     assert resolve_query_langs(["a", "b"], "fr") == ["fr", "fr"]
     assert resolve_query_langs(["a"], {"a": ""}) == ["und"]
-    with pytest.raises(MlirkitError, match="invalid query language"):
+    with pytest.raises(MlirkitError, match="query language: invalid language 'e n'"):
         resolve_query_langs(["a"], "e n")
+    assert resolve_query_langs(["a", "b"], {"a": "EN", "b": "zh-hans"}) == ["en", "zh-Hans"]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 
 import pytest
 
@@ -29,10 +30,16 @@ def _write(tmp_path, qrels=QRELS, run=RUN, langs=None):
 def test_byte_order_marks_do_not_change_the_metrics(tmp_path, capsys):
     _write(tmp_path)
     assert run_cli(main, _argv(tmp_path)) == 0
-    plain = (tmp_path / "report.json").read_text()
+
+    def scores() -> dict:  # the report without the list of inputs (their hashes differ with the bytes)
+        report = json.loads((tmp_path / "report.json").read_text())
+        report["_meta"].pop("inputs")
+        return report
+
+    plain = scores()
     _write(tmp_path, BOM + QRELS, gzip.compress(BOM + RUN))
     assert run_cli(main, _argv(tmp_path, "--overwrite")) == 0, capsys.readouterr().err
-    assert (tmp_path / "report.json").read_text() == plain
+    assert scores() == plain
 
 
 @pytest.mark.parametrize("qrels, run, message", [

@@ -81,6 +81,24 @@ def test_cli_writes_ranx_fusion_and_tunes_on_dev(tmp_path):
         top = sorted(docs.items(), key=lambda x: (-x[1], x[0]))
         assert [d for d, _ in sorted(got[q].items(), key=lambda x: (-x[1], x[0]))] == [d for d, _ in top]
         np.testing.assert_allclose([got[q][d] for d, _ in top], [s for _, s in top], rtol=1e-12)
+    # the fused run says where it came from: the method, its tuned weights, the input runs with their own
+    # sidecars, and what the weights were tuned on
+    from mlirkit.io.provenance import read_sidecar
+
+    side = read_sidecar(out)
+    assert side["fusion"]["method"] == "wsum" and side["fusion"]["params"] == {"weights": weights}
+    assert [r["path"] for r in side["runs"]] == [str(paths["a"]), str(paths["b"])]
+    assert all(r["provenance"]["run_sha256"] == r["sha256"] for r in side["runs"])
+    assert [r["path"] for r in side["tuned"]["on"]] == [str(paths["a_dev"]), str(paths["b_dev"])]
+    assert side["tuned"]["qrels"]["path"] == str(qrels) and side["tuned"]["metric"] == "ndcg@10"
+    # a shell glob lists the sidecars beside the runs: they are skipped, not read as runs
+    from mlirkit.io.provenance import sidecar_path
+
+    again = tmp_path / "again.trec"
+    assert main(["--runs", str(paths["a"]), str(sidecar_path(paths["a"])), str(paths["b"]),
+                 str(sidecar_path(paths["b"])), "--method", "wsum", "--weights", "0.3", "0.7",
+                 "--output", str(again), "--quiet"]) == 0
+    assert [r["path"] for r in read_sidecar(again)["runs"]] == [str(paths["a"]), str(paths["b"])]
 
 
 def read_qrels_file(path):
@@ -114,7 +132,8 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, case,
     assert run_cli(main, ["--runs", *runs, "--output", str(out), "--quiet", *args.get(case, [])]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
-    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["a.trec", "b.trec"]
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".provenance.json")) \
+        == ["a.trec", "b.trec"]  # (the inputs and their provenance sidecars)
 
 
 def test_allow_missing_fuses_a_query_from_the_runs_that_list_it():

@@ -94,7 +94,7 @@ def test_write_run_depth_gzip_deterministic_and_overwrite(tmp_path):
         write_run(run, p, "t")
     write_run(run, p, "t", overwrite=True, depth=2)
     assert p.read_bytes() == first  # mtime=0: same content, same bytes
-    assert [f.name for f in tmp_path.iterdir()] == ["r.trec.gz"]  # no temporary left behind
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["r.trec.gz", "r.trec.gz.provenance.json"]  # no temporary left
 
 
 def test_write_run_refuses_bad_tag_ids_and_scores(tmp_path):

@@ -68,6 +68,12 @@ def test_each_document_is_analysed_with_its_own_language(toy_index, tmp_path):
     assert set(run["q-fr"]) == {"fr1"}  # French light stemming: maisons -> maison
     assert set(run["q-vi"]) == {"vi1"}  # the standard fallback lower-cases, in documents and queries alike
     assert "ja1" in run["q-ja"]
+    from mlirkit.io.provenance import read_sidecar
+
+    side = read_sidecar(tmp_path / "bm25.trec")  # where the run came from: the Lucene index, BM25, the topics
+    assert side["index"]["path"] == str(index) and side["index"]["meta_sha256"]
+    assert side["bm25"]["k1"] == 0.9 and side["bm25"]["b"] == 0.4 and side["bm25"]["statistics"]
+    assert side["topics"]["path"] == str(topics) and side["hits"] == 10
     meta = json.loads((index / "meta.json").read_text())
     assert {la: e["analyzer"] for la, e in meta["analyzers"].items()} == \
         {"de": "de", "en": "en", "fr": "fr", "ja": "ja", "vi": "standard"}

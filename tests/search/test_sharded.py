@@ -251,3 +251,65 @@ def test_encode_shards_merge_search_cli_with_tiny_model(tmp_path, tiny_model_dir
     assert run_cli(encode_main, [*common, "--index", str(tmp_path / "x"), "--num-workers", "3"]) == 2
     assert "--num-workers needs --engine ray" in capsys.readouterr()[1]
     assert not (tmp_path / "x").exists()
+
+
+def _shard_layout(root, n=3, per=10):
+    docs = make_docs(n * per)
+    for i in range(n):
+        encode(root / f"shard-{i:03d}", docs[i * per:(i + 1) * per], shard=(i, n))
+    return docs
+
+
+@pytest.mark.parametrize("lost", ["index", "docid"])
+def test_an_incomplete_shard_is_refused_unless_skipped(tmp_path, caplog, lost):
+    """A shard-* directory without its FAISS ``index`` (or ``docid``) file: refused with one line naming it and
+    the missing file; with the skip option the other shards are searched and the lost documents counted."""
+    docs = _shard_layout(tmp_path / "ix")
+    (tmp_path / "ix" / "shard-001" / lost).unlink()
+    with pytest.raises(MlirkitError, match=rf"shard .*shard-001 has no '{lost}' file.*--skip-incomplete-shards"):
+        open_index(tmp_path / "ix")
+    with caplog.at_level("WARNING", logger="mlirkit.search.sharded"):
+        opened = open_index(tmp_path / "ix", skip_incomplete=True)
+    assert opened.docids == [d.doc_id for d in docs[:10] + docs[20:]]
+    warning = " ".join(r.getMessage() for r in caplog.records)
+    # the documents lost: the docid file's lines, else meta.json's count
+    assert "skipped 1 incomplete or missing shard(s) holding 10 document(s)" in warning
+
+
+def test_a_missing_shard_is_refused_unless_skipped(tmp_path, caplog):
+    """The shards' meta.json say there are 3; only 2 are there."""
+    import shutil
+
+    _shard_layout(tmp_path / "ix")
+    shutil.rmtree(tmp_path / "ix" / "shard-002")
+    with pytest.raises(MlirkitError, match=r"shard 2 of 3 \(meta.json 'shard' records\) is missing"):
+        open_index(tmp_path / "ix")
+    with caplog.at_level("WARNING", logger="mlirkit.search.sharded"):
+        assert len(open_index(tmp_path / "ix", skip_incomplete=True).docids) == 20
+    assert "of unknown size" in caplog.text
+
+
+def test_search_cli_refuses_an_incomplete_shard_in_one_line(tmp_path, tiny_model_dir, capsys):
+    from mlirkit.encode.cli import main as encode_main
+    from mlirkit.search.cli import main as search_main
+
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps({"_id": f"d{i}", "text": f"text {i}", "lang": "en"}) + "\n"
+                                              for i in range(6)), "utf-8")
+    enc = ["--encoder", str(tiny_model_dir), "--encoder-class", "hf", "--max-length", "32"]
+    for i in range(2):
+        assert run_cli(encode_main, ["--corpus", str(tmp_path / "c.jsonl"), "--index", str(tmp_path / "ix" / f"shard-{i}"),
+                                     "--num-shards", "2", "--shard-id", str(i), *enc, "--quiet"]) == 0
+    (tmp_path / "ix" / "shard-1" / "index").unlink()
+    (tmp_path / "t.tsv").write_text("q1\ttext\ten\n", "utf-8")
+    cmd = ["--index", str(tmp_path / "ix"), "--topics", str(tmp_path / "t.tsv"), "--output", str(tmp_path / "r.trec"),
+           "--quiet"]
+    capsys.readouterr()
+    assert run_cli(search_main, cmd) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "shard-1 has no 'index' file" in err and not (tmp_path / "r.trec").exists()
+    assert run_cli(search_main, [*cmd, "--skip-incomplete-shards"]) == 0
+    err = capsys.readouterr().err
+    assert "holding 3 document(s)" in err
+    from mlirkit.io.trec import read_run
+
+    assert {d for docs in read_run(tmp_path / "r.trec").values() for d in docs} == {"d0", "d2", "d4"}

@@ -91,11 +91,20 @@ def test_group_rows_tuples_and_objects():
         list(group_rows([("1", "en", "a"), ("2", "en", "b"), ("1", "de", "c")], "src"))
 
 
+def test_group_rows_canonical_language_codes():
+    """Rows from a dataset id (Tatoeba, mMARCO) enter through the canonicaliser like every reader's."""
+    groups = list(group_rows([("1", "EN", "a"), ("1", "zh-hans", "b"), ("1", "pt-br", "c")], "src"))
+    assert groups == [ParallelGroup("1", {"en": "a", "zh-Hans": "b", "pt-BR": "c"})]
+    for bad in ("english", "de\n", ""):
+        with pytest.raises(MlirkitError, match="src: id '1'"):
+            list(group_rows([("1", "en", "a"), ("1", bad, "b")], "src"))
+
+
 def test_pairs_table_directory(tmp_path):
     datasets = pytest.importorskip("datasets")
     ds = datasets.Dataset.from_dict({"query_en": ["q1", "q2"], "positive_en": ["p1", "p2"],
                                      "query_dt": ["v1", "v2"], "positive_dt": ["d1", ""],
-                                     "positive_zh": ["z1", "z2"]})
+                                     "positive_ZH": ["z1", "z2"]})
     ds.save_to_disk(str(tmp_path / "pairs"))
     groups = list(open_parallel(str(tmp_path / "pairs")))
     assert groups == [ParallelGroup("0", {"en": "p1", "dt": "d1", "zh": "z1"}), ParallelGroup("1", {"en": "p2", "zh": "z2"})]

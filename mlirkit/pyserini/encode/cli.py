@@ -21,6 +21,7 @@ from typing import Sequence
 
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import configure_logging, examples
+from mlirkit.base.options import lang_code
 from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms.options import add_transform_args, transform_from_args
 
@@ -47,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "python -m mlirkit.pyserini.encode input --corpus corpus.jsonl --fields text lang \\\n"
                               "      output --embeddings indexes/pyserini-e5 --to-faiss \\\n"
                               "      encoder --encoder-class mlirkit --encoder multilingual-e5-small-q4 --fields text lang"))
-    g.add_argument("--default-lang", default=None, help="language of documents without a 'lang' field")
+    g.add_argument("--default-lang", type=lang_code, default=None, help="language of documents without a 'lang' field")
     g.add_argument("--save-embeddings", action="store_true",
                    help="also keep the untransformed vectors in embeddings.npy (mlirkit classes, --to-faiss)")
     add_transform_args(p, langid=False, alpha_words=False, missing=False)

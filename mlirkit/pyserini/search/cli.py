@@ -24,10 +24,11 @@ import argparse
 import json
 import logging
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import configure_logging, examples
+from mlirkit.base.options import lang_code
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "python -m mlirkit.pyserini.search --index indexes/ddtp-e5-shift --topics topics.tsv \\\n"
                               "      --output runs/shift.txt --encoder-class mlirkit --encoder multilingual-e5-small-q4 "
                               "--hits 100"))
-    g.add_argument("--query-lang", default=None,
+    g.add_argument("--query-lang", type=lang_code, default=None,
                    help="language of the queries without one in the topics (query-side transforms, --query-shift)")
     g.add_argument("--force", action="store_true", help="search with an encoder that differs from the index's (warned)")
     add_query_shift_args(g, words=False)
@@ -173,7 +174,8 @@ def run(pyserini_argv: Sequence[str], settings, plan=None, *, overwrite: bool = 
 
         patches.append((searcher_module, "FaissSearcher",
                         searcher_class(plan, settings.query_langs, settings.query_lang)))
-    rc = staged_output(pyserini_argv, overwrite, lambda argv: run_pyserini_module(PYSERINI_MODULE, argv, names, patches))
+    rc = staged_output(pyserini_argv, overwrite, lambda argv: run_pyserini_module(PYSERINI_MODULE, argv, names, patches),
+                       provenance=lambda: run_provenance(pyserini_argv, settings, plan))
     if plan is not None and rc == 0:
         print(json.dumps({"query_shift": {**plan.shift.describe(plan.alpha), "candidates": plan.candidates}}))
     return rc
@@ -194,10 +196,44 @@ def with_option(argv: Sequence[str], option: str, value: str) -> list[str]:
     return out
 
 
-def staged_output(pyserini_argv: Sequence[str], overwrite: bool, call: Callable[[list[str]], int]) -> int:
+def run_provenance(pyserini_argv: Sequence[str], settings, plan=None) -> dict[str, Any]:
+    """What the run's provenance sidecar records (:mod:`mlirkit.io.provenance`): the index (an mlirkit or
+    Pyserini index directory with its ``meta.json`` sha256, or a prebuilt index name), the query encoder
+    (mlirkit's: name, digest, fingerprint; Pyserini's own: its name and class), the index's query-side
+    transform, the query-time shift, the topics."""
+    from mlirkit.io.provenance import describe_source
+    from mlirkit.pyserini.wrapper import peek_option
+    from mlirkit.transforms.alpha import Alpha
+
+    index = peek_option(pyserini_argv, "--index")
+    if index and Path(index).is_dir():
+        from mlirkit.index.reader import index_provenance
+
+        index_record: dict[str, Any] = index_provenance(index)
+    else:
+        index_record = {"name": index}
+    enc = settings.query_encoder
+    encoder = ({"name": getattr(enc, "name", None), "digest": enc.digest, "fingerprint": enc.fingerprint}
+               if enc is not None else {"name": peek_option(pyserini_argv, "--encoder"),
+                                        "class": peek_option(pyserini_argv, "--encoder-class")})
+    t = settings.transform
+    out: dict[str, Any] = {"index": index_record, "encoder": encoder, "producer": PYSERINI_MODULE,
+                           "transform": None if t is None else {"method": t.method, "sha256": t.sha256,
+                                                                "alpha": Alpha.coerce(settings.alpha).to_json()},
+                           "topics": describe_source(peek_option(pyserini_argv, "--topics") or "")}
+    if plan is not None:
+        out["query_shift"] = {**plan.shift.describe(plan.alpha), "candidates": plan.candidates,
+                              "transform_sha256": getattr(plan.shift.transform, "sha256", None)}
+    return out
+
+
+def staged_output(pyserini_argv: Sequence[str], overwrite: bool, call: Callable[[list[str]], int],
+                  provenance: Callable[[], dict[str, Any]] | None = None) -> int:
     """``call(argv)`` with Pyserini's ``--output`` pointed at a temporary sibling that replaces the run
     file only when ``call`` returns 0: Pyserini writes its run query by query, so an error in the middle
-    (an encoder, the query-time shift, a JVM failure) would otherwise leave a half-written run."""
+    (an encoder, the query-time shift, a JVM failure) would otherwise leave a half-written run. With
+    ``provenance`` (a function giving the producer's record), the run's provenance sidecar is written
+    before the run is published (:func:`mlirkit.io.provenance.write_sidecar`)."""
     from mlirkit.base.fs import claim_output
     from mlirkit.pyserini.wrapper import HELP_FLAGS, peek_option
 
@@ -210,6 +246,11 @@ def staged_output(pyserini_argv: Sequence[str], overwrite: bool, call: Callable[
             rc = call(with_option(pyserini_argv, "--output", str(tmp)))
             if rc != 0:
                 raise _NotPublished
+            if provenance is not None:
+                from mlirkit.io.files import file_sha256
+                from mlirkit.io.provenance import write_sidecar
+
+                write_sidecar(output, file_sha256(tmp), provenance())
     except _NotPublished:
         logger.debug("pyserini exited %d: no run written to %s", rc, output)  # its error is the one line
     return rc

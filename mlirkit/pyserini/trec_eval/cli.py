@@ -29,7 +29,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(argv) >= 2 and not Path(argv[-1]).is_file():  # Pyserini prints this and exits 0
         raise MlirkitError(f"run file {argv[-1]} does not exist (usage: ... [trec_eval options] QRELS RUN)")
     boot_jvm()
-    return run_pyserini_module(PYSERINI_MODULE, argv, class_names=())
+    return run_with_one_line_errors(lambda: run_pyserini_module(PYSERINI_MODULE, argv, class_names=()))
+
+
+def run_with_one_line_errors(call) -> int:
+    """``call()`` with stderr held back: on failure, trec_eval's own complaint (``trec_eval: illegal measure
+    'x'``) becomes the one error line (Pyserini then fails on the missing output with an ``IndexError``, which
+    says nothing); otherwise what was written to stderr is passed on as it was."""
+    import contextlib
+    import io
+
+    held = io.StringIO()
+    with contextlib.redirect_stderr(held):
+        rc = call()
+    complaint = next((line.strip() for line in held.getvalue().splitlines() if line.startswith("trec_eval:")), None)
+    if rc != 0 and complaint:
+        raise MlirkitError(f"{complaint} (trec_eval's measures: python -m mlirkit.pyserini.trec_eval -h)")
+    sys.stderr.write(held.getvalue())
+    return rc
 
 
 def print_help() -> int:
