@@ -74,9 +74,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(quiet=args.quiet)
     from mlirkit.base.fs import refuse_existing
     from mlirkit.fuse.methods import method, norm
-    from mlirkit.io.trec import read_run, run_tag_for, write_run
+    from mlirkit.io.trec import read_run, run_files, run_tag_for, write_run
 
     refuse_existing(Path(args.output), args.overwrite, "run")
+    args.runs = run_files(args.runs)  # a glob runs/* lists the provenance sidecars too
+    if args.tune_runs is not None:
+        args.tune_runs = run_files(args.tune_runs)
     tag = run_tag_for(args.run_tag, args.output)
     m, _ = method(args.method), norm(args.norm)  # unknown names fail before any run is read
     if args.keep_languages != (args.doc_langs is not None):

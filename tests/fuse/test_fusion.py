@@ -91,6 +91,14 @@ def test_cli_writes_ranx_fusion_and_tunes_on_dev(tmp_path):
     assert all(r["provenance"]["run_sha256"] == r["sha256"] for r in side["runs"])
     assert [r["path"] for r in side["tuned"]["on"]] == [str(paths["a_dev"]), str(paths["b_dev"])]
     assert side["tuned"]["qrels"]["path"] == str(qrels) and side["tuned"]["metric"] == "ndcg@10"
+    # a shell glob lists the sidecars beside the runs: they are skipped, not read as runs
+    from mlirkit.io.provenance import sidecar_path
+
+    again = tmp_path / "again.trec"
+    assert main(["--runs", str(paths["a"]), str(sidecar_path(paths["a"])), str(paths["b"]),
+                 str(sidecar_path(paths["b"])), "--method", "wsum", "--weights", "0.3", "0.7",
+                 "--output", str(again), "--quiet"]) == 0
+    assert [r["path"] for r in read_sidecar(again)["runs"]] == [str(paths["a"]), str(paths["b"])]
 
 
 def read_qrels_file(path):
