@@ -28,6 +28,7 @@ from typing import Any, Sequence
 
 from mlirkit.base.cli import ArgumentParser, configure_logging, run_cli
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.option_names import cli_main
 from mlirkit.base.options import positive_int
 
 
@@ -117,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose, quiet=args.quiet)

@@ -19,6 +19,7 @@ import numpy as np
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN
 from mlirkit.base.vectors import l2_normalize
+from mlirkit.base.option_names import option
 from mlirkit.transforms.alpha import Alpha, AlphaLike
 from mlirkit.transforms.fit import is_heldout
 from mlirkit.transforms.parallel import ParallelGroup
@@ -61,11 +62,12 @@ def evaluate_langid(encoder, t: LanguageTransform, groups: Iterable[ParallelGrou
     """Accuracy of ``t``'s language classifier and :func:`rank_metrics` per labelling on held-out groups."""
     alpha = Alpha.coerce(alpha)
     if t.langid is None:
-        raise MlirkitError(f"transform {t.path} has no language classifier (fit with --langid)")
+        raise MlirkitError(f"transform {t.path} has no language classifier (fit with {option('langid', True)})")
     source_lang = source_lang or t.source_lang
     frac = heldout if heldout is not None else (t.langid.info.get("heldout") or {}).get("fraction")
     if not frac:
-        raise MlirkitError("no held-out fraction: the transform was fitted without --heldout (give --heldout to "
+        raise MlirkitError(f"no held-out fraction: the transform was fitted without {option('heldout')} (give "
+                           f"{option('heldout')} to "
                            "choose ids by the same hash split, or use data the transform never saw)")
     keep = set(t.langid.classes)
     chosen: list[ParallelGroup] = []

@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     from mlirkit.benchmark.pipeline import cache_variant, fit_transforms as _fit
     from mlirkit.encoders import load_encoder
     from mlirkit.eval import evaluate
-    from mlirkit.eval.numba_cache import ensure_numba_cache_dir
+    from mlirkit.base.numba_cache import ensure_numba_cache_dir
     from mlirkit.transforms.alpha_select import select_alpha
     from mlirkit.transforms.corpus_fit import fit_corpus_shift
     from mlirkit.transforms.hybrid import hybrid_shift

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mlirkit.eval.numba_cache import ensure_numba_cache_dir
+from mlirkit.base.numba_cache import ensure_numba_cache_dir
 
 LANGS = ["en", "de", "fr", "es", "it", "ja", "ru", "zh"]
 

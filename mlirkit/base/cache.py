@@ -5,13 +5,18 @@ import os
 from pathlib import Path
 
 
-def cache_dir(*parts: str) -> Path:
-    """``$MLIRKIT_CACHE/parts...`` (default: the user cache directory), created; an unusable one is one error
-    naming the variable (:func:`mlirkit.base.env.env_directory`)."""
+def cache_dir(*parts: str, create: bool = True) -> Path:
+    """``$MLIRKIT_CACHE/parts...`` (default: the user cache directory), created unless ``create=False``; an
+    unusable one is one error naming the variable (:func:`mlirkit.base.env.env_directory`)."""
     from mlirkit.base.env import env_directory
 
-    if os.environ.get("MLIRKIT_CACHE"):
-        return env_directory("MLIRKIT_CACHE", Path(), *parts)
-    from platformdirs import user_cache_dir
+    root = os.environ.get("MLIRKIT_CACHE")
+    if root:
+        default = Path()
+    else:
+        from platformdirs import user_cache_dir
 
-    return env_directory("MLIRKIT_CACHE", Path(user_cache_dir("mlirkit")), *parts)
+        default = Path(user_cache_dir("mlirkit"))
+    if not create:
+        return (Path(root).expanduser() if root else default).joinpath(*parts)
+    return env_directory("MLIRKIT_CACHE", default, *parts)

@@ -1,10 +1,11 @@
 """Shared CLI plumbing: logging set-up (only here, never in library code), the argument parser
-every CLI builds (:class:`ArgumentParser`: defaults in ``--help``), ``--threads``
+every CLI builds (:class:`ArgumentParser`: plain text and defaults in ``--help``, an example each), ``--threads``
 (:func:`~mlirkit.base.threads.set_threads`), the error boundary."""
 from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 import threading
 from typing import Callable, Sequence
@@ -59,12 +60,42 @@ def _quiet_third_party() -> None:
         hf_logging.set_verbosity_error()
 
 
+_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`(~?)([^`]+)`")
+_LITERAL = re.compile(r"``(.+?)``", re.S)
+
+
+def plain_text(text: str | None) -> str | None:
+    """A docstring's reStructuredText as the plain text of ``--help``: double backticks dropped, a role
+    reduced to its target (``:func:`~a.b.f``` -> ``f``, ``:mod:`a.b``` -> ``a.b``), a closing ``::`` -> ``:``."""
+    if not text:
+        return text
+    text = _ROLE.sub(lambda m: m.group(2).rsplit(".", 1)[-1] if m.group(1) else m.group(2), text)
+    text = _LITERAL.sub(r"\1", text)
+    return re.sub(r"\s*::$", ":", text, flags=re.M)
+
+
+def examples(*commands: str) -> str:
+    """An epilog: ``example:`` (or ``examples:``) and the commands, indented as the options are."""
+    return ("example:" if len(commands) == 1 else "examples:") + "".join(f"\n  {c}" for c in commands)
+
+
+def with_examples(parser: argparse.ArgumentParser, examples_by_command: dict[str, str]) -> argparse.ArgumentParser:
+    """``parser`` with the epilog ``examples_by_command[""]`` and each subcommand's its own (key: its name)."""
+    parser.epilog = examples_by_command[""]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                if name in examples_by_command:
+                    sub.epilog = examples_by_command[name]
+    return parser
+
+
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Descriptions as written, and each option's default appended to its help as ``(default: X)``
-    unless the help already says its default or there is none (None, False, suppressed)."""
+    """Descriptions as written (in plain text: :func:`plain_text`), and each option's default appended to its
+    help as ``(default: X)`` unless the help already says its default or there is none (None, False, suppressed)."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
-        help_text = action.help or ""
+        help_text = plain_text(action.help) or ""
         default = action.default
         if ("default" in help_text.lower() or default is None or default is False
                 or default is argparse.SUPPRESS or action.option_strings == []
@@ -80,6 +111,10 @@ class ArgumentParser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
+
+    def format_help(self) -> str:
+        self.description, self.epilog = plain_text(self.description), plain_text(self.epilog)
+        return super().format_help()
 
     def error(self, message: str):
         """A usage error is one line on stderr, like every other mlirkit error, and exit code 2."""

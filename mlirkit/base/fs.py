@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Iterator
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.option_names import option
 
 logger = logging.getLogger(__name__)
 
@@ -60,10 +61,10 @@ def refuse_existing(path: str | os.PathLike, overwrite: bool, kind: str = "file"
     if directory and not path.is_dir():
         raise MlirkitError(f"{path} is a file, not {description}: refusing to replace it")
     if not overwrite:
-        raise MlirkitError(f"{path} already exists (use --overwrite to replace it)")
+        raise MlirkitError(f"{path} already exists (use {option('overwrite', True)} to replace it)")
     if not is_ours(path, kind):
         raise MlirkitError(f"{path} exists but is not {description} written by mlirkit: refusing to replace it "
-                           "even with --overwrite (remove it yourself or choose another path)")
+                           f"even with {option('overwrite', True)} (remove it yourself or choose another path)")
 
 
 def lock_path(path: Path) -> Path:

@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from mlirkit.base.option_names import cli_main
 from mlirkit.benchmark.config import (DEFAULT_BENCHMARK, DEFAULT_ENCODER_OPTIONS, DEFAULT_ENCODERS,
                                       DEFAULT_LAREQA, DEFAULT_XQUAD, METRICS, BenchmarkConfig)
-from mlirkit.base.cli import ArgumentParser, configure_logging
+from mlirkit.base.cli import ArgumentParser, configure_logging, examples
 from mlirkit.base.options import LANG_LIST_HELP, LangListAction, non_negative_int, positive_int
 from mlirkit.encoders.backends import BACKEND_CHOICES, PRECISIONS
 
@@ -30,7 +31,8 @@ PARTS = ("xquad-r", "lareqa", "ddtp")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m mlirkit.benchmark", description=__doc__)
+    p = ArgumentParser(prog="python -m mlirkit.benchmark", description=__doc__, epilog=examples(
+        "python -m mlirkit.benchmark --quick --output runs/benchmark-quick"))
     p.add_argument("--encoders", nargs="+", default=list(DEFAULT_ENCODERS),
                    help="encoder presets, Hugging Face ids or local model paths")
     p.add_argument("--parts", nargs="+", choices=PARTS, default=["ddtp"],
@@ -108,6 +110,7 @@ def encoder_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     return out
 
 
+@cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(quiet=args.quiet)

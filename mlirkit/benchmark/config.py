@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.option_names import option
 
 DEFAULT_ENCODERS = ("multilingual-e5-small-q4", "usem")
 DEFAULT_ALPHAS = tuple(round(0.1 * i, 1) for i in range(1, 11))  # 0.1 ... 1.0
@@ -102,12 +103,12 @@ class BenchmarkConfig:
         if not self.query_langs:
             raise MlirkitError("no query languages given")
         if self.languages is not None and not self.languages:
-            raise MlirkitError("--languages is empty")
+            raise MlirkitError(f"{option('languages')} is empty")
         for a in self.alphas or ():
             if not (isinstance(a, (int, float)) and math.isfinite(a) and 0.0 < a <= 2.0):
                 raise MlirkitError(f"alpha {a!r} is outside (0, 2]")
         if self.alphas is not None and not self.alphas:
-            raise MlirkitError("--alphas is empty")
+            raise MlirkitError(f"{option('alphas')} is empty")
         for name, value in (("max_pairs", self.max_pairs), ("xquad_pairs", self.xquad_pairs),
                             ("xquad_max_length", self.xquad_max_length),
                             ("quick_groups", self.quick_groups),

@@ -12,7 +12,8 @@ import argparse
 import json
 from typing import Sequence
 
-from mlirkit.base.cli import ArgumentParser, configure_logging
+from mlirkit.base.option_names import cli_main
+from mlirkit.base.cli import ArgumentParser, configure_logging, examples, with_examples
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,12 +29,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("ir_datasets", add_help=False,
                    help="run the ir_datasets CLI with the mlirkit ids registered (e.g. ir_datasets lookup ID ...)")
     ex = sub.add_parser("export", help="write a collection as BEIR or TREC/Pyserini files; "
-                                       "`export ID {docs,queries,qrels} [--format F]` is ir_datasets' own export")
+                                       "export ID {docs,queries,qrels} [--format F] is ir_datasets' own export")
     ex.add_argument("dataset_id")
     ex.add_argument("--format", required=True, choices=[f.value for f in ExportFormat])
     ex.add_argument("--output", required=True, help="output directory (written atomically)")
     ex.add_argument("--overwrite", action="store_true")
-    return p
+    return with_examples(p, EXAMPLES)
+
+
+EXAMPLES = {
+    "": examples("python -m mlirkit.datasets list --family parallel",
+                 "python -m mlirkit.datasets export mlirkit/ddtp/en/test --format trec --output out/ddtp-en-test"),
+    "list": examples("python -m mlirkit.datasets list --family parallel"),
+    "export": examples("python -m mlirkit.datasets export mlirkit/ddtp/en/test --format trec --output out/ddtp-en-test"),
+}
 
 
 def _list(family: str | None, as_json: bool) -> int:
@@ -117,6 +126,7 @@ def _check_export_fields(argv: Sequence[str]) -> None:
                                f"(fields: {', '.join(known)})")
 
 
+@cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     import sys
 

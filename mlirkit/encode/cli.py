@@ -9,7 +9,8 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from mlirkit.base.cli import ArgumentParser, configure_logging, set_threads
+from mlirkit.base.option_names import cli_main
+from mlirkit.base.cli import ArgumentParser, configure_logging, examples, set_threads
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN
@@ -30,7 +31,9 @@ logger = logging.getLogger(__name__)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m mlirkit.encode", description=__doc__)
+    p = ArgumentParser(prog="python -m mlirkit.encode", description=__doc__, epilog=examples(
+        "python -m mlirkit.encode --corpus mlirkit/ddtp/en --encoder multilingual-e5-small-q4 \\\n"
+        "      --index indexes/ddtp-e5 --save-embeddings"))
     p.add_argument("--corpus", required=True,
                    help="BEIR corpus.jsonl, Pyserini JSONL, TSV (id, text[, lang]), optionally .gz, a BEIR dataset folder, "
                         "a Pyserini JsonCollection folder, or an ir_datasets id")
@@ -63,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(quiet=args.quiet)

@@ -16,6 +16,7 @@ import numpy as np
 from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.encoders.base import Encoder
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.option_names import option
 from mlirkit.index.layout import TRANSFORM_FILE
 from mlirkit.io.records import Doc
 from mlirkit.transforms.alpha import Alpha, AlphaLike
@@ -83,8 +84,8 @@ class Indexer:
         if transform is not None:
             transform.check_encoder(encoder.fingerprint, force=force)
             if missing == "corpus" and transform.method != "shift":
-                raise MlirkitError(f"--missing corpus fills shift vectors; {transform.method} has no corpus fill "
-                                   f"(use --missing keep)")
+                raise MlirkitError(f"{option('missing', 'corpus')} fills shift vectors; {transform.method} has no "
+                                   f"corpus fill (use {option('missing', 'keep')})")
         if langid_threshold is not None:
             if transform is None:
                 raise MlirkitError("language identification (langid_threshold) needs a transform with a classifier")

@@ -42,6 +42,7 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.fs import made_directory
+from mlirkit.base.option_names import option
 from mlirkit.encoders.base import Encoder
 from mlirkit.io.records import Doc
 from mlirkit.transforms.alpha import Alpha, AlphaLike
@@ -224,15 +225,15 @@ def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_e
         import pyarrow as pa
         import ray
     except ImportError:
-        raise MlirkitError("--engine ray needs Ray: pip install 'mlirkit[ray]'") from None
+        raise MlirkitError(f"{option('engine', 'ray')} needs Ray: pip install 'mlirkit[ray]'") from None
     from mlirkit.base.fs import refuse_existing
     from mlirkit.index.merge import merge_indexes
 
     options = options or RayOptions()
     if options.num_workers < 1:
-        raise MlirkitError(f"--num-workers must be >= 1, got {options.num_workers}")
+        raise MlirkitError(f"{option('num_workers')} must be >= 1, got {options.num_workers}")
     if options.num_gpus_per_worker < 0:
-        raise MlirkitError(f"--num-gpus-per-worker must be >= 0, got {options.num_gpus_per_worker}")
+        raise MlirkitError(f"{option('num_gpus_per_worker')} must be >= 0, got {options.num_gpus_per_worker}")
     if options.block_size < 1:
         raise MlirkitError(f"block size must be >= 1, got {options.block_size}")
     index_dir = Path(index_dir)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.option_names import option
 from mlirkit.encoders.prefixes import FAMILIES, ModelFamily, family_for
 from mlirkit.encoders.st_config import is_st_directory, read_st_config
 
@@ -39,7 +40,7 @@ def family_from_directory(directory: str | Path) -> ModelFamily | None:
         return ModelFamily(
             "sentence-transformers", (), pooling=st.pooling or "mean", normalize=st.normalize,
             query_prefix=st.prompt("query"), doc_prefix=st.prompt("doc"),
-            note=st.hf_compatible() and f"{st.hf_compatible()} (use --encoder-class st)" or "",
+            note=st.hf_compatible() and f"{st.hf_compatible()} (use {option('encoder_class_name', 'st', flag='--encoder-class')})" or "",
         )
     return None
 
@@ -72,8 +73,9 @@ def unknown_family_error(model: str) -> MlirkitError:
     return MlirkitError(
         f"{model}: unknown model family (no mlirkit_encoder.json, no known id in config.json, no "
         f"sentence-transformers modules.json), so its pooling, prompts and normalisation are not known; "
-        f"name it with --family NAME ({names}), or --family {NO_FAMILY} for mean pooling without prompts or "
-        f"normalisation, or give --pooling/--normalize/--query-prefix/--doc-prefix")
+        f"name it with {option('family', 'NAME')} ({names}), or {option('family', NO_FAMILY)} for mean pooling without "
+        f"prompts or normalisation, or give "
+        + "/".join(option(k) for k in ("pooling", "normalize", "query_prefix", "doc_prefix")))
 
 
 def _json(path: Path) -> dict[str, Any]:

@@ -22,6 +22,7 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.threads import torch_threads
+from mlirkit.base.option_names import option
 from mlirkit.encoders.base import Encoder
 from mlirkit.encoders.hf import DTYPES
 from mlirkit.encoders.st_config import STConfig, is_st_directory, read_st_config
@@ -67,9 +68,10 @@ class STEncoder(Encoder):
     ) -> None:
         if pooling is not None:
             raise MlirkitError("the st encoder takes its pooling from the model's Pooling module; "
-                               "use --encoder-class hf to choose another")
+                               f"use {option('encoder_class_name', 'hf', flag='--encoder-class')} to choose another")
         if quantize is not None:
-            raise MlirkitError("the st encoder does not quantise; use --encoder-class hf --quantize int8")
+            raise MlirkitError(f"the st encoder does not quantise; use {option('encoder_class_name', 'hf', flag='--encoder-class')} "
+                               f"{option('quantize', 'int8')}")
         if dtype not in DTYPES:
             raise MlirkitError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
         if int(batch_size) < 1:

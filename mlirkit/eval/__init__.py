@@ -1,12 +1,18 @@
 """Evaluation that shows language bias: ranx metrics plus TLR@k, per-language breakdowns, paired
 significance tests, reports and plots. ``python -m mlirkit.eval --help``.
 
-Public API: :func:`evaluate`, :func:`tlr_at_k`, :func:`write_report`, :func:`read_doc_langs`,
-:mod:`mlirkit.eval.plots`. Imports are lazy so ``import mlirkit.eval`` stays cheap.
+Public API: :func:`evaluate`, :func:`tlr_at_k`, :func:`write_report`, :mod:`mlirkit.eval.plots`.
+Imports are lazy so ``import mlirkit.eval`` stays cheap. Importing it points numba's compilation cache at
+``$MLIRKIT_CACHE/numba`` unless ``NUMBA_CACHE_DIR`` is set (:mod:`mlirkit.base.numba_cache`), so ranx,
+imported after it, compiles its kernels once and shares them with the CLIs.
 """
 from __future__ import annotations
 
 import importlib
+
+from mlirkit.base.numba_cache import ensure_numba_cache_dir
+
+ensure_numba_cache_dir()
 
 _EXPORTS = {
     "evaluate": "mlirkit.eval.api",
@@ -14,7 +20,6 @@ _EXPORTS = {
     "tlr_at_k": "mlirkit.eval.tlr",
     "TLRResult": "mlirkit.eval.tlr",
     "write_report": "mlirkit.eval.report",
-    "read_doc_langs": "mlirkit.io.doc_langs",  # the one doc-langs reader, re-exported
     "read_query_langs": "mlirkit.eval.query_langs",
     "parse_metric": "mlirkit.eval.metrics",
     "METRICS": "mlirkit.eval.metrics",
@@ -27,3 +32,7 @@ def __getattr__(name: str):
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'mlirkit.eval' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -7,6 +7,7 @@ queries beside it (column ``"<metric> (micro)"``) when the queries have more tha
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -14,15 +15,17 @@ import numpy as np
 from mlirkit.base.errors import MlirkitError
 from mlirkit.eval.breakdowns import (doc_lang_recall, relevant_lang_share, samelang_expected, samelang_scores,
                                      topk_lang_share)
+from mlirkit.eval.inputs import as_doc_langs, as_qrels, as_runs
 from mlirkit.eval.means import macro_mean, micro_column, micro_mean
 from mlirkit.eval.metrics import MetricSpec, parse_metrics, ranx_per_query
 from mlirkit.eval.query_groups import describe_query_groups, resolve_query_groups
-from mlirkit.eval.query_langs import resolve_query_langs
+from mlirkit.eval.query_langs import how_to_give_query_langs, resolve_query_langs
 from mlirkit.eval.ranking import Judged, Ranking
 from mlirkit.eval.result import RESERVED_KEYS, EvaluationResult
 from mlirkit.eval.significance import CORRECTIONS, TESTS, compare_runs
 from mlirkit.eval.tlr import tlr_scores
 from mlirkit.base.langs import UNKNOWN
+from mlirkit.base.option_names import option
 
 logger = logging.getLogger(__name__)
 
@@ -46,14 +49,19 @@ def _to_dict(scores: np.ndarray, qids: list[str]) -> dict[str, float]:
     return {qids[i]: float(scores[i]) for i in np.flatnonzero(~np.isnan(scores))}
 
 
-def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, Any] | Sequence[Any],
-             metrics: Sequence[str], *, doc_langs: Mapping[str, str] | None = None,
+def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, Any] | Sequence[Any] | Any,
+             metrics: Sequence[str], *, doc_langs: Mapping[str, str] | str | os.PathLike | None = None,
              query_langs: Mapping[str, str] | str | None = None, significance: str | None = "fisher",
              baseline: str | None = None, correction: str = "holm", max_p: float = 0.05,
              n_permutations: int = 1000, seed: int = 42, breakdown_k: int | None = None,
              query_groups: Mapping[str, str] | str | None = None, group_by: Sequence[str] = (),
              group_micro: bool = False) -> EvaluationResult:
     """Evaluate ``runs`` (``{name: {qid: {docid: score}}}``) against ``qrels`` (``{qid: {docid: rel}}``).
+
+    Each also comes as the user has it (:mod:`mlirkit.eval.inputs`): qrels as a ``ranx.Qrels``, a qrels
+    file or an ir_datasets id; a run as :meth:`mlirkit.search.Searcher.search` results, a ``ranx.Run`` or
+    a TREC run file, one alone or several in a dict or a list; ``doc_langs`` as an index directory, a
+    corpus or an ir_datasets id. Anything else is refused with an error naming what was given.
 
     ``metrics`` are names such as ``ndcg@20 recall@20 mrr@10 map@100 precision@10 tlr@20 samelang@20``
     (see :mod:`mlirkit.eval.metrics`). ``doc_langs`` ``{docid: lang}`` and ``query_langs`` (one
@@ -67,22 +75,17 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
     of query-language groups (``result.language_groups``; ``group_micro``: mean over the group's queries).
     Evaluated queries, tie-breaking and missing results: see :mod:`mlirkit.eval.ranking`.
 
-    ``qrels`` may also be a ``ranx.Qrels``, and ``runs`` ``{name: ranx.Run}`` or a list of named
-    ``ranx.Run``; ``evaluate(...).to_ranx_report()`` is a ``ranx.Report`` (see :mod:`mlirkit.eval.ranx_interop`).
+    ``evaluate(...).to_ranx_report()`` is a ``ranx.Report`` (see :mod:`mlirkit.eval.ranx_interop`).
     """
-    from mlirkit.eval.ranx_interop import as_qrels, as_runs
-
-    qrels = as_qrels(qrels)
-    if isinstance(runs, Mapping) or (isinstance(runs, (list, tuple)) and runs):
-        runs = as_runs(runs)
     specs = parse_metrics(metrics)
     if significance is not None:
         TESTS.get(significance)
     CORRECTIONS.get(correction)
     if not 0 < max_p < 1:
         raise MlirkitError(f"max_p must be in (0, 1), got {max_p}")
-    if not isinstance(runs, Mapping) or not runs:
-        raise MlirkitError("no runs to evaluate")
+    qrels = as_qrels(qrels)
+    runs = as_runs(runs)
+    doc_langs = as_doc_langs(doc_langs)
     for name in runs:
         if not isinstance(name, str) or not name or name in RESERVED_KEYS or name.startswith("_"):
             raise MlirkitError(f"invalid run name {name!r} (non-empty, not starting with '_')")
@@ -92,12 +95,12 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
         raise MlirkitError(f"baseline {baseline!r} is not one of the runs{did_you_mean(baseline, list(runs))}")
     lang_metrics = [s for s in specs if s.kind in ("tlr", "samelang")]
     if lang_metrics and doc_langs is None:
-        raise MlirkitError(f"{lang_metrics[0].name} needs document languages (doc_langs / --doc-langs)")
+        raise MlirkitError(f"{lang_metrics[0].name} needs document languages ({option('doc_langs')})")
     if lang_metrics and query_langs is None:
-        raise MlirkitError(f"{lang_metrics[0].name} needs query languages (query_langs / --query-lang or --topics)")
+        raise MlirkitError(f"{lang_metrics[0].name} needs query languages ({how_to_give_query_langs()})")
 
     if group_by and query_langs is None:
-        raise MlirkitError("group_by needs query languages (query_langs / --query-lang or --topics)")
+        raise MlirkitError(f"{option('group_by')} needs query languages ({how_to_give_query_langs()})")
 
     judged = Judged.from_qrels(qrels)
     qids = judged.qids

@@ -1,15 +1,5 @@
 """``python -m mlirkit.eval``: evaluate TREC runs (ranx metrics + TLR@k + language breakdowns +
 paired tests) and write reports; ``python -m mlirkit.eval plot {alpha,mix,projection}`` draws figures.
-
-Examples::
-
-    python -m mlirkit.eval --qrels qrels.txt --runs base.trec shift.trec \\
-        --metrics ndcg@20 recall@20 mrr@10 tlr@20 samelang@20 --doc-langs INDEX_DIR --query-lang en \\
-        --report report.md --report report.json
-    python -m mlirkit.eval --qrels mlirkit/ddtp/multi/test --runs base.trec shift.trec --metrics ndcg@20 \\
-        --topics mlirkit/ddtp/multi/test --baseline base --report report.md   # translations tested together
-    python -m mlirkit.eval plot mix --runs base.trec shift.trec --doc-langs INDEX_DIR --query-lang en \\
-        --k 20 --qrels qrels.txt --out figs/mix
 """
 from __future__ import annotations
 
@@ -20,10 +10,12 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from mlirkit.base.cli import ArgumentParser, configure_logging
+from mlirkit.base.option_names import cli_main
+from mlirkit.base.cli import ArgumentParser, configure_logging, examples, with_examples
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.options import lang_code, non_negative_int, positive_int, split_key_value
-from mlirkit.eval.numba_cache import ensure_numba_cache_dir
+from mlirkit.base.numba_cache import ensure_numba_cache_dir
+from mlirkit.eval.inputs import run_name
 from mlirkit.eval.query_groups import unit_phrase
 from mlirkit.io.qrels import read_qrels
 from mlirkit.io.trec import run_files
@@ -31,15 +23,6 @@ from mlirkit.io.trec import run_files
 logger = logging.getLogger(__name__)
 
 PLOT_KINDS = ("alpha", "mix", "projection")
-
-
-def run_name(path: str | Path) -> str:
-    """``runs/bm25.trec.gz`` -> ``bm25``: the file name without ``.gz`` and its last extension."""
-    name = Path(path).name
-    if name.endswith(".gz"):
-        name = name[:-3]
-    stem = name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
-    return stem or name
 
 
 def run_names(paths: Sequence[str], names: Sequence[str] | None) -> list[str]:
@@ -70,7 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
     from mlirkit.eval.query_groups import QUERY_GROUP_RULES
     from mlirkit.eval.significance import CORRECTIONS, TESTS
 
-    p = ArgumentParser(prog="python -m mlirkit.eval", description=__doc__)
+    p = ArgumentParser(prog="python -m mlirkit.eval", description=__doc__, epilog=examples(
+        "python -m mlirkit.eval --qrels mlirkit/ddtp/en --runs runs/base.trec runs/shift.trec \\\n"
+        "      --metrics ndcg@20 recall@20 mrr@10 tlr@20 --doc-langs mlirkit/ddtp/en --query-lang en \\\n"
+        "      --report report.md --report report.json",
+        "python -m mlirkit.eval --qrels mlirkit/ddtp/multi/test --runs runs/base.trec runs/shift.trec \\\n"
+        "      --metrics ndcg@20 --topics mlirkit/ddtp/multi/test --baseline base --report report.md",
+        "python -m mlirkit.eval plot mix --runs runs/base.trec runs/shift.trec --doc-langs mlirkit/ddtp/en \\\n"
+        "      --query-lang en --k 20 --qrels mlirkit/ddtp/en --out figs/mix"))
     p.add_argument("--qrels", required=True,
                    help="TREC 4-column qrels or BEIR TSV (with header), optionally .gz, a BEIR dataset folder "
                         "(qrels/test.tsv), or an ir_datasets id")
@@ -150,6 +140,7 @@ def _read_runs(paths: Sequence[str], names: Sequence[str] | None) -> dict[str, d
     return {name: read_run(path) for name, path in zip(run_names(paths, names), paths)}
 
 
+@cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ensure_numba_cache_dir()  # before anything imports numba (ranx)
@@ -242,7 +233,19 @@ def build_plot_parser() -> argparse.ArgumentParser:
     for sp in (a, m, j):
         sp.add_argument("-v", "--verbose", action="store_true")
         sp.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr (no INFO lines, no progress bars)")
-    return p
+    return with_examples(p, PLOT_EXAMPLES)
+
+
+PLOT_EXAMPLES = {
+    "": examples("python -m mlirkit.eval plot mix --runs runs/base.trec runs/shift.trec --doc-langs mlirkit/ddtp/en \\\n"
+                 "      --query-lang en --out figs/mix"),
+    "alpha": examples("python -m mlirkit.eval plot alpha --point 0.0=report.json:base 0.6=report.json:shift \\\n"
+                      "      --out figs/alpha"),
+    "mix": examples("python -m mlirkit.eval plot mix --runs runs/base.trec runs/shift.trec --doc-langs mlirkit/ddtp/en \\\n"
+                    "      --query-lang en --k 20 --qrels mlirkit/ddtp/en --out figs/mix"),
+    "projection": examples("python -m mlirkit.eval plot projection --index indexes/ddtp-e5 \\\n"
+                           "      --transform vectors/e5-gettext.shift --alpha 0.6 --out figs/projection"),
+}
 
 
 def _report_values(spec: str, default_run: str | None) -> tuple[dict[str, float], str]:
@@ -327,6 +330,7 @@ def _plot_projection(args) -> list[Path]:
                            seed=args.seed, titles=p.titles)
 
 
+@cli_main
 def plot_main(argv: Sequence[str]) -> int:
     args = build_plot_parser().parse_args(argv)
     configure_logging(args.verbose, quiet=args.quiet)
@@ -336,4 +340,4 @@ def plot_main(argv: Sequence[str]) -> int:
     return 0
 
 
-__all__ = ["build_parser", "build_plot_parser", "main", "plot_main", "run_name", "run_names"]
+__all__ = ["build_parser", "build_plot_parser", "main", "plot_main", "run_names"]

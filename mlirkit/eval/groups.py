@@ -18,7 +18,9 @@ from typing import Any, Mapping
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.language_metadata import GROUP_KEYS, UNKNOWN, language_group
+from mlirkit.base.option_names import option
 from mlirkit.eval.means import macro_mean, micro_mean
+from mlirkit.eval.query_langs import how_to_give_query_langs
 
 
 def group_scores(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], query_langs: Mapping[str, str] | str,
@@ -29,7 +31,7 @@ def group_scores(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], que
     import pandas as pd
 
     if by not in GROUP_KEYS:
-        raise MlirkitError(f"--group-by: unknown key {by!r} (choose from {', '.join(GROUP_KEYS)})")
+        raise MlirkitError(f"{option('by', flag='--group-by')}: unknown key {by!r} (choose from {', '.join(GROUP_KEYS)})")
     if not per_query:
         raise MlirkitError("group_scores: no per-query scores")
 
@@ -62,7 +64,8 @@ def group_scores(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], que
                 col[g] = micro_mean(values) if micro else macro_mean(values, [la for la, vs in items for _ in vs])
             columns[(run, metric)] = col
     if not members:
-        raise MlirkitError("group_scores: no query has a known language (give --query-lang or --topics)")
+        raise MlirkitError("group_scores: no query has a known language (give "
+                           + how_to_give_query_langs() + ")")
     order = sorted(members, key=lambda g: (g == UNKNOWN, _sort_key(by, g)))
     table = pd.DataFrame({key: [col.get(g, np.nan) for g in order] for key, col in columns.items()}, index=order)
     table.columns = pd.MultiIndex.from_tuples(table.columns, names=["run", "metric"])

@@ -125,7 +125,7 @@ def ranx_per_query(qrels_tl, run_tl, specs: Sequence[MetricSpec]):
     """
     import numpy as np
 
-    from mlirkit.eval.numba_cache import import_ranx
+    from mlirkit.base.numba_cache import import_ranx
 
     specs = [s for s in specs if s.kind == "ranx"]
     if not specs:

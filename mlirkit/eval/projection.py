@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.option_names import option
 from mlirkit.transforms.alpha import Alpha, AlphaLike
 
 
@@ -26,7 +27,7 @@ def projection_inputs(index_dir: str | os.PathLike, *, after_index: str | os.Pat
     from mlirkit.index import DenseIndex
 
     if after_index and transform:
-        raise MlirkitError("give --after-index or --transform, not both")
+        raise MlirkitError(f"give {option('after_index')} or {option('transform')}, not both")
     alpha = Alpha.coerce(alpha)
     index = DenseIndex(index_dir)
     before = np.asarray(index.embeddings() if index.has_embeddings else index.indexed_vectors(), dtype=np.float32)

@@ -26,6 +26,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.registry import Registry
+from mlirkit.eval.query_langs import how_to_give_query_langs
 
 _SEPARATORS = ("/", "_", "-")
 
@@ -64,7 +65,7 @@ def resolve_query_groups(qids: Sequence[str], query_groups: Mapping[str, str] | 
     if isinstance(query_groups, str):
         rule = QUERY_GROUP_RULES.get(query_groups)
         if query_langs is None:
-            raise MlirkitError(f"query group rule {query_groups!r} needs query languages (query_langs / --topics)")
+            raise MlirkitError(f"query group rule {query_groups!r} needs query languages ({how_to_give_query_langs()})")
         return {q: rule(q, lang) for q, lang in zip(qids, query_langs)}
     if not isinstance(query_groups, Mapping):
         raise MlirkitError("query_groups must be a mapping {qid: group}, a rule name "

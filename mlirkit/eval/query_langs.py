@@ -6,6 +6,12 @@ from typing import Mapping, Sequence
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN, check_lang
+from mlirkit.base.option_names import in_cli
+
+
+def how_to_give_query_langs() -> str:
+    """Where query languages come from, for a message: ``--query-lang or --topics`` in a CLI, else ``query_langs``."""
+    return "--query-lang or --topics" if in_cli() else "query_langs"
 
 
 def resolve_query_langs(qids: Sequence[str], query_langs: Mapping[str, str] | str | None) -> list[str]:
@@ -21,7 +27,8 @@ def resolve_query_langs(qids: Sequence[str], query_langs: Mapping[str, str] | st
     missing = [q for q in qids if q not in query_langs]
     if missing:
         raise MlirkitError(f"no language for {len(missing)} of {len(qids)} evaluated queries "
-                           f"(e.g. {', '.join(map(repr, missing[:3]))}); give --query-lang or topics covering them")
+                           f"(e.g. {', '.join(map(repr, missing[:3]))}); give "
+                           + ("--query-lang or topics covering them" if in_cli() else "query_langs covering them"))
     return [check_lang(query_langs[q], f"language of query {q!r}") for q in qids]
 
 

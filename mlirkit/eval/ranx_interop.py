@@ -1,55 +1,16 @@
-"""ranx objects in and out of :func:`mlirkit.eval.evaluate`.
+"""A ``ranx.Report`` out of :func:`mlirkit.eval.evaluate` (ranx objects go in through :mod:`mlirkit.eval.inputs`).
 
-In: ``qrels`` may be a ``ranx.Qrels`` and ``runs`` a ``{name: ranx.Run}`` mapping or a list of
-``ranx.Run`` (named by ``Run.name``, as ``ranx.compare`` names them), besides plain
-``{qid: {docid: value}}`` dicts. Out: :func:`to_ranx_report` turns an
-:class:`~mlirkit.eval.result.EvaluationResult` into a ``ranx.Report`` (``print(report)``,
-``report.to_latex()``, ``report.to_dataframe()``, ``report.to_dict()``, ``report.save(path)``) with
-mlirkit's own means and significance decisions, so code written for ``ranx.compare`` reads it: the
-macro mean over query languages under each metric's name with the micro mean beside it
-(``"<metric> (micro)"``, untested) when queries mix languages, and the test's unit in the LaTeX
-caption and in ``to_dict()["test_unit"]``.
+:func:`to_ranx_report` turns an :class:`~mlirkit.eval.result.EvaluationResult` into a ``ranx.Report``
+(``print(report)``, ``report.to_latex()``, ``report.to_dataframe()``, ``report.to_dict()``,
+``report.save(path)``) with mlirkit's own means and significance decisions, so code written for
+``ranx.compare`` reads it: the macro mean over query languages under each metric's name with the micro
+mean beside it (``"<metric> (micro)"``, untested) when queries mix languages, and the test's unit in the
+LaTeX caption and in ``to_dict()["test_unit"]``.
 """
 from __future__ import annotations
 
 import math
 from typing import Any, Mapping
-
-from mlirkit.base.errors import MlirkitError
-
-
-def _is_ranx(obj: Any, cls: str) -> bool:
-    return type(obj).__name__ == cls and type(obj).__module__.split(".")[0] == "ranx"
-
-
-def as_qrels(qrels: Any) -> Mapping[str, Mapping[str, int]]:
-    """``{qid: {docid: relevance}}`` from a dict or a ``ranx.Qrels``."""
-    if _is_ranx(qrels, "Qrels"):
-        return {q: dict(d) for q, d in qrels.to_dict().items()}
-    return qrels
-
-
-def as_run(run: Any) -> Mapping[str, Mapping[str, float]]:
-    """``{qid: {docid: score}}`` from a dict or a ``ranx.Run``."""
-    if _is_ranx(run, "Run"):
-        return {q: dict(d) for q, d in run.to_dict().items()}
-    return run
-
-
-def as_runs(runs: Any) -> dict[str, Mapping[str, Mapping[str, float]]]:
-    """``{name: run}`` from ``{name: dict or ranx.Run}`` or from a list of named ``ranx.Run``."""
-    if isinstance(runs, Mapping):
-        return {name: as_run(run) for name, run in runs.items()}
-    if isinstance(runs, (list, tuple)) and runs and all(_is_ranx(r, "Run") for r in runs):
-        out: dict[str, Mapping[str, Mapping[str, float]]] = {}
-        for i, run in enumerate(runs):
-            if not run.name:
-                raise MlirkitError(f"ranx.Run number {i + 1} has no name (set Run(name=...), or pass {{name: run}})")
-            if run.name in out:
-                raise MlirkitError(f"two ranx runs are named {run.name!r}; give distinct names")
-            out[run.name] = as_run(run)
-        return out
-    raise MlirkitError("runs must be {name: run} (dicts or ranx.Run) or a list of named ranx.Run objects")
 
 
 def _win_tie_loss(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, int]:
@@ -119,4 +80,4 @@ def to_ranx_report(result: Any, rounding_digits: int = 3, show_percentages: bool
                    rounding_digits=rounding_digits, show_percentages=show_percentages, stat_test=stat_test)
 
 
-__all__ = ["as_qrels", "as_run", "as_runs", "to_ranx_report"]
+__all__ = ["to_ranx_report"]

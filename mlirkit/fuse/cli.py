@@ -1,12 +1,5 @@
 """``python -m mlirkit.fuse``: fuse TREC runs with ranx (RRF, weighted sum, ...), optionally keeping the
 document languages of the first run, rank by rank (language-preserving fusion); write a TREC run.
-
-Examples:
-  python -m mlirkit.fuse --runs runs/dense.trec runs/bm25.trec --method rrf --output runs/rrf.trec
-  python -m mlirkit.fuse --runs runs/dense.trec runs/bm25.trec --method wsum --norm min-max \\
-      --tune-runs runs/dense-dev.trec runs/bm25-dev.trec --qrels mlirkit/ddtp/multi/dev --output runs/wsum.trec
-  python -m mlirkit.fuse --runs runs/shift.trec runs/bm25.trec --method rrf --keep-languages \\
-      --doc-langs mlirkit/ddtp/multi --output runs/rrf-slots.trec
 """
 from __future__ import annotations
 
@@ -16,15 +9,21 @@ import logging
 from pathlib import Path
 from typing import Any, Sequence
 
-from mlirkit.base.cli import ArgumentParser, configure_logging
+from mlirkit.base.cli import ArgumentParser, configure_logging, examples
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.option_names import cli_main
 from mlirkit.base.options import parse_key_values, positive_int
 
 logger = logging.getLogger(__name__)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m mlirkit.fuse", description=__doc__)
+    p = ArgumentParser(prog="python -m mlirkit.fuse", description=__doc__, epilog=examples(
+        "python -m mlirkit.fuse --runs runs/dense.trec runs/bm25.trec --method rrf --output runs/rrf.trec",
+        "python -m mlirkit.fuse --runs runs/dense.trec runs/bm25.trec --method wsum --norm min-max \\\n"
+        "      --tune-runs runs/dense-dev.trec runs/bm25-dev.trec --qrels mlirkit/ddtp/multi/dev --output runs/wsum.trec",
+        "python -m mlirkit.fuse --runs runs/shift.trec runs/bm25.trec --method rrf --keep-languages \\\n"
+        "      --doc-langs mlirkit/ddtp/multi --output runs/rrf-slots.trec"))
     p.add_argument("--runs", nargs="+", required=True, metavar="RUN", help="TREC runs to fuse (two or more)")
     p.add_argument("--output", required=True, help="TREC run file to write")
     p.add_argument("--method", default="rrf",
@@ -69,6 +68,7 @@ def parse_params(items: list[str] | None) -> dict[str, Any]:
     return out
 
 
+@cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(quiet=args.quiet)

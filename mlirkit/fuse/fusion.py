@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Mapping, Sequence
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.eval.ranx_interop import as_qrels, as_run
+from mlirkit.base.option_names import in_cli, option
+from mlirkit.eval.inputs import as_qrels, as_run
 from mlirkit.fuse.methods import method as get_method
 from mlirkit.fuse.methods import norm as get_norm
 
@@ -25,7 +26,7 @@ RunLike = Any  # ranx.Run or {qid: {docid: score}}
 
 
 def _ranx():
-    from mlirkit.eval.numba_cache import import_ranx
+    from mlirkit.base.numba_cache import import_ranx
 
     return import_ranx()
 
@@ -56,13 +57,22 @@ def align_runs(runs: Sequence[RunLike], names: Sequence[str] | None = None,
             raise MlirkitError(
                 f"{name}: query ids differ from {names[0]}'s ({len(only_first)} only in {names[0]}"
                 f"{_some(only_first)}, {len(only_this)} only in {name}{_some(only_this)}); fuse runs of the same "
-                "topics, or allow queries missing from some runs (--allow-missing)")
+                f"topics, or allow queries missing from some runs ({option('allow_missing', True)})")
     union = sorted(set().union(*dicts))
     return [{q: run.get(q, {}) for q in union} for run in dicts]
 
 
 def _some(ids: list[str]) -> str:
     return f": {', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''}" if ids else ""
+
+
+def _given(flag: str, param: str) -> str:
+    """A method parameter as the user gives it: the CLI's ``flag``, or ``params={param!r: ...}`` in Python."""
+    return flag if in_cli() else f"params={{{param!r}: ...}}"
+
+
+def _tuned() -> str:
+    return "--tune-runs ... --qrels ..." if in_cli() else "tune(qrels, dev_runs, method=...)"
 
 
 def check_params(method: str, params: Mapping[str, Any] | None, n_runs: int) -> dict[str, Any]:
@@ -72,15 +82,15 @@ def check_params(method: str, params: Mapping[str, Any] | None, n_runs: int) -> 
     if m.needs == "weights":
         weights = params.get("weights")
         if weights is None:
-            raise MlirkitError(f"{method} needs one weight per run (--weights W1 W2 ..., or tune them: "
-                               "--tune-runs ... --qrels ...)")
+            raise MlirkitError(f"{method} needs one weight per run ({_given('--weights W1 W2 ...', 'weights')}, "
+                               f"or tune them: {_tuned()})")
         if len(weights) != n_runs:
             raise MlirkitError(f"{method}: {len(weights)} weights for {n_runs} runs")
         params["weights"] = [float(w) for w in weights]
     elif m.needs == "scalar" and m.param not in params:
-        raise MlirkitError(f"{method} needs --param {m.param}=VALUE (or tune it: --tune-runs ... --qrels ...)")
+        raise MlirkitError(f"{method} needs {_given(f'--param {m.param}=VALUE', m.param)} (or tune it: {_tuned()})")
     elif m.needs == "trained" and not params:
-        raise MlirkitError(f"{method} is trained on judged dev runs: give --tune-runs ... --qrels ...")
+        raise MlirkitError(f"{method} is trained on judged dev runs: {_tuned()}")
     allowed = {m.param} if m.param else set()
     unknown = sorted(set(params) - allowed) if m.needs != "trained" else []
     if unknown:

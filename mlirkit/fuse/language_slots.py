@@ -20,7 +20,7 @@ from collections import defaultdict, deque
 from typing import Any, Mapping
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.eval.ranx_interop import as_run
+from mlirkit.eval.inputs import as_run
 
 
 def _ranking(docs: Mapping[str, float]) -> list[str]:

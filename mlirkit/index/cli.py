@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from mlirkit.base.cli import ArgumentParser, configure_logging, set_threads
+from mlirkit.base.option_names import cli_main
+from mlirkit.base.cli import ArgumentParser, configure_logging, examples, set_threads, with_examples
 from mlirkit.index.types import add_index_type_args, index_spec_from_args
 from mlirkit.base.options import non_negative_int
 
@@ -25,9 +26,17 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--quiet", action="store_true", help="no progress bar")
     i = sub.add_parser("info", help="print an index directory's type, size and memory model as JSON")
     i.add_argument("index", metavar="DIR")
-    return p
+    return with_examples(p, EXAMPLES)
 
 
+EXAMPLES = {
+    "": examples("python -m mlirkit.index info indexes/ddtp-e5"),
+    "merge": examples("python -m mlirkit.index merge indexes/part-0 indexes/part-1 --output indexes/all"),
+    "info": examples("python -m mlirkit.index info indexes/ddtp-e5"),
+}
+
+
+@cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(quiet=getattr(args, "quiet", False))

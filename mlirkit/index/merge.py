@@ -26,6 +26,7 @@ import numpy as np
 
 from mlirkit.base.vectors import check_finite
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.option_names import option
 from mlirkit.index.layout import TRANSFORM_FILE
 
 logger = logging.getLogger(__name__)
@@ -139,11 +140,11 @@ def merge_indexes(shard_dirs: Sequence[str | os.PathLike], output: str | os.Path
         if not is_exact(index.faiss_index):
             raise MlirkitError(f"{index.path} is a compressed ({index.index_spec.name}) shard: each shard trained "
                                f"its own quantiser, so the codes cannot be merged; encode the shards with "
-                               f"--index-type flat and merge with --index-type {index.index_spec.name}")
+                               f"{option('index_type', 'flat')} and merge with {option('index_type', index.index_spec.name)}")
     if index_type is None:
         names = {index.index_spec.name for index in indexes}
         if len(names) != 1:
-            raise MlirkitError(f"shards have different index types ({', '.join(sorted(names))}): give --index-type")
+            raise MlirkitError(f"shards have different index types ({', '.join(sorted(names))}): give {option('index_type')}")
         spec = indexes[0].index_spec
     else:
         spec = IndexSpec.coerce(index_type)

@@ -13,6 +13,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.io.files import read_lines
 from mlirkit.index.layout import DOCID_FILE, EMBEDDINGS_FILE, FAISS_FILE, LANGS_FILE, META_FILE
 from mlirkit.base.langs import UNKNOWN, canonical_codes
+from mlirkit.base.option_names import option
 
 
 #: the types of the ``meta.json`` fields that readers use (None: the field may be null)
@@ -132,7 +133,7 @@ class DenseIndex:
         from mlirkit.io.binary import load_npy
 
         if not self.has_embeddings:
-            raise MlirkitError(f"{self.path} has no {EMBEDDINGS_FILE} (encode with --save-embeddings)")
+            raise MlirkitError(f"{self.path} has no {EMBEDDINGS_FILE} (encode with {option('save_embeddings', True)})")
         path = self.path / EMBEDDINGS_FILE
         array = load_npy(path, mmap=mmap)
         if array.ndim != 2 or array.dtype.kind != "f" or len(array) != len(self.docids):
@@ -175,8 +176,8 @@ def require_reconstructable(index) -> None:
     if index.has_embeddings:
         hint = f"rebuild from {EMBEDDINGS_FILE} (the untransformed vectors, present in {index.path})"
     else:
-        hint = (f"rebuild from {EMBEDDINGS_FILE}, which this index lacks: re-encode with --save-embeddings "
-                f"(and --transform) to get a transformed {name} index")
+        hint = (f"rebuild from {EMBEDDINGS_FILE}, which this index lacks: re-encode with "
+                f"{option('save_embeddings', True)} (and {option('transform')}) to get a transformed {name} index")
     raise MlirkitError(f"{index.path}: a {name} index holds compressed vectors that cannot be transformed "
                        f"after the fact; {hint}")
 

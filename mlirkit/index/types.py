@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping, Sequence
 from mlirkit.base.options import parse_key_values
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.registry import Registry, did_you_mean
+from mlirkit.base.option_names import option
 
 logger = logging.getLogger(__name__)
 
@@ -167,7 +168,7 @@ class IndexSpec:
                                    f"(lower nlist or index more documents)")
             if train < (1 << p["nbits"]):
                 raise MlirkitError(f"ivf-pq: {train} training vectors for {1 << p['nbits']} codes per "
-                                   f"sub-quantiser (nbits={p['nbits']}): lower nbits or use --index-type flat/hnsw")
+                                   f"sub-quantiser (nbits={p['nbits']}): lower nbits or use {option('index_type')} flat/hnsw")
             p["nprobe"] = min(p["nprobe"], p["nlist"])
         return IndexSpec(self.name, p)
 

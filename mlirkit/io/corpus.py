@@ -23,6 +23,7 @@ from typing import Iterator, Sequence
 
 from mlirkit.base.errors import MlirkitError, format_error
 from mlirkit.base.langs import check_lang
+from mlirkit.base.option_names import option
 from mlirkit.io.fields import check_id, check_text
 from mlirkit.io.files import iter_lines, read_jsonl_objects
 from mlirkit.io.records import Doc
@@ -54,7 +55,7 @@ def read_corpus(source: str | os.PathLike, *, default_lang: str | None = None,
         doc_id = check_id(doc_id, where, "document id")
         if lang is None or lang == "":
             if default_lang is None:
-                raise MlirkitError(f"{where}: missing field \"lang\" (give --default-lang to set one)")
+                raise MlirkitError(f"{where}: missing field \"lang\" (give {option('default_lang')} to set one)")
             lang = default_lang
         else:
             lang = check_lang(lang, where)
@@ -63,7 +64,7 @@ def read_corpus(source: str | os.PathLike, *, default_lang: str | None = None,
         seen.add(doc_id)
         if not text.strip():
             if not skip_empty:
-                raise MlirkitError(f"{where}: empty text for document {doc_id!r} (use --skip-empty to skip)")
+                raise MlirkitError(f"{where}: empty text for document {doc_id!r} (use {option('skip_empty', True)} to skip)")
             stats.skipped_empty += 1
             continue
         stats.read += 1

@@ -23,6 +23,7 @@ from typing import Any
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import canonical, is_unknown
+from mlirkit.base.option_names import in_cli
 from mlirkit.base.registry import did_you_mean
 
 #: ``io.anserini.analysis.AnalyzerMap.analyzerMap`` of Anserini 1.7.1 (Pyserini 1.6.0's jar), language -> class
@@ -133,7 +134,9 @@ def analyzer_for(lang: str, fallback_analyzer: Analyzer | None = None, where: st
     prefix = f"{where}: " if where else ""
     raise MlirkitError(f"{prefix}no Anserini analyzer for language {lang!r} (analyzers: "
                        f"{', '.join(sorted(LANGUAGE_ANALYZERS))}); "
-                       f"--fallback-analyzer {' or '.join(FALLBACKS)} reads it anyway")
+                       + (f"--fallback-analyzer {' or '.join(FALLBACKS)}" if in_cli() else
+                          " or ".join(f"fallback_analyzer=FALLBACKS[{name!r}]" for name in FALLBACKS))
+                       + " reads it anyway")
 
 
 __all__ = ["ANSERINI_LANGUAGES", "Analyzer", "FALLBACKS", "LANGUAGE_ANALYZERS", "analyzer_for", "analyzer_key",

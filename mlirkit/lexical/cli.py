@@ -4,10 +4,6 @@
   search  topics -> TREC run, each query analysed by its language's analyzer, BM25 with each document
           language's own statistics
 
-Example:
-  python -m mlirkit.lexical index --corpus mlirkit/ddtp/multi --index indexes/ddtp-bm25
-  python -m mlirkit.lexical search --index indexes/ddtp-bm25 --topics mlirkit/ddtp/multi/test --output runs/bm25.trec
-
 Pyserini opens the index: LuceneSearcher('indexes/ddtp-bm25'), set_language('de') for German queries, and
 search(q, fields={'contents_de': 1.0, 'contents_en': 1.0, ...}) for the same scores (docs/lexical.md).
 """
@@ -18,7 +14,8 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from mlirkit.base.cli import ArgumentParser, configure_logging
+from mlirkit.base.cli import ArgumentParser, configure_logging, examples, with_examples
+from mlirkit.base.option_names import cli_main
 from mlirkit.base.options import positive_int
 from mlirkit.lexical.analyzers import FALLBACKS
 from mlirkit.lexical.searcher import B, K1
@@ -55,7 +52,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run tag, the 6th TREC column (default: the output file name without extension)")
     _add_common(s)
     s.add_argument("--overwrite", action="store_true", help="replace an existing run file")
-    return p
+    return with_examples(p, EXAMPLES)
+
+
+EXAMPLES = {
+    "": examples("python -m mlirkit.lexical index --corpus mlirkit/ddtp/multi --index indexes/ddtp-bm25",
+                 "python -m mlirkit.lexical search --index indexes/ddtp-bm25 --topics mlirkit/ddtp/multi/test "
+                 "--output runs/bm25.trec"),
+    "index": examples("python -m mlirkit.lexical index --corpus mlirkit/ddtp/multi --index indexes/ddtp-bm25"),
+    "search": examples("python -m mlirkit.lexical search --index indexes/ddtp-bm25 --topics mlirkit/ddtp/multi/test "
+                       "--output runs/bm25.trec"),
+}
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -66,6 +73,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+@cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(quiet=args.quiet)

@@ -24,6 +24,7 @@ import numpy as np
 from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN
+from mlirkit.base.option_names import option
 from mlirkit.encoders.base import Encoder
 from mlirkit.base.jvm import boot_jvm
 from mlirkit.transforms.alpha import Alpha, AlphaLike
@@ -135,7 +136,8 @@ class MlirkitQueryEncoder(QueryEncoder):
                  query_langs: Mapping[str, str] | None = None, **ignored: Any) -> None:
         super().__init__()
         if encoder is None and not encoder_dir:
-            raise MlirkitError("an mlirkit query encoder needs --encoder (a preset name, HF id or path)")
+            raise MlirkitError(f"an mlirkit query encoder needs {option('encoder_dir', flag='--encoder')} (a preset name, HF id "
+                               "or path)")
         opts = dict(options or {})
         if "device" not in opts and _device_option(device) is not None:
             opts["device"] = _device_option(device)
@@ -144,7 +146,8 @@ class MlirkitQueryEncoder(QueryEncoder):
         if fp16 and "dtype" not in opts:
             opts["dtype"] = "float16"
         if tokenizer_name:
-            logger.warning("--tokenizer %s ignored: mlirkit encoders load their own tokenizer", tokenizer_name)
+            logger.warning("%s %s ignored: mlirkit encoders load their own tokenizer",
+                           option("tokenizer_name", flag="--tokenizer"), tokenizer_name)
         if ignored:
             logger.debug("ignoring Pyserini encoder arguments %s", sorted(ignored))
         self.model_name = encoder_dir
@@ -159,7 +162,7 @@ class MlirkitQueryEncoder(QueryEncoder):
             self.transform.check_encoder(self.encoder.fingerprint)
             if not query_lang and not self.query_langs:
                 raise MlirkitError(f"the transform {getattr(transform, 'path', '')} changes queries by language: "
-                                   "give --query-lang")
+                                   f"give {option('query_lang')}")
         self.has_model = True
 
     @property

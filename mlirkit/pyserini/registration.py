@@ -24,6 +24,7 @@ from mlirkit.encoders import ENCODER_CLASSES
 from mlirkit.transforms.alpha import Alpha
 from mlirkit.transforms.transform import LanguageTransform
 from mlirkit.base.registry import UnknownNameError, did_you_mean
+from mlirkit.base.option_names import option
 
 logger = logging.getLogger(__name__)
 
@@ -121,8 +122,8 @@ class QueryEncoderFactory:
                 check_same_encoder(s.index_encoder, encoder.encoder.fingerprint, "the index")
             except MlirkitError as e:
                 if not s.force:
-                    raise MlirkitError(f"{e} (use --force to search anyway)") from None
-                logger.warning("%s; searching anyway (--force)", e)
+                    raise MlirkitError(f"{e} (use {option('force', True)} to search anyway)") from None
+                logger.warning("%s; searching anyway (%s)", e, option("force", True))
         s.query_encoder = encoder.encoder
         return encoder
 

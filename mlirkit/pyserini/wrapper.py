@@ -7,7 +7,8 @@ Pyserini's CLIs declare ``--encoder-class`` with a hard-coded ``choices`` list i
 is Pyserini's code, arguments and behaviour. The patches are undone when the run ends.
 
 The wrapper's own options (``--encoder-option``, ``--transform``, ...) are taken out of the command line
-first (:func:`split_wrapper_args`); the rest goes to Pyserini untouched.
+first (:func:`split_wrapper_args`); the rest goes to Pyserini untouched. ``-h`` prints the wrapper's help
+without importing Pyserini (which starts Java); ``--pyserini-help`` runs Pyserini's own ``-h``.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ logger = logging.getLogger(__name__)
 ENCODER_CLASS_OPTION = "--encoder-class"
 HELP_FLAGS = frozenset({"-h", "--help"})
 PYSERINI_HELP_HEADING = "Pyserini's own options (passed through):"
+PYSERINI_HELP = "--pyserini-help"
 _INT_OPTIONS = {"batch_size", "max_length", "threads"}
 _BOOL_OPTIONS = {"normalize", "trust_remote_code"}
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
@@ -57,14 +59,20 @@ def parse_encoder_options(items: Sequence[str] | None) -> dict[str, Any]:
     return out
 
 
-def wrapper_parser(prog: str, usage: str, description: str, pyserini_module: str,
-                   encoder_options: str) -> tuple[argparse.ArgumentParser, argparse._ArgumentGroup]:
-    """The parser of a wrapper's own options (``--wrapper-help``, ``--encoder-option``) and the group to add
-    further ones to; ``encoder_options`` lists the option keys the wrapper's encoders take (help text)."""
+def wrapper_parser(prog: str, usage: str, description: str, pyserini_module: str, encoder_options: str,
+                   example: str) -> tuple[argparse.ArgumentParser, argparse._ArgumentGroup]:
+    """The parser of a wrapper's own options (``-h``, ``--pyserini-help``, ``--encoder-option``) and the group to
+    add further ones to; ``encoder_options`` lists the option keys the wrapper's encoders take (help text),
+    ``example`` is the epilog (:func:`mlirkit.base.cli.examples`)."""
+    epilog = (f"{example}\n\nEvery other argument goes to python -m {pyserini_module} unchanged; {PYSERINI_HELP} "
+              f"lists them\n(it starts Pyserini and Java: about half a minute).")
     p = argparse.ArgumentParser(prog=prog, add_help=False, allow_abbrev=False, usage=usage, description=description,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    g = p.add_argument_group(f"wrapper options (everything else is passed to {pyserini_module}; -h shows its help)")
-    g.add_argument("--wrapper-help", action="store_true", help="show this help and exit")
+                                epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+    g = p.add_argument_group(f"wrapper options (everything else is passed to {pyserini_module})")
+    g.add_argument("-h", "--help", "--wrapper-help", dest="wrapper_help", action="store_true",
+                   help="show this help and exit (Pyserini is not started)")
+    g.add_argument(PYSERINI_HELP, action="store_true",
+                   help=f"show the help of python -m {pyserini_module} and exit")
     g.add_argument("--encoder-option", action="append", default=[], metavar="KEY=VALUE",
                    help=f"mlirkit encoder option ({encoder_options}); repeatable")
     return p, g
@@ -76,7 +84,8 @@ def split_wrapper_args(parser: argparse.ArgumentParser, argv: Sequence[str] | No
     """Parse the wrapper's options out of ``argv`` (default ``sys.argv[1:]``).
 
     Returns ``(wrapper args, Pyserini's arguments in order, mlirkit encoder options)``, or None after
-    printing the wrapper's help. The encoder options are ``--encoder-option KEY=VALUE`` plus the
+    printing the wrapper's help; ``--pyserini-help`` becomes a ``-h`` at the end of Pyserini's arguments, so
+    Pyserini prints its own help. The encoder options are ``--encoder-option KEY=VALUE`` plus the
     Pyserini options that mlirkit encoders also take, ``shared_options`` = ``(flag, option key, type)``
     (e.g. ``("--max-length", "max_length", int)``), read without removing them from Pyserini's arguments.
     """
@@ -84,9 +93,9 @@ def split_wrapper_args(parser: argparse.ArgumentParser, argv: Sequence[str] | No
     if args.wrapper_help:
         parser.print_help()
         return None
-    if HELP_FLAGS & set(rest):  # -h / --help: the wrapper's options first, then Pyserini prints its own
-        parser.print_help()
-        print(f"\n{PYSERINI_HELP_HEADING}", flush=True)
+    if args.pyserini_help:
+        print(PYSERINI_HELP_HEADING, flush=True)
+        rest = [*rest, "-h"]
     options = parse_encoder_options(args.encoder_option)
     for flag, key, type_ in shared_options:
         value = peek_option(rest, flag, type_)

@@ -7,8 +7,9 @@ import logging
 from pathlib import Path
 from typing import Sequence
 
+from mlirkit.base.option_names import cli_main
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.cli import ArgumentParser, configure_logging, set_threads
+from mlirkit.base.cli import ArgumentParser, configure_logging, examples, set_threads
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.base.fs import refuse_existing
 from mlirkit.base.options import lang_code, non_negative_int, positive_int
@@ -18,7 +19,8 @@ logger = logging.getLogger(__name__)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m mlirkit.search", description=__doc__)
+    p = ArgumentParser(prog="python -m mlirkit.search", description=__doc__, epilog=examples(
+        "python -m mlirkit.search --index indexes/ddtp-e5 --topics mlirkit/ddtp/en --output runs/base.trec"))
     p.add_argument("--index", required=True, nargs="+", metavar="DIR",
                    help="index directory (mlirkit.encode or Pyserini); several, or a directory of shard-* "
                         "subdirectories, are searched as one (faiss.IndexShards)")
@@ -73,13 +75,14 @@ def query_shift_requested(args: argparse.Namespace) -> bool:
     return shift
 
 
+@cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(quiet=args.quiet)
     refuse_existing(Path(args.output), args.overwrite, "run")
     from mlirkit.io.topics import read_topics
     from mlirkit.io.trec import run_tag_for, write_run
-    from mlirkit.search.searcher import Searcher, hits_to_run
+    from mlirkit.search.searcher import Searcher
 
     tag = run_tag_for(args.run_tag, args.output)
     shift = query_shift_requested(args)
@@ -100,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = searcher.search(queries, k=args.hits, batch_size=args.batch_size or 64, show_progress=not args.quiet)
     from mlirkit.io.provenance import describe_source
 
-    write_run(hits_to_run(results), args.output, tag=tag, overwrite=args.overwrite,
+    write_run(results.to_run(), args.output, tag=tag, overwrite=args.overwrite,
               provenance={**searcher.provenance(), "topics": describe_source(args.topics), "hits": args.hits})
     report = {"run": str(args.output), "queries": len(results), "hits": args.hits}
     if searcher.shift is not None:

@@ -45,6 +45,7 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN, canonical
+from mlirkit.base.option_names import option
 from mlirkit.transforms.alpha import Alpha
 
 logger = logging.getLogger(__name__)
@@ -292,7 +293,7 @@ def plan_for_index(index, metric: str = "cosine", alpha: Any = None, transform: 
     if transform is None:
         if meta_transform.get("method") != "shift":
             raise MlirkitError(f"{index.path}: the query-time shift needs a SHIFT index or a shift "
-                               f"transform (--transform)")
+                               f"transform ({option('transform')})")
         transform = load_transform(index.path / TRANSFORM_FILE)
         alpha = meta_transform.get("alpha", 1.0) if alpha is None else alpha
     elif not isinstance(transform, LanguageTransform):
@@ -307,7 +308,7 @@ def plan_for_index(index, metric: str = "cosine", alpha: Any = None, transform: 
 
         for la in overrides:
             if la not in langs:
-                raise MlirkitError(f"--alpha {la}=...: the shift transform has no vector for {la!r}"
+                raise MlirkitError(f"{option('alpha')} {la}=...: the shift transform has no vector for {la!r}"
                                    f"{did_you_mean(la, langs)} (its languages: {', '.join(langs)})")
 
     # before anything is logged: a typo fails alone (a language of the index may still get a corpus vector)
@@ -345,7 +346,7 @@ def require_query_langs(queries: Sequence[Any], source: str) -> None:
     if missing:
         raise MlirkitError(f"{source}: {len(missing)} of {len(queries)} queries have no language (first: query id "
                            f"{missing[0]!r}); the query-time shift scores each with its own language's vector: "
-                           f"give a lang field / third TSV column, or --query-lang")
+                           f"give a lang field / third TSV column, or {option('query_lang')}")
 
 
 def index_embeddings(index) -> np.ndarray:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -11,19 +11,16 @@ from mlirkit.base.threads import faiss_threads
 from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.encoders.base import Encoder, check_same_encoder
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.option_names import option
 from mlirkit.index.layout import TRANSFORM_FILE
 from mlirkit.io.records import Query
+from mlirkit.search.results import Hit, SearchResults
 from mlirkit.transforms.alpha import Alpha
 
 logger = logging.getLogger(__name__)
 
 #: extra candidates fetched beyond k so that ties at the cut-off are broken by doc id, not by FAISS order
 TIE_SLACK = 16
-
-
-class Hit(NamedTuple):
-    doc_id: str
-    score: float
 
 
 def encoder_for_index(index, **overrides: Any) -> Encoder:
@@ -35,7 +32,8 @@ def encoder_for_index(index, **overrides: Any) -> Encoder:
 
     name = index.meta.get("encoder_name")
     if not name:
-        raise MlirkitError(f"{index.path} does not record its encoder (not built by mlirkit.encode): give --encoder")
+        raise MlirkitError(f"{index.path} does not record its encoder (not built by mlirkit.encode): give "
+                           f"{option('encoder')}")
     # options that run the model's own code (trust_remote_code) count only when given here, never from meta.json
     options = options_from_file(index.meta.get("encoder_options"), index.path / "meta.json", overrides)
     encoder_class = options.pop("encoder_class", None)
@@ -78,8 +76,8 @@ class Searcher:
                 check_same_encoder(self.index.encoder, self.encoder.fingerprint, f"index {self.index.path}")
             except MlirkitError as e:
                 if not force:
-                    raise MlirkitError(f"{e} (use --force to search anyway)") from None
-                logger.warning("%s; searching anyway (--force)", e)
+                    raise MlirkitError(f"{e} (use {option('force', True)} to search anyway)") from None
+                logger.warning("%s; searching anyway (%s)", e, option("force", True))
         self.query_transform = None
         self.alpha = Alpha()
         meta_transform = self.index.transform
@@ -92,8 +90,8 @@ class Searcher:
                 self.alpha = Alpha.coerce(meta_transform.get("alpha", 1.0))
         self.shift = None  # the query-time shift (mlirkit.search.query_shift), when asked for
         if missing is not None and not (query_shift or alpha is not None or transform is not None):
-            raise MlirkitError("missing (--missing) is for the query-time shift: add --query-shift (or --alpha / "
-                               "--transform)")
+            raise MlirkitError(f"{option('missing')} is for the query-time shift: add {option('query_shift')} (or "
+                               f"{option('alpha')} / {option('transform')})")
         if query_shift or alpha is not None or transform is not None:
             self._setup_query_shift(query_shift or "cosine", alpha, transform, candidates, force, missing)
 
@@ -142,12 +140,19 @@ class Searcher:
             hits = plan_search(self.shift_plan, self.index.faiss_index, vectors, langs, k)
         return [[Hit(d, s) for d, s in h] for h in hits]
 
-    def search(self, queries: Sequence[Query], k: int = 1000, batch_size: int = 64,
-               show_progress: bool = False) -> dict[str, list[Hit]]:
-        """``{query_id: [Hit, ...]}`` with at most ``k`` hits per query, best first."""
+    def search(self, queries: Sequence[Query] | str | os.PathLike, k: int = 1000, batch_size: int = 64,
+               show_progress: bool = False) -> SearchResults:
+        """``{query_id: [Hit, ...]}`` with at most ``k`` hits per query, best first: a
+        :class:`~mlirkit.search.results.SearchResults`, which :func:`mlirkit.eval.evaluate` takes as it is
+        and ``to_ranx()`` turns into a ``ranx.Run``. ``queries``: :class:`~mlirkit.io.records.Query`
+        objects or a topics source for :func:`mlirkit.io.topics.read_topics` (a file or an ir_datasets id)."""
         from tqdm.auto import tqdm
 
-        out: dict[str, list[Hit]] = {}
+        if isinstance(queries, (str, os.PathLike)):
+            from mlirkit.io.topics import read_topics
+
+            queries = read_topics(queries)
+        out = SearchResults()
         with tqdm(total=len(queries), unit="query", desc="search", disable=not show_progress) as bar:
             for start in range(0, len(queries), batch_size):
                 batch = queries[start:start + batch_size]
@@ -171,8 +176,3 @@ def search_index(faiss_index, docids: Sequence[str], vectors: np.ndarray, k: int
         hits.sort(key=lambda h: (-h.score, h.doc_id))
         results.append(hits[:k])
     return results
-
-
-def hits_to_run(results: dict[str, list[Hit]]) -> dict[str, dict[str, float]]:
-    """``{qid: {docid: score}}``, the run shape that ranx and :mod:`mlirkit.io.trec` use."""
-    return {qid: {h.doc_id: h.score for h in hits} for qid, hits in results.items()}

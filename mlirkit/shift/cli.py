@@ -8,7 +8,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from mlirkit.base.cli import ArgumentParser, configure_logging
+from mlirkit.base.option_names import cli_main
+from mlirkit.base.cli import ArgumentParser, configure_logging, examples, with_examples
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.options import LANG_LIST_HELP, LangListAction, lang_code, positive_int
 
@@ -54,7 +55,24 @@ def build_parser() -> argparse.ArgumentParser:
     for sp in sub.choices.values():
         sp.add_argument("-q", "--quiet", action="store_true",
                         help="only warnings and errors on stderr (no INFO lines, no progress bars)")
-    return p
+    return with_examples(p, EXAMPLES)
+
+
+EXAMPLES = {
+    "": examples("python -m mlirkit.shift fit --pairs mlirkit/parallel/gettext --encoder multilingual-e5-small-q4 \\\n"
+                 "      --source-lang en --max-pairs 200 --output vectors/e5-gettext.shift",
+                 "python -m mlirkit.shift apply --index indexes/ddtp-e5 --transform vectors/e5-gettext.shift \\\n"
+                 "      --alpha 0.6 --output indexes/ddtp-e5-shift"),
+    "fit": examples("python -m mlirkit.shift fit --pairs mlirkit/parallel/gettext --encoder multilingual-e5-small-q4 \\\n"
+                    "      --source-lang en --max-pairs 200 --output vectors/e5-gettext.shift"),
+    "apply": examples("python -m mlirkit.shift apply --index indexes/ddtp-e5 --transform vectors/e5-gettext.shift \\\n"
+                      "      --alpha 0.6 --output indexes/ddtp-e5-shift"),
+    "inspect": examples("python -m mlirkit.shift inspect vectors/e5-gettext.shift"),
+    "derive": examples("python -m mlirkit.shift derive --transform vectors/e5-gettext.shift --source-lang de \\\n"
+                       "      --output vectors/e5-gettext-de.shift"),
+    "select-alpha": examples("python -m mlirkit.shift select-alpha --index indexes/ddtp-e5 "
+                             "--transform vectors/e5-gettext.shift"),
+}
 
 
 def add_select_alpha_args(s: argparse.ArgumentParser) -> None:
@@ -108,6 +126,7 @@ def add_fit_args(f: argparse.ArgumentParser, *, methods: Sequence[str]) -> None:
     add_encoder_args(f)
 
 
+@cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose, quiet=args.quiet)

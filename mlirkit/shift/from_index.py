@@ -14,6 +14,7 @@ import numpy as np
 
 from mlirkit.base.vectors import check_finite
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.option_names import option
 from mlirkit.index import DenseIndex
 from mlirkit.index.layout import LANGS_FILE
 from mlirkit.transforms.alpha_select import AlphaSelection, select_alpha
@@ -39,7 +40,7 @@ def index_document_embeddings(index_dir: str | os.PathLike) -> tuple[np.ndarray,
         embs = index.embeddings(mmap=True)
     elif index.transform:
         raise MlirkitError(f"{index_dir} holds transformed vectors ({index.transform.get('method')}) and no "
-                           f"embeddings.npy: re-encode with --save-embeddings to fit corpus vectors")
+                           f"embeddings.npy: re-encode with {option('save_embeddings', True)} to fit corpus vectors")
     else:
         logger.info("%s has no embeddings.npy: fitting on the indexed (normalised) vectors", index_dir)
         embs = index.indexed_vectors()

@@ -29,6 +29,7 @@ import numpy as np
 from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN
+from mlirkit.base.option_names import option
 from mlirkit.index.layout import LANGS_FILE
 from mlirkit.io.doc_langs import read_doc_langs
 from mlirkit.transforms.alpha import Alpha, AlphaLike
@@ -64,7 +65,7 @@ def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform |
         raise MlirkitError("the transform must be saved to a file before it is applied to an index")
     index_path, output = Path(index_path), Path(output)
     if output.resolve() == index_path.resolve():
-        raise MlirkitError(f"--output {output} is the input index; post-hoc apply never modifies its input")
+        raise MlirkitError(f"{option('output')} {output} is the input index; post-hoc apply never modifies its input")
     src = DenseIndex(index_path)
     n, dim = len(src.docids), src.dim
     if dim != t.dim:
@@ -84,8 +85,8 @@ def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform |
         if absent:
             logger.warning("%d of %d documents have no language in %s (left unchanged)", absent, n, doc_langs)
     elif not (src.path / LANGS_FILE).is_file():
-        logger.warning("%s has no langs file and no --doc-langs was given: every document is of unknown "
-                       "language and stays unchanged", index_path)
+        logger.warning("%s has no langs file and no %s was given: every document is of unknown "
+                       "language and stays unchanged", index_path, option("doc_langs"))
 
     if src.has_embeddings:
         vectors = src.embeddings(mmap=True)
@@ -96,7 +97,7 @@ def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform |
     else:
         if src.transform:
             raise MlirkitError(f"{index_path} holds transformed vectors ({src.transform.get('method')}) and no "
-                               f"embeddings.npy; re-encode with --save-embeddings to apply another transform")
+                               f"embeddings.npy; re-encode with {option('save_embeddings', True)} to apply another transform")
         index = src.faiss_index
         origin = "reconstructed"
         logger.info("%s has no embeddings.npy: transforming the indexed (normalised) vectors", index_path)

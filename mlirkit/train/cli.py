@@ -12,7 +12,8 @@ import json
 import typing
 from typing import Any, Sequence
 
-from mlirkit.base.cli import ArgumentParser, configure_logging
+from mlirkit.base.option_names import cli_main
+from mlirkit.base.cli import ArgumentParser, configure_logging, examples
 from mlirkit.base.options import LANG_LIST_HELP, LangListAction
 from mlirkit.train.config import ABLATIONS, TrainConfig
 
@@ -22,7 +23,8 @@ def _flag(name: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m mlirkit.train", description=__doc__.splitlines()[0])
+    p = ArgumentParser(prog="python -m mlirkit.train", description=__doc__.splitlines()[0], epilog=examples(
+        "python -m mlirkit.train run.json --max-steps 200"))
     p.add_argument("config_path", nargs="?", help="config file (JSON or YAML); same as --config")
     p.add_argument("--config", dest="config_opt", help="config file (JSON or YAML)")
     p.add_argument("--ablation", choices=ABLATIONS.names(), help="apply an ablation preset")
@@ -66,6 +68,7 @@ def resolve_config(args: argparse.Namespace) -> TrainConfig:
     return TrainConfig.from_dict(data, "command line").validate()
 
 
+@cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose, quiet=args.quiet)

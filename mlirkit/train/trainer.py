@@ -29,6 +29,7 @@ import torch
 import torch.nn as nn
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.option_names import option
 from mlirkit.train import distributed as dd
 from mlirkit.train.alignment import (
     AlignmentCache, map_word_alignment, mutual_argmax_alignment, valid_token_mask, word_first_subwords,
@@ -466,7 +467,8 @@ class Trainer:
         final = self.out_dir / FINAL_DIR
         if self.rank == 0:
             if not resume and not overwrite and (final.exists() or self.checkpoints()):
-                raise MlirkitError(f"{self.out_dir} already holds a run (use --resume or --overwrite)")
+                raise MlirkitError(f"{self.out_dir} already holds a run (use {option('resume', True)} or "
+                                   f"{option('overwrite', True)})")
         before = _Snapshot.take(self.out_dir) if self.rank == 0 else None
         try:
             return self._train(resume, overwrite, show_progress, final)

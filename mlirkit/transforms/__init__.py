@@ -13,8 +13,8 @@ from __future__ import annotations
 from mlirkit.transforms.alpha import Alpha
 from mlirkit.transforms.centering import CenteringTransform
 from mlirkit.transforms.corpus_fit import OverallShiftTransform, fit_corpus_shift
-from mlirkit.transforms.fit import (fit_centering_from_embeddings, fit_from_groups, fit_lir_from_embeddings,
-                                    fit_shift_from_embeddings)
+from mlirkit.transforms.fit import (fit_centering_from_embeddings, fit_from_groups, fit_from_pairs,
+                                    fit_lir_from_embeddings, fit_shift_from_embeddings)
 from mlirkit.transforms.hybrid import hybrid_shift
 from mlirkit.transforms.io import load_transform, read_shift_pt, save_transform
 from mlirkit.transforms.lir import LIRTransform
@@ -23,7 +23,7 @@ from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform
 
 __all__ = [
     "TRANSFORMS", "Alpha", "CenteringTransform", "LIRTransform", "LanguageTransform", "OverallShiftTransform", "ShiftTransform",
-    "derive_source", "fit_centering_from_embeddings", "fit_from_groups", "fit_corpus_shift",
+    "derive_source", "fit_centering_from_embeddings", "fit_from_groups", "fit_from_pairs", "fit_corpus_shift",
     "fit_lir_from_embeddings", "fit_shift_from_embeddings", "hybrid_shift", "load_transform",
     "read_shift_pt", "save_transform",
 ]

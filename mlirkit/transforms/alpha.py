@@ -14,6 +14,7 @@ import argparse
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence, Union
 
+from mlirkit.base import option_names
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import canonical, check_lang
 from mlirkit.base.options import split_key_value
@@ -59,8 +60,11 @@ class Alpha:
         return cls(value)  # type: ignore[arg-type]
 
     @classmethod
-    def from_text(cls, text: str | Sequence[str], option: str = "--alpha") -> "Alpha":
-        """The CLI syntax: ``0.6``, ``0.6,ja=1.0``, ``*=0.6,ja=1.0``; a sequence is read as its items joined by commas."""
+    def from_text(cls, text: str | Sequence[str], option: str | None = None) -> "Alpha":
+        """The CLI syntax: ``0.6``, ``0.6,ja=1.0``, ``*=0.6,ja=1.0``; a sequence is read as its items joined by
+        commas. ``option`` names the input in errors (default: ``alpha``, or ``--alpha`` in a CLI)."""
+        if option is None:
+            option = option_names.option("alpha")
         if not isinstance(text, str):
             text = ",".join(text)
         parts = [p.strip() for p in text.split(",") if p.strip()]

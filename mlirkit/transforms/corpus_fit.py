@@ -33,6 +33,7 @@ import numpy as np
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import is_unknown, require_langs
 from mlirkit.base.vectors import check_finite
+from mlirkit.base.option_names import option
 from mlirkit.transforms.shift_transform import ShiftTransform
 from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform, OffsetTransform
 
@@ -132,8 +133,8 @@ def corpus_shift_from_means(means: dict[str, np.ndarray], counts: Counter, sourc
         raise MlirkitError(
             f"too few documents{where} to estimate a language mean: "
             + ", ".join(f"{l} has {n}" for l, n in sorted(few.items()))
-            + f"; at least {min_docs} per language are needed (set the threshold with --min-docs, "
-              f"or leave the language out with --langs)")
+            + f"; at least {min_docs} per language are needed (set the threshold with {option('min_docs')}, "
+              f"or leave the language out with {option('only_langs', flag='--langs')})")
     if relative_to == "source":
         ref = means[source_lang]
         params = {l: (means[l] - ref).astype(np.float32) for l in wanted if l != source_lang}

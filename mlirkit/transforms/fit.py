@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Sequence
@@ -379,3 +380,37 @@ def fit_from_groups(encoder, groups: Iterable[ParallelGroup], *, method: str, so
         meta["rank"] = rank
     t = build_transform(method, params, encoder=fp, source_lang=source_lang, meta=meta, langid=classifier)
     return t, report
+
+
+def fit_from_pairs(encoder: Any, pairs: str | os.PathLike | Iterable[ParallelGroup], *, source_lang: str,
+                   method: str = "shift", text_field: str = "text", langs: Sequence[str] | None = None,
+                   max_pairs: int | None = None, show_progress: bool = False, **options: Any) -> LanguageTransform:
+    """Fit ``method`` (``shift``, ``centering``, ``lir``) from parallel text, as ``python -m mlirkit.shift fit --pairs``.
+
+    ``pairs``: a parallel-set id (``mlirkit/parallel/gettext``, ``python -m mlirkit.datasets list``), an
+    aligned JSONL file, a pairs-table directory, ``mmarco``, or :class:`ParallelGroup` objects;
+    ``encoder``: an :class:`~mlirkit.encoders.base.Encoder` or a name for
+    :func:`mlirkit.encoders.load_encoder` (loaded after the first group is read, so bad input fails
+    fast); ``options`` go to :func:`fit_from_groups` (``batch_size``, ``rank``, ``langid``, ``heldout``, ...).
+    Returns the transform; what the fit read and skipped is in ``t.meta["fit"]`` and ``t.meta["pairs"]``.
+    """
+    import itertools
+
+    from mlirkit.transforms.parallel import open_parallel
+
+    name = str(pairs) if isinstance(pairs, (str, os.PathLike)) else None
+    groups = (open_parallel(str(pairs), text_field=text_field, langs=langs, source_lang=source_lang)
+              if name is not None else iter(pairs))
+    first = list(itertools.islice(groups, 1))
+    if not first:
+        raise MlirkitError(f"{name or 'pairs'}: no parallel rows")
+    encoder_name = encoder if isinstance(encoder, str) else None
+    if encoder_name is not None:
+        from mlirkit.encoders import load_encoder
+
+        encoder = load_encoder(encoder_name)
+    t, _ = fit_from_groups(encoder, itertools.chain(first, groups), method=method, source_lang=source_lang,
+                           langs=langs, max_pairs=max_pairs, source_name=name, show_progress=show_progress, **options)
+    if encoder_name is not None:
+        t.meta["encoder_name"] = encoder_name
+    return t

@@ -34,6 +34,7 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import canonical, is_unknown
+from mlirkit.base.option_names import option
 from mlirkit.transforms.shift_transform import ShiftTransform
 from mlirkit.transforms.transform import LanguageTransform
 
@@ -56,7 +57,7 @@ def hybrid_shift(pairs: ShiftTransform, corpus: ShiftTransform, *, blend: float 
     for role, t in (("pair-fitted", pairs), ("corpus-fitted", corpus)):
         if not isinstance(t, ShiftTransform):
             raise MlirkitError(f"the {role} transform {_name(t)} is {t.method}; a hybrid needs two shift transforms "
-                               f"(corpus vectors relative to the source language, not --relative-to-overall)")
+                               f"(corpus vectors relative to the source language, not {option('relative_to', 'overall', flag='--relative-to-overall')})")
     if pairs.source_lang != corpus.source_lang:
         raise MlirkitError(f"source languages differ: {_name(pairs)} has {pairs.source_lang!r}, "
                            f"{_name(corpus)} has {corpus.source_lang!r}")

@@ -8,6 +8,7 @@ from typing import Callable, Sequence
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import check_lang, require_langs
+from mlirkit.base.option_names import option
 from mlirkit.encoders.base import Encoder
 from mlirkit.transforms.io import read_shift_pt
 from mlirkit.transforms.shift_transform import ShiftTransform
@@ -58,8 +59,9 @@ def import_shift_pt(path: str | os.PathLike, encoder: Encoder | Callable[[], Enc
     elif not same_model(model_name, model):
         if not force:
             raise MlirkitError(f"{path} was made with model {model_name!r}, not the encoder's {model!r} "
-                               f"(--force imports it anyway)")
-        logger.warning("%s was made with %r; recording it for encoder %r (--force)", path, model_name, model)
+                               f"({option('force', True)} imports it anyway)")
+        logger.warning("%s was made with %r; recording it for encoder %r (%s)", path, model_name, model,
+                       option("force", True))
     meta = {"pairs": None, "source": str(path), "imported_from": {"file": Path(path).name,
             "model_name": model_name, "format": "SHIFT authors' torch .pt"},
             "prefix": fp.get("doc_prefix"), "normalized": False, "encoder_name": encoder_name}

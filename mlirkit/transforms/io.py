@@ -28,6 +28,7 @@ from mlirkit.base.langs import check_lang
 from mlirkit.base.outputs import TRANSFORM_FORMAT
 from mlirkit.io.files import GZIP_MAGIC
 from mlirkit.base.vectors import check_finite
+from mlirkit.base.option_names import in_cli
 from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform
 
 FORMAT = TRANSFORM_FORMAT  # defined with the "is this ours?" checks
@@ -105,8 +106,10 @@ def load_transform(path: str | os.PathLike) -> LanguageTransform:
         raise MlirkitError(f"{path}: no such transform file")
     kind = sniff(path)
     if kind == "torch":
+        how = (f"'python -m mlirkit.shift fit --method shift --pairs {path} --encoder NAME --output FILE'" if in_cli()
+               else "mlirkit.transforms.import_pt.import_shift_pt(path, encoder, encoder_name=NAME)")
         raise MlirkitError(f"{path}: a torch file, not an mlirkit transform; import the SHIFT authors' vectors with "
-                           f"'python -m mlirkit.shift fit --method shift --pairs {path} --encoder NAME --output FILE'")
+                           f"{how}")
     if kind != "mlirkit":
         raise MlirkitError(f"{path}: not an mlirkit transform file (expected safetensors with "
                            f"format={FORMAT!r} metadata)")

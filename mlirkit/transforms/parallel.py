@@ -25,6 +25,7 @@ from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 from mlirkit.base.errors import MlirkitError, format_error
 from mlirkit.base.langs import check_lang
+from mlirkit.base.option_names import option
 from mlirkit.io.fields import check_id, check_text
 from mlirkit.io.files import read_jsonl_objects
 from mlirkit.io.sources import SourceKind, source_kind
@@ -57,7 +58,7 @@ def read_parallel_jsonl(path: str | os.PathLike, text_field: str | Sequence[str]
         missing = [f for f in fields if f not in rec]
         if len(missing) == len(fields):
             raise format_error(path, line_no, f"missing text field {', '.join(repr(f) for f in fields)} "
-                                              f"(fields: {', '.join(sorted(rec))}; choose one with --text-field)")
+                                              f"(fields: {', '.join(sorted(rec))}; choose one with {option('text_field')})")
         where = f"{path}:{line_no}"
         text = " ".join(check_text(rec[f], where, f).strip() for f in fields if rec.get(f) not in (None, "")).strip()
         doc_id, lang = check_id(rec["id"], where, "id"), check_lang(rec["lang"], where)

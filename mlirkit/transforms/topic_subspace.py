@@ -54,6 +54,7 @@ import numpy as np
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import is_unknown
 from mlirkit.base.vectors import check_finite
+from mlirkit.base.option_names import option
 from mlirkit.transforms.shift_transform import ShiftTransform
 
 logger = logging.getLogger(__name__)
@@ -147,7 +148,7 @@ def topic_subspace(embs: np.ndarray, langs: Sequence[str | None], rank: int | st
     else:
         r, rule = int(rank), "given"
         if not 0 <= r < d:
-            raise MlirkitError(f"topic rank (--topic-rank) must be in [0, {d - 1}] (the embedding has {d} "
+            raise MlirkitError(f"topic rank ({option('rank', flag='--topic-rank')}) must be in [0, {d - 1}] (the embedding has {d} "
                                f"dimensions), got {rank}")
     logger.info("topic subspace: rank %d (%s; Marchenko-Pastur rank %d) from %d documents in %d languages",
                 r, rule, auto_rank, n, n_langs)
@@ -179,9 +180,9 @@ def parse_topic_rank(value: str) -> int | str:
     try:
         r = int(value)
     except ValueError:
-        raise MlirkitError(f"--topic-rank must be a whole number >= 0 or {AUTO!r}, got {value!r}") from None
+        raise MlirkitError(f"{option('topic_rank')} must be a whole number >= 0 or {AUTO!r}, got {value!r}") from None
     if r < 0:
-        raise MlirkitError(f"--topic-rank must be >= 0, got {r}")
+        raise MlirkitError(f"{option('topic_rank')} must be >= 0, got {r}")
     return r
 
 

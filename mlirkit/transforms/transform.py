@@ -33,6 +33,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import canonical, check_lang, is_unknown
 from mlirkit.base.registry import Registry
 from mlirkit.base.vectors import check_finite
+from mlirkit.base.option_names import option
 from mlirkit.transforms.alpha import Alpha, AlphaLike
 
 logger = logging.getLogger(__name__)
@@ -115,7 +116,7 @@ class LanguageTransform:
         alpha = Alpha.coerce(alpha)
         unknown = sorted(set(alpha.overrides) - set(self.languages) - {self.source_lang})
         if unknown:
-            raise MlirkitError(f"--alpha for {', '.join(repr(l) for l in unknown)}: transform {self._name()} has no "
+            raise MlirkitError(f"{option('alpha')} for {', '.join(repr(l) for l in unknown)}: transform {self._name()} has no "
                                f"parameters for {'it' if len(unknown) == 1 else 'them'} "
                                f"(languages: {', '.join(self.languages)})")
         return alpha
@@ -135,14 +136,14 @@ class LanguageTransform:
             check_same_encoder(self.encoder, fingerprint, f"transform {self._name()}")
         except MlirkitError as e:
             if not force:
-                raise MlirkitError(f"{e}; use --force to apply it anyway") from None
-            logger.warning("%s (applied anyway because of --force)", e)
+                raise MlirkitError(f"{e}; use {option('force', True)} to apply it anyway") from None
+            logger.warning("%s (applied anyway because of %s)", e, option("force", True))
 
     def use_langid(self, threshold: float | None) -> None:
         """Predict the language of unknown-language rows with the stored classifier (None switches it off)."""
         if threshold is not None:
             if self.langid is None:
-                raise MlirkitError(f"transform {self._name()} has no language classifier (fit it with --langid)")
+                raise MlirkitError(f"transform {self._name()} has no language classifier (fit it with {option('langid', True)})")
             if not (0.0 <= float(threshold) <= 1.0):
                 raise MlirkitError(f"language-identification threshold {threshold} is outside [0, 1]")
             threshold = float(threshold)
@@ -245,7 +246,8 @@ class LanguageTransform:
                 if lang not in self._warned:
                     self._warned.add(lang)
                     logger.warning("transform %s has no %s parameters for language %r: those rows are left "
-                                   "unchanged (counted; --strict makes this an error)", self._name(), self.method, lang)
+                                   "unchanged (counted; %s makes this an error)", self._name(), self.method, lang,
+                                   option("strict", True))
         return codes
 
     # Subclasses: ``_tables(alphas)`` precomputes per-language arrays (row 0 = the untouched code, all

@@ -84,13 +84,80 @@ def test_pyserini_trec_eval_help_exits_0():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("module", PYSERINI_CLIS[:2])
-def test_pyserini_wrappers_help_lists_wrapper_and_pyserini_options(module):
-    """Pyserini's own --help (its module starts the JVM) after the wrapper's options."""
-    proc = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, timeout=600)
+def test_pyserini_help_of_the_wrappers_is_pyserinis_own(module):
+    """--pyserini-help: Pyserini's own --help (its module starts the JVM), not the wrapper's."""
+    proc = subprocess.run([sys.executable, "-m", module, "--pyserini-help"], capture_output=True, text=True,
+                          timeout=600)
     assert proc.returncode == 0, proc.stderr
-    assert "--encoder-option" in proc.stdout and "Pyserini's own options" in proc.stdout
-    assert proc.stdout.index("--encoder-option") < proc.stdout.index("Pyserini's own options")
-    assert proc.stdout.count("usage:") == 2
+    assert proc.stdout.startswith("Pyserini's own options") and proc.stdout.count("usage:") == 1
+    assert "usage: python -m pyserini." in proc.stdout and "--encoder-option" not in proc.stdout
+
+
+# ------------------------------------------------------------------ every CLI's --help: plain text, an example
+CLI_MODULES = sorted(".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "mlirkit").rglob("__main__.py"))
+RST = re.compile(r"`|:[a-z]+:`|::$", re.M)
+
+
+def _commands(module: str) -> list[list[str]]:
+    """The CLI itself and each of its subcommands (as the words before --help), from its parsers."""
+    import argparse
+
+    cli = importlib.import_module(f"{module}.cli")
+    roots = [([], cli.build_parser())] if hasattr(cli, "build_parser") else [([], None)]
+    if hasattr(cli, "build_plot_parser"):
+        roots.append((["plot"], cli.build_plot_parser()))
+    out = []
+    for words, parser in roots:
+        out.append(words)
+        for action in parser._actions if parser is not None else ():
+            if isinstance(action, argparse._SubParsersAction):
+                out += [words + [name] for name, sub in action.choices.items() if sub.add_help]
+    return out
+
+
+def _help(module: str, words: list[str], capsys) -> str:
+    cli = importlib.import_module(f"{module}.cli")
+    try:
+        assert cli.main([*words, "--help"]) == 0
+    except SystemExit as e:
+        assert e.code == 0
+    return capsys.readouterr().out
+
+
+def _example_commands(text: str, module: str) -> list[list[str]]:
+    import shlex
+
+    part = re.split(r"^examples?:$", text, flags=re.M)[1]
+    lines = re.sub(r"\\\n\s*", " ", part).splitlines()
+    return [shlex.split(line)[3:] for line in lines if line.strip().startswith(f"python -m {module} ")]
+
+
+@pytest.mark.parametrize("module", CLI_MODULES)
+def test_every_cli_help_is_plain_text_with_an_example_that_parses(module, capsys):
+    assert len(CLI_MODULES) >= 11
+    cli = importlib.import_module(f"{module}.cli")
+    for words in _commands(module):
+        text = _help(module, words, capsys)
+        where = " ".join(["python -m", module, *words, "--help"])
+        assert not RST.findall(text), f"{where}: reStructuredText in the help: {sorted(set(RST.findall(text)))}"
+        examples = _example_commands(text, module)
+        assert examples, f"{where}: no 'example:' with a python -m {module} command"
+        for argv in examples:
+            assert argv[:len(words)] == words, f"{where}: the example runs another command: {argv}"
+            if hasattr(cli, "build_parser") and not module.startswith("mlirkit.pyserini"):
+                plot = argv[:1] == ["plot"] and hasattr(cli, "build_plot_parser")  # mlirkit.eval plot ...
+                parser = cli.build_plot_parser() if plot else cli.build_parser()
+                parser.parse_args(argv[1:] if plot else argv)  # exits 2 on an unknown flag
+
+
+@pytest.mark.parametrize("module", PYSERINI_CLIS[:2])
+def test_pyserini_wrappers_help_does_not_start_pyserini(module):
+    code = (f"import sys\nfrom {module}.cli import main\nassert main(['--help']) == 0\n"
+            "print(sorted(m for m in ('pyserini', 'jnius', 'torch', 'faiss') if m in sys.modules))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.rstrip().endswith("[]") and "--encoder-option" in proc.stdout
+    assert "--pyserini-help" in proc.stdout and "example:" in proc.stdout
 
 
 def test_search_quiet_prints_nothing_on_stderr(tmp_path, tiny_model_dir):

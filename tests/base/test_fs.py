@@ -99,7 +99,7 @@ def test_overwrite_refuses_what_mlirkit_did_not_make(tmp_path):
         with atomic_file(src, overwrite=True, kind="run") as f:
             f.write(RUN_LINE)
     assert src.read_text() == "precious\n"
-    with pytest.raises(MlirkitError, match="already exists .use --overwrite"):
+    with pytest.raises(MlirkitError, match=r"already exists \(use overwrite=True to replace it\)"):
         refuse_existing(src, overwrite=False, kind="run")
     # ours: replaced
     run = tmp_path / "run.trec"

@@ -43,7 +43,9 @@ def test_every_cli_key_value_option_uses_it():
     with pytest.raises(MlirkitError, match="--encoder-option '=3' is not KEY=VALUE"):
         parse_encoder_options(["=3"])
     with pytest.raises(MlirkitError, match="--alpha '=0.5' is not A or LANG=A"):
-        Alpha.from_text("=0.5")
+        Alpha.from_text("=0.5", "--alpha")  # as the CLI's --alpha action calls it
+    with pytest.raises(MlirkitError, match="^alpha '=0.5' is not A or LANG=A"):
+        Alpha.from_text("=0.5")  # from Python: the keyword
 
 
 def test_positive_int_and_non_negative_int():

@@ -92,7 +92,7 @@ def test_ray_refusals(tmp_path, ray_cluster):
 
     with pytest.raises(MlirkitError, match="no documents"):
         encode_with_ray(iter([]), tmp_path / "r", make_encoder=FakeEncoder, show_progress=False)
-    with pytest.raises(MlirkitError, match="--num-workers must be >= 1"):
+    with pytest.raises(MlirkitError, match="^num_workers must be >= 1"):
         encode_with_ray(iter([]), tmp_path / "r", make_encoder=FakeEncoder, options=RayOptions(num_workers=0))
     with pytest.raises(MlirkitError, match="gap at corpus row 5"):
         check_tiling([{"start": 0, "stop": 5}, {"start": 6, "stop": 9}], 9)

@@ -123,7 +123,8 @@ def test_directory_without_family_is_refused_with_how_to_name_it(tiny_model_dir,
     d = tmp_path / "anon"
     shutil.copytree(tiny_model_dir, d)
     (d / "mlirkit_encoder.json").unlink()
-    with pytest.raises(MlirkitError, match="--family"):
+    with pytest.raises(MlirkitError, match="name it with family='NAME' .*, or family='none' for mean pooling.*"
+                                           "or give pooling/normalize/query_prefix/doc_prefix$"):
         load_encoder(str(d), "hf")
     e5 = load_encoder(str(d), "hf", family="multilingual-e5", max_length=64)
     assert (e5.query_prefix, e5.normalize) == ("query: ", True)

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from mlirkit.base.cli import run_cli
-from mlirkit.eval.cli import main, run_name, run_names
+from mlirkit.eval.cli import main, run_names
+from mlirkit.eval.inputs import run_name
 from mlirkit.base.errors import MlirkitError
 from mlirkit.io.trec import write_qrels, write_run
 
@@ -111,7 +112,7 @@ def test_cli_sets_numba_cache_dir_before_ranx(tmp_path):
 
     env = {k: v for k, v in __import__("os").environ.items() if k != "NUMBA_CACHE_DIR"}
     env["MLIRKIT_CACHE"] = str(tmp_path / "cache")
-    code = ("import os, sys\nfrom mlirkit.eval.numba_cache import ensure_numba_cache_dir\n"
+    code = ("import os, sys\nfrom mlirkit.base.numba_cache import ensure_numba_cache_dir\n"
             "ensure_numba_cache_dir()\nimport numba\nprint(os.environ['NUMBA_CACHE_DIR'], numba.config.CACHE_DIR)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
     expected = str(tmp_path / "cache" / "numba")

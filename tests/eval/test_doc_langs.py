@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from mlirkit.base.errors import InputFormatError, MlirkitError
-from mlirkit.eval import read_doc_langs, read_query_langs
+from mlirkit.eval import read_query_langs
+from mlirkit.io.doc_langs import read_doc_langs
 from mlirkit.eval.query_langs import resolve_query_langs
 
 

@@ -152,7 +152,7 @@ def test_require_reconstructable(tmp_path, data):
     spec = IndexSpec.create("ivf-pq", {"nlist": 4, "m": 8, "nbits": 4})
     write(tmp_path / "pq", docs[:300], spec)
     with pytest.raises(MlirkitError, match=r"ivf-pq index holds compressed vectors.*rebuild from embeddings.npy, "
-                                           r"which this index lacks.*--save-embeddings"):
+                                           r"which this index lacks: re-encode with save_embeddings=True \(and transform\)"):
         require_reconstructable(tmp_path / "pq")
     with pytest.raises(MlirkitError, match="rebuild from embeddings.npy"):
         DenseIndex(tmp_path / "pq").indexed_vectors()

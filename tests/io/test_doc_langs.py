@@ -95,9 +95,3 @@ def test_ir_datasets_id():
     langs = read_doc_langs("mlirkit/ddtp/en/test")
     docs = list(ir_datasets.load("mlirkit/ddtp/en/test").docs_iter())
     assert langs == {d.doc_id: d.lang for d in docs if d.text.strip()} and len(set(langs.values())) > 1
-
-
-def test_eval_and_posthoc_use_this_reader():
-    import mlirkit.eval
-
-    assert mlirkit.eval.read_doc_langs is read_doc_langs

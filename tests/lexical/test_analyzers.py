@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.option_names import cli_names
 from mlirkit.lexical.analyzers import ANSERINI_LANGUAGES, FALLBACKS, LANGUAGE_ANALYZERS, analyzer_for, fallback
 
 
@@ -20,7 +21,9 @@ def test_a_language_without_analyzer_is_refused_in_one_line_unless_a_fallback_is
         analyzer_for(lang, where="corpus.jsonl: document 'x', field lang")
     message = str(e.value)
     assert "\n" not in message and message.startswith("corpus.jsonl: document 'x', field lang: no Anserini analyzer")
-    assert "--fallback-analyzer standard or english" in message
+    assert "fallback_analyzer=FALLBACKS['standard'] or fallback_analyzer=FALLBACKS['english'] reads it" in message
+    with cli_names(), pytest.raises(MlirkitError, match="--fallback-analyzer standard or english reads it anyway"):
+        analyzer_for(lang)  # as python -m mlirkit.lexical says it
     assert analyzer_for(lang, FALLBACKS["standard"]).name == "standard"
 
 

@@ -261,7 +261,7 @@ def test_query_encoder_applies_a_query_side_transform_with_query_lang(jvm, tiny_
                for i, lang in enumerate(LANGS)}
     centering = fit_centering_from_embeddings(by_lang, encoder=tiny_encoder.fingerprint)
     assert centering.touches("query")
-    with pytest.raises(MlirkitError, match="--query-lang"):
+    with pytest.raises(MlirkitError, match="changes queries by language: give query_lang$"):
         MlirkitQueryEncoder(encoder=tiny_encoder, transform=centering)
     qenc = MlirkitQueryEncoder(encoder=tiny_encoder, transform=centering, query_lang="de")
     texts = ["barking dog", "fresh bread"]

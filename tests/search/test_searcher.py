@@ -11,8 +11,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.index import DenseIndex, IndexWriter
 from mlirkit.base.vectors import l2_normalize
 from mlirkit.io.records import Doc, Query
-from mlirkit.search import Searcher
-from mlirkit.search.searcher import hits_to_run
+from mlirkit.search import Searcher, SearchResults
 from mlirkit.testing.fake_encoder import FakeEncoder
 
 WORDS = "ferry harbour island winter wind morning boat pier ticket storm lighthouse bridge river".split()
@@ -111,7 +110,34 @@ def test_writer_refuses_duplicates_and_empty(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_hits_to_run(fake_index):
+def test_results_convert_to_a_run_a_ranx_run_and_a_trec_file(fake_index, tmp_path):
+    from mlirkit.io.trec import read_run_with_tag
+
     encoder, _, path = fake_index
-    run = hits_to_run(Searcher(path, encoder).search(make_queries(2), k=5))
-    assert set(run) == {"q0", "q1"} and all(len(v) == 5 for v in run.values())
+    results = Searcher(path, encoder).search(make_queries(3), k=5)
+    assert isinstance(results, SearchResults) and isinstance(results, dict)
+    run = results.to_run()
+    assert set(run) == {"q0", "q1", "q2"} and all(len(v) == 5 for v in run.values())
+    assert run == {q: {h.doc_id: h.score for h in hits} for q, hits in results.items()}
+    assert results.to_ranx(name="base").to_dict() == run and results.to_ranx(name="base").name == "base"
+    results.write_trec(tmp_path / "runs" / "base.trec")
+    assert read_run_with_tag(tmp_path / "runs" / "base.trec") == (run, "base")  # scores round-trip exactly
+    with pytest.raises(MlirkitError, match="exists"):
+        results.write_trec(tmp_path / "runs" / "base.trec")
+
+
+def test_results_go_straight_into_evaluate(fake_index):
+    from mlirkit.eval import evaluate
+
+    encoder, docs, path = fake_index
+    queries = make_queries(6)
+    results = Searcher(path, encoder).search(queries, k=20)
+    qrels = {q.query_id: {docs[i].doc_id: 1 for i in range(int(q.query_id[1:]), 120, 7)} for q in queries}
+    doc_langs = {d.doc_id: d.lang for d in docs}
+    metrics = ["ndcg@10", "recall@20", "tlr@20"]
+    as_dicts = evaluate(qrels, {"run": results.to_run()}, metrics, doc_langs=doc_langs, query_langs="en")
+    for given in (results, {"run": results}, [results.to_ranx(name="run")]):
+        res = evaluate(qrels, given, metrics, doc_langs=doc_langs, query_langs="en")
+        assert res.runs == ["run"] and res.table.equals(as_dicts.table)
+    res = evaluate(qrels, results, metrics, doc_langs=path, query_langs="en")  # languages from the index
+    assert res.table.equals(as_dicts.table)

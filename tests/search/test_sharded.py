@@ -131,7 +131,7 @@ def test_merge_refusals(tmp_path):
         merge_indexes([a, tmp_path / "bare"], tmp_path / "m")
     pq_docs = make_docs(300, prefix="p")
     pq = encode(tmp_path / "pq", pq_docs, index_type={"name": "ivf-pq", "params": {"nlist": 2, "m": 4, "nbits": 4}})
-    with pytest.raises(MlirkitError, match="compressed \\(ivf-pq\\) shard.*--index-type flat"):
+    with pytest.raises(MlirkitError, match="compressed \\(ivf-pq\\) shard.*encode the shards with index_type='flat' and merge with index_type='ivf-pq'"):
         merge_indexes([a, pq], tmp_path / "m")
     assert not (tmp_path / "m").exists()
     assert not list(tmp_path.glob(".m.tmp-*"))
@@ -196,14 +196,13 @@ def test_sharded_search_refusals_and_layout(tmp_path):
 
 def test_approximate_shards_search_and_cli_refusal(tmp_path, capsys):
     from mlirkit.search.cli import main as search_main
-    from mlirkit.search.searcher import hits_to_run
-
+    
     docs = make_docs(60)
     single = encode(tmp_path / "single", docs, index_type="hnsw")
     parts = [encode(tmp_path / f"p{i}", docs[i * 20:(i + 1) * 20], shard=(i, 3), index_type="hnsw") for i in range(3)]
     # 60 documents, ef_search 200: the HNSW graphs are searched exhaustively, so shards == one index
-    one = hits_to_run(Searcher(open_index([single], mmap=True, ef_search=200), FakeEncoder()).search(queries(5), k=10))
-    many = hits_to_run(Searcher(open_index(parts, mmap=True, ef_search=200), FakeEncoder()).search(queries(5), k=10))
+    one = Searcher(open_index([single], mmap=True, ef_search=200), FakeEncoder()).search(queries(5), k=10).to_run()
+    many = Searcher(open_index(parts, mmap=True, ef_search=200), FakeEncoder()).search(queries(5), k=10).to_run()
     assert one == many
     topics = tmp_path / "q.tsv"
     topics.write_text("".join(f"{q.query_id}\t{q.text}\ten\n" for q in queries(5)), encoding="utf-8")

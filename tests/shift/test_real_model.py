@@ -23,7 +23,7 @@ def test_three_methods_fit_encode_search_posthoc(tmp_path, e5, shared_data):
     from mlirkit.eval import evaluate
     from mlirkit.index import DenseIndex
     from mlirkit.io.records import Doc, Query
-    from mlirkit.search.searcher import Searcher, hits_to_run
+    from mlirkit.search.searcher import Searcher
     from mlirkit.transforms import load_transform, save_transform
     from mlirkit.transforms.fit import fit_from_groups
     from mlirkit.transforms.parallel import open_parallel
@@ -51,7 +51,7 @@ def test_three_methods_fit_encode_search_posthoc(tmp_path, e5, shared_data):
         if method == "shift":
             Indexer(e5, tmp_path / "plain", save_embeddings=True, show_progress=False).index(docs)
             # the effect on real text: fewer English documents in the top 3, more of the translations found
-            runs = {name: hits_to_run(Searcher(tmp_path / idx, e5).search(queries, k=10))
+            runs = {name: Searcher(tmp_path / idx, e5).search(queries, k=10).to_run()
                     for name, idx in (("plain", "plain"), ("shift", "shift-direct"))}
             table = evaluate(qrels, runs, ["samelang@3", "tlr@3"], doc_langs=doc_langs, query_langs="en",
                              significance=None).table

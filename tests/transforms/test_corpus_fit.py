@@ -66,7 +66,7 @@ def test_unknown_language_documents_are_ignored():
 
 def test_too_few_documents_are_refused_with_the_threshold():
     embs, langs = _corpus(n={"en": 30, "de": 25, "ja": 4})
-    with pytest.raises(MlirkitError, match=r"ja has 4; at least 20 per language.*--min-docs"):
+    with pytest.raises(MlirkitError, match=r"ja has 4; at least 20 per language.*with min_docs, or leave the language out with only_langs\)"):
         fit_corpus_shift(embs, langs, "en", encoder=ENC)
     with pytest.raises(MlirkitError, match=r"ja has 4; at least 5 per language"):
         fit_corpus_shift(embs, langs, "en", encoder=ENC, min_docs=5)

@@ -10,7 +10,7 @@ import pytest
 from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms import load_transform
 from mlirkit.shift.cli import main
-from mlirkit.transforms.fit import fit_from_groups
+from mlirkit.transforms.fit import fit_from_groups, fit_from_pairs
 from mlirkit.transforms.parallel import ParallelGroup, group_rows, open_parallel, read_parallel_jsonl, read_pairs_table
 
 ROWS = [
@@ -63,7 +63,7 @@ def test_text_field_option(tmp_path):
                                            {"id": 1, "lang": "de", "short": "K", "long": ""}])
     (g,) = read_parallel_jsonl(p, "short,long")
     assert g.texts == {"en": "S L", "de": "K"}
-    with pytest.raises(MlirkitError, match=r"d.jsonl:1: missing text field 'text'.*--text-field"):
+    with pytest.raises(MlirkitError, match=r"d.jsonl:1: missing text field 'text'.*choose one with text_field\)"):
         list(read_parallel_jsonl(p))
 
 
@@ -153,6 +153,43 @@ def test_fit_langs_and_max_pairs(tmp_path):
     assert report.groups_used == 1 and t.meta["pairs"] == {"en": 1, "fr": 1}
     with pytest.raises(MlirkitError, match="no usable ids.*without a 'ko' row"):
         fit_from_groups(enc, read_parallel_jsonl(tmp_path / "p.jsonl"), method="shift", source_lang="ko")
+
+
+def test_fit_from_pairs_equals_the_streaming_fit_of_the_same_source(tmp_path):
+    path = write_jsonl(tmp_path / "p.jsonl", ROWS)
+    for method in ("shift", "centering"):
+        ref, report = fit_from_groups(FakeEncoder(), read_parallel_jsonl(path), method=method, source_lang="en",
+                                      source_name=str(path))
+        for pairs in (path, str(path), read_parallel_jsonl(path)):
+            t = fit_from_pairs(FakeEncoder(), pairs, method=method, source_lang="en")
+            assert sorted(t.params) == sorted(ref.params) and t.meta["pairs"] == ref.meta["pairs"]
+            for lang in ref.params:
+                np.testing.assert_array_equal(t.params[lang], ref.params[lang])
+        assert t.meta["fit"]["skipped_no_source"] == report.skipped_no_source == 1
+    limited = fit_from_pairs(FakeEncoder(), path, source_lang="en", langs=["fr"], max_pairs=1)
+    assert limited.meta["pairs"] == {"fr": 1} and limited.meta["source"] == str(path)
+
+
+def test_fit_from_pairs_fails_before_loading_the_encoder(tmp_path):
+    (tmp_path / "empty.jsonl").write_text("\n")
+    with pytest.raises(MlirkitError, match="empty.jsonl: not an aligned JSONL file"):
+        fit_from_pairs("no-such-encoder", tmp_path / "empty.jsonl", source_lang="en")
+    with pytest.raises(MlirkitError, match="^pairs: no parallel rows"):
+        fit_from_pairs("no-such-encoder", [], source_lang="en")
+    with pytest.raises(MlirkitError, match="missing.jsonl.* is neither a registered parallel set nor an aligned JSONL"):
+        fit_from_pairs("no-such-encoder", tmp_path / "missing.jsonl", source_lang="en")
+
+
+def test_fit_from_pairs_loads_an_encoder_by_name(tmp_path, tiny_model_dir):
+    from mlirkit.encoders import load_encoder
+
+    path = write_jsonl(tmp_path / "p.jsonl", ROWS)
+    t = fit_from_pairs(str(tiny_model_dir), path, source_lang="en")
+    encoder = load_encoder(str(tiny_model_dir))
+    ref, _ = fit_from_groups(encoder, read_parallel_jsonl(path), method="shift", source_lang="en")
+    assert t.encoder == encoder.fingerprint and t.meta["encoder_name"] == str(tiny_model_dir)
+    for lang in ref.params:
+        np.testing.assert_allclose(t.params[lang], ref.params[lang], atol=1e-5)
 
 
 def _pairs_grouped_by_language(n: int) -> list[dict]:

