@@ -234,7 +234,7 @@ def load_parallel(name: str, sources: Sequence[str], *, source_lang: str, target
         if tgt_rows:
             out.alignment[lang] = (tgt_rows, src_rows)
         else:
-            logger.warning("%s: no %s-%s pairs in %s: documents in %s stay untransformed", name, source_lang,
+            logger.warning("%s: no %s-%s pairs in %s: %s gets no vector fitted on pairs", name, source_lang,
                            lang, ", ".join(sources), lang)
     if not out.alignment:
         raise MlirkitError(f"{name}: no translation pairs for {', '.join(t for t in target_langs if t != source_lang)} "
