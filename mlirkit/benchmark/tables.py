@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+from mlirkit.eval.report import markdown_table as table
+
 METRIC_LABELS = {"ndcg@20": "nDCG@20", "recall@20": "R@20", "mrr@10": "MRR@10", "tlr@20": "TLR@20",
                  "samelang@20": "same-lang@20", "map": "mAP"}
 DAGGER = "†"
@@ -17,15 +19,6 @@ def fmt(value: Any, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     return f"{float(value):.{digits}f}"
-
-
-def table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
-
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
-
-    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in rows])
 
 
 def system_alpha(run: str) -> tuple[str, str]:

@@ -216,7 +216,8 @@ def blocks(result: Result, digits: int = 4) -> list[Block]:
     return [b for section in SECTIONS for b in section(result, digits)]
 
 
-def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table whose columns are padded to their widest cell."""
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
 
     def line(cells):
@@ -235,7 +236,7 @@ def _markdown_cell(cell: Cell) -> str:
 def render_markdown(result: Result, digits: int = 4) -> str:
     parts = []
     for b in blocks(result, digits):
-        table = _markdown_table(b.header, [[_markdown_cell(c) for c in row] for row in b.rows])
+        table = markdown_table(b.header, [[_markdown_cell(c) for c in row] for row in b.rows])
         parts.append(table if b.title is None else f"**{b.title}**\n\n{table}")
         if b.notes:
             parts.append("\n".join(b.notes))
