@@ -4,7 +4,7 @@ The ``ir_datasets`` CLI on mlirkit ids: ``python -m mlirkit.datasets export ID {
 [--format F] [--fields ...]`` is ``ir_datasets export`` itself (same flags, output on stdout), and
 ``python -m mlirkit.datasets ir_datasets ARGS...`` runs any ``ir_datasets`` command (``lookup``,
 ``list``, ...) after the mlirkit ids are registered. Without mlirkit's entry point:
-``python -c "import mlirkit, ir_datasets; ir_datasets.main_cli()" export mlirkit/ddtp/en docs``.
+``python -c "import mlirkit, ir_datasets; mlirkit.register_datasets(); ir_datasets.main_cli()" export mlirkit/ddtp/en docs``.
 """
 from __future__ import annotations
 

@@ -66,14 +66,14 @@ def bundled_source(relpath: str, url: str, how: str, archive: str) -> SourceFile
 
 
 def _member_info(archive: str, relpath: str) -> dict:
-    from mlirkit.datasets.bundled import manifest
+    from mlirkit.datasets.resources import manifest
 
     return manifest().get("upstream", {}).get(archive, {}).get("members", {}).get(relpath, {})
 
 
 def bundled_available(files: list[SourceFile]) -> bool:
     """True when every file of ``files`` has a bundled copy in an archive that is installed."""
-    from mlirkit.datasets.bundled import resources_dir
+    from mlirkit.datasets.resources import resources_dir
 
     return all(sf.bundled and _member_info(sf.bundled, sf.relpath) and (resources_dir() / sf.bundled).is_file()
                for sf in files)
@@ -85,7 +85,7 @@ def read_bundled(files: list[SourceFile]) -> dict[str, BundledFile]:
     import lzma
     import tarfile
 
-    from mlirkit.datasets.bundled import resource
+    from mlirkit.datasets.resources import resource
 
     out: dict[str, BundledFile] = {}
     for archive in dict.fromkeys(sf.bundled for sf in files):

@@ -53,6 +53,9 @@ def encoder_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def encoder_from_args(args: argparse.Namespace, name: str | None = None):
+    """The encoder a CLI's options name; the process is set up for encoding (:func:`~mlirkit.encoders.hf.pin_malloc_threshold`)."""
     from mlirkit.encoders import load_encoder
+    from mlirkit.encoders.hf import pin_malloc_threshold
 
+    pin_malloc_threshold()
     return load_encoder(name or args.encoder, args.encoder_class, **encoder_options(args))

@@ -14,7 +14,6 @@ from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples, with_examples
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.options import lang_code, non_negative_int, positive_int, split_key_value
-from mlirkit.base.numba_cache import ensure_numba_cache_dir
 from mlirkit.eval.inputs import run_name
 from mlirkit.eval.query_groups import unit_phrase
 from mlirkit.io.qrels import read_qrels
@@ -143,7 +142,6 @@ def _read_runs(paths: Sequence[str], names: Sequence[str] | None) -> dict[str, d
 @cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    ensure_numba_cache_dir()  # before anything imports numba (ranx)
     if argv and argv[0] == "plot":
         return plot_main(argv[1:])
     args = build_parser().parse_args(argv)

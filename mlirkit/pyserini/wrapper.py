@@ -2,9 +2,10 @@
 encoder classes selectable.
 
 Pyserini's CLIs declare ``--encoder-class`` with a hard-coded ``choices`` list inside their
-``if __name__ == "__main__"`` block. :func:`run_pyserini_module` runs that block (``runpy``) while
-:func:`extended_choices` appends mlirkit's class names to exactly that option's list; everything else
-is Pyserini's code, arguments and behaviour. The patches are undone when the run ends.
+``if __name__ == "__main__"`` block. :func:`run_pyserini_module` runs that block (``runpy``) with its own
+``import argparse`` answered by :func:`argparse_with_choices`, a copy of the module whose parsers append
+mlirkit's class names to exactly that option's list; argparse itself is not changed, and everything else
+is Pyserini's code, arguments and behaviour. The other patches are undone when the run ends.
 
 The wrapper's own options (``--encoder-option``, ``--transform``, ...) are taken out of the command line
 first (:func:`split_wrapper_args`); the rest goes to Pyserini untouched. ``-h`` prints the wrapper's help
@@ -13,9 +14,11 @@ without importing Pyserini (which starts Java); ``--pyserini-help`` runs Pyserin
 from __future__ import annotations
 
 import argparse
+import builtins
 import logging
 import runpy
 import sys
+import types
 from contextlib import ExitStack, contextmanager
 from typing import Any, Iterator, Sequence
 
@@ -120,21 +123,33 @@ def peek_option(argv: Sequence[str], option: str, type_: Any = str) -> Any:
         raise MlirkitError(f"{option} {value!r}: expected {getattr(type_, '__name__', type_)}") from None
 
 
-@contextmanager
-def extended_choices(option: str, names: Sequence[str]) -> Iterator[None]:
-    """While active, an ``add_argument(option, choices=[...])`` call gets ``names`` appended to its choices."""
-    original = argparse._ActionsContainer.add_argument
+def argparse_with_choices(option: str, names: Sequence[str]) -> types.ModuleType:
+    """A copy of the ``argparse`` module whose parsers (and their subparsers) append ``names`` to the
+    choices of an ``add_argument(option, choices=[...])`` call; the real module is left as it is."""
 
-    def add_argument(self, *args, **kwargs):
-        if option in args and kwargs.get("choices") is not None:
-            kwargs["choices"] = list(kwargs["choices"]) + [n for n in names if n not in kwargs["choices"]]
-        return original(self, *args, **kwargs)
+    class ArgumentParser(argparse.ArgumentParser):
+        def add_argument(self, *args, **kwargs):
+            if option in args and kwargs.get("choices") is not None:
+                kwargs["choices"] = list(kwargs["choices"]) + [n for n in names if n not in kwargs["choices"]]
+            return super().add_argument(*args, **kwargs)
 
-    argparse._ActionsContainer.add_argument = add_argument
-    try:
-        yield
-    finally:
-        argparse._ActionsContainer.add_argument = original
+    module = types.ModuleType("argparse", argparse.__doc__)
+    vars(module).update({k: v for k, v in vars(argparse).items() if not k.startswith("__")})
+    module.ArgumentParser = ArgumentParser
+    return module
+
+
+def builtins_importing(replacements: dict[str, types.ModuleType]) -> dict[str, Any]:
+    """The builtins of a module run with ``runpy`` whose ``import NAME`` gives ``replacements[NAME]`` (only
+    that module's own code sees them; ``sys.modules`` is not touched)."""
+    real_import = builtins.__import__
+
+    def __import__(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A001, N807
+        if level == 0 and name in replacements:
+            return replacements[name]
+        return real_import(name, globals, locals, fromlist, level)
+
+    return {**vars(builtins), "__import__": __import__}
 
 
 @contextmanager
@@ -169,12 +184,13 @@ def run_pyserini_module(module: str, argv: Sequence[str], class_names: Sequence[
 
     with ExitStack() as stack:
         stack.enter_context(patched_attr(dynamic_modules, "TIME_OUT_REMOTE_CODE", 0))
-        stack.enter_context(extended_choices(ENCODER_CLASS_OPTION, class_names))
         for obj, name, value in patches:
             stack.enter_context(patched_attr(obj, name, value))
         stack.enter_context(patched_argv([f"python -m {module}", *argv]))
         try:
-            runpy.run_module(module, run_name="__main__", alter_sys=False)
+            own_builtins = builtins_importing({"argparse": argparse_with_choices(ENCODER_CLASS_OPTION, class_names)})
+            runpy.run_module(module, init_globals={"__builtins__": own_builtins}, run_name="__main__",
+                             alter_sys=False)
         except SystemExit as e:  # argparse errors, Pyserini's exit()
             if e.code is None or isinstance(e.code, int):
                 return int(e.code or 0)

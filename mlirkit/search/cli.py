@@ -91,7 +91,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mlirkit.search.query_shift import require_query_langs
 
         require_query_langs(queries, args.topics)
-    encoder = encoder_from_args(args) if args.encoder else None
+    if args.encoder:
+        encoder = encoder_from_args(args)
+    else:  # the index's own encoder, built by the searcher
+        from mlirkit.encoders.hf import pin_malloc_threshold
+
+        pin_malloc_threshold()
+        encoder = None
     from mlirkit.search.sharded import open_index
 
     set_threads(args.threads)
