@@ -103,16 +103,17 @@ def _commands(module: str) -> list[list[str]]:
     import argparse
 
     cli = importlib.import_module(f"{module}.cli")
-    roots = [([], cli.build_parser())] if hasattr(cli, "build_parser") else [([], None)]
-    if hasattr(cli, "build_plot_parser"):
-        roots.append((["plot"], cli.build_plot_parser()))
-    out = []
-    for words, parser in roots:
-        out.append(words)
+
+    def walk(words: list[str], parser) -> list[list[str]]:
+        out = [words]
         for action in parser._actions if parser is not None else ():
             if isinstance(action, argparse._SubParsersAction):
-                out += [words + [name] for name, sub in action.choices.items() if sub.add_help]
-    return out
+                for name, sub in action.choices.items():
+                    if sub.add_help:
+                        out += walk(words + [name], sub)
+        return out
+
+    return walk([], cli.build_parser() if hasattr(cli, "build_parser") else None)
 
 
 def _help(module: str, words: list[str], capsys) -> str:
@@ -145,9 +146,7 @@ def test_every_cli_help_is_plain_text_with_an_example_that_parses(module, capsys
         for argv in examples:
             assert argv[:len(words)] == words, f"{where}: the example runs another command: {argv}"
             if hasattr(cli, "build_parser") and not module.startswith("mlirkit.pyserini"):
-                plot = argv[:1] == ["plot"] and hasattr(cli, "build_plot_parser")  # mlirkit.eval plot ...
-                parser = cli.build_plot_parser() if plot else cli.build_parser()
-                parser.parse_args(argv[1:] if plot else argv)  # exits 2 on an unknown flag
+                cli.build_parser().parse_args(argv)  # exits 2 on an unknown flag
 
 
 @pytest.mark.parametrize("module", PYSERINI_CLIS[:2])
