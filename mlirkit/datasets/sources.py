@@ -168,9 +168,31 @@ def _short(e: Exception, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def unreachable(url: str) -> str | None:
+    """Why ``url`` cannot be downloaded before trying (its host name does not resolve: no network, and no proxy
+    that would resolve it), or None. Spares the attempt and ir_datasets' retry lines on an offline machine."""
+    import socket
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(url)
+    if not parts.hostname or urllib.request.getproxies().get(parts.scheme):
+        return None
+    try:
+        socket.getaddrinfo(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+    except OSError as e:
+        return f"no network: {parts.hostname} does not resolve ({e.strerror or type(e).__name__})"
+    return None
+
+
 def _download(sf: SourceFile, target: Path, alternative: str = "") -> Path:
     from ir_datasets.util.download import Download, RequestsDownload
 
+    reason = unreachable(sf.url)
+    if reason is not None:
+        error = MissingDataError(missing_message(sf, why=f"download failed: {reason}", alternative=alternative))
+        error.reason = reason
+        raise error
     created = []
     parent = target.parent
     while not parent.exists():
