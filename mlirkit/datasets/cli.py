@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                                             else ""))
         part.add_argument("--fields", nargs="+", metavar="F", help="only these fields, in this order")
         if entity == "scoreddocs":
-            part.add_argument("--runtag", help="run tag of the TREC lines (ir_datasets' default: run)")
+            part.add_argument("--run-tag", help="run tag of the TREC lines (ir_datasets' default: run)")
     return with_examples(p, EXAMPLES)
 
 
@@ -168,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ir_datasets_cli(["export", args.dataset_id, args.entity,
                                 *(["--format", args.entity_format] if args.entity_format else []),
                                 *(["--fields", *args.fields] if args.fields else []),
-                                *(["--runtag", args.runtag] if getattr(args, "runtag", None) else [])])
+                                *(["--runtag", args.run_tag] if getattr(args, "run_tag", None) else [])])
     if args.command == "export" and (args.format is None or args.output is None):
         parser.error(f"export {args.dataset_id}: give --format {{beir,trec}} and --output DIR, or a part "
                      f"({', '.join(IR_DATASETS_ENTITIES)}) to write it to stdout")

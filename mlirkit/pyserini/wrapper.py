@@ -22,9 +22,8 @@ import types
 from contextlib import ExitStack, contextmanager
 from typing import Any, Iterator, Sequence
 
-from mlirkit.encoders.options import OPTION_NAMES
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import split_key_value
+from mlirkit.encoders.options import OPTION, parse_encoder_options
 
 logger = logging.getLogger(__name__)
 
@@ -32,34 +31,6 @@ ENCODER_CLASS_OPTION = "--encoder-class"
 HELP_FLAGS = frozenset({"-h", "--help"})
 PYSERINI_HELP_HEADING = "Pyserini's own options (passed through):"
 PYSERINI_HELP = "--pyserini-help"
-_INT_OPTIONS = {"batch_size", "max_length", "threads"}
-_BOOL_OPTIONS = {"normalize", "trust_remote_code"}
-_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
-
-
-def parse_encoder_options(items: Sequence[str] | None) -> dict[str, Any]:
-    """``["max_length=64", "normalize=false"]`` -> ``{"max_length": 64, "normalize": False}`` (keys checked)."""
-    from mlirkit.base.registry import did_you_mean
-
-    out: dict[str, Any] = {}
-    for item in items or []:
-        key, value = split_key_value(item, "--encoder-option")
-        key = key.replace("-", "_")
-        if key not in OPTION_NAMES:
-            raise MlirkitError(f"--encoder-option: unknown option {key!r}{did_you_mean(key, list(OPTION_NAMES))}; "
-                               f"known: {', '.join(OPTION_NAMES)}")
-        if key in _INT_OPTIONS:
-            try:
-                out[key] = int(value)
-            except ValueError:
-                raise MlirkitError(f"--encoder-option {key}: {value!r} is not an integer") from None
-        elif key in _BOOL_OPTIONS:
-            if value.lower() not in _TRUE | _FALSE:
-                raise MlirkitError(f"--encoder-option {key}: {value!r} is not true/false")
-            out[key] = value.lower() in _TRUE
-        else:
-            out[key] = value
-    return out
 
 
 def wrapper_parser(prog: str, usage: str, description: str, pyserini_module: str, encoder_options: str,
@@ -76,7 +47,7 @@ def wrapper_parser(prog: str, usage: str, description: str, pyserini_module: str
                    help="show this help and exit (Pyserini is not started)")
     g.add_argument(PYSERINI_HELP, action="store_true",
                    help=f"show the help of python -m {pyserini_module} and exit")
-    g.add_argument("--encoder-option", action="append", default=[], metavar="KEY=VALUE",
+    g.add_argument(OPTION, action="append", default=[], metavar="KEY=VALUE",
                    help=f"mlirkit encoder option ({encoder_options}); repeatable")
     return p, g
 

@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     searcher = Searcher(index, encoder, force=args.force, encoder_overrides=encoder_options(args),
                         query_shift=args.query_shift, alpha=args.alpha, transform=args.transform,
                         candidates=args.candidates, missing=args.missing)
-    results = searcher.search(queries, k=args.hits, batch_size=args.batch_size or 64, show_progress=not args.quiet)
+    results = searcher.search(queries, k=args.hits, batch_size=encoder_options(args).get("batch_size", 64), show_progress=not args.quiet)
     from mlirkit.io.provenance import describe_source
 
     write_run(results.to_run(), args.output, tag=tag, overwrite=args.overwrite,
