@@ -32,6 +32,24 @@ def parse_key_values(items: Iterable[str] | None, option: str, *, expected: str 
     return out
 
 
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+
+
+def typed_value(text: str, kind: type, where: str) -> Any:
+    """The text of a ``KEY=VALUE`` option as ``kind``: ``bool`` (true/false, yes/no, on/off, 1/0), ``int``,
+    ``float``, else the text itself; a value that is not one is an error naming ``where`` (``--set lr=x``)."""
+    if kind is bool:
+        if text.strip().lower() not in _TRUE | _FALSE:
+            raise MlirkitError(f"{where}: expected true or false")
+        return text.strip().lower() in _TRUE
+    if kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            raise MlirkitError(f"{where}: expected {'an integer' if kind is int else 'a number'}") from None
+    return text
+
+
 def positive_int(text: str) -> int:
     """argparse ``type=`` of every count option (``--hits``, ``--chunk-size``, ``--batch-size``, ``--k``,
     shard counts, ...): an integer >= 1, else argparse's error (exit 2) naming the option."""

@@ -18,11 +18,10 @@ import typing
 from typing import Any, Iterable
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import add_renamed_flag, non_negative_int, split_key_value
+from mlirkit.base.options import add_renamed_flag, non_negative_int, split_key_value, typed_value
 from mlirkit.encoders import DEFAULT_ENCODER, ENCODER_CLASSES
 
 OPTION = "--encoder-option"
-_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 
 #: the encoder flags of earlier releases -> their --encoder-option key (accepted with a warning)
 RENAMED_FLAGS = {"--batch-size": "batch_size", "--max-length": "max_length", "--pooling": "pooling",
@@ -74,21 +73,8 @@ def parse_encoder_options(items: Iterable[str] | None, encoder_class: str | None
         if key not in known:
             raise MlirkitError(f"{option} {key}: {where} takes no option {key!r}{did_you_mean(key, sorted(known))}; "
                                f"its options: {', '.join(sorted(known))}")
-        out[key] = _convert(key, value, known[key], option)
+        out[key] = typed_value(value, known[key], f"{option} {key}={value}")
     return out
-
-
-def _convert(key: str, value: str, kind: type, option: str) -> Any:
-    if kind is bool:
-        if value.strip().lower() not in _TRUE | _FALSE:
-            raise MlirkitError(f"{option} {key}={value}: expected true or false")
-        return value.strip().lower() in _TRUE
-    if kind in (int, float):
-        try:
-            return kind(value)
-        except ValueError:
-            raise MlirkitError(f"{option} {key}={value}: expected {'an integer' if kind is int else 'a number'}") from None
-    return value
 
 
 def add_encoder_args(parser: argparse.ArgumentParser, *, required: bool = False, default: str | None = DEFAULT_ENCODER,

@@ -17,14 +17,13 @@ from typing import Any, Sequence
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import RenamedFlag, split_key_value, split_lang_list
+from mlirkit.base.options import RenamedFlag, split_key_value, split_lang_list, typed_value
 from mlirkit.train.config import ABLATIONS, TrainConfig
 
 #: the fields with a flag of their own (the rest: --set FIELD=VALUE)
 OVERRIDES = {"output_dir": "--output", "backbone": "--backbone", "max_steps": "--max-steps", "seed": "--seed",
              "device": "--device"}
 SET = "--set"
-_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 
 
 def _hints() -> dict[str, Any]:
@@ -54,16 +53,7 @@ def field_value(name: str, text: str, option: str = SET) -> Any:
             except ValueError as e:
                 raise MlirkitError(f"{where}: {e}") from None
         return items
-    if kind is bool:
-        if text.strip().lower() not in _TRUE | _FALSE:
-            raise MlirkitError(f"{where}: expected true or false")
-        return text.strip().lower() in _TRUE
-    if kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            raise MlirkitError(f"{where}: expected {'an integer' if kind is int else 'a number'}") from None
-    return text
+    return typed_value(text, kind, where)
 
 
 def parse_sets(items: Sequence[str] | None) -> dict[str, Any]:
