@@ -267,7 +267,7 @@ def cmd_select_alpha(args: argparse.Namespace) -> int:
 
 def cmd_evaluate_langid(args: argparse.Namespace) -> int:
     from experiments.langid_eval import evaluate_langid
-    from mlirkit.encoders.options import encoder_from_args
+    from mlirkit.encoders.options import encoder_from_args, encoder_options
     from mlirkit.transforms.io import load_transform
     from mlirkit.transforms.parallel import open_parallel
 
@@ -276,7 +276,8 @@ def cmd_evaluate_langid(args: argparse.Namespace) -> int:
     t.check_encoder(encoder.fingerprint, dim=encoder.dim)
     groups = open_parallel(args.pairs, text_field=args.text_field)
     _print(evaluate_langid(encoder, t, groups, max_groups=args.max_pairs, heldout=args.heldout,
-                           threshold=args.threshold, alpha=args.alpha, batch_size=args.batch_size or 64))
+                           threshold=args.threshold, alpha=args.alpha,
+                           batch_size=encoder_options(args).get("batch_size", 64)))
     return 0
 
 

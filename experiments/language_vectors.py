@@ -90,14 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     from mlirkit.benchmark.pipeline import cache_variant, fit_transforms as _fit
     from mlirkit.encoders import load_encoder
     from mlirkit.eval import evaluate
-    from mlirkit.base.numba_cache import ensure_numba_cache_dir
     from mlirkit.transforms.alpha_select import select_alpha
     from mlirkit.transforms.corpus_fit import fit_corpus_shift
     from mlirkit.transforms.hybrid import hybrid_shift
     from experiments.alpha_guard import select_guarded_alphas
     from mlirkit.transforms.mining import fit_mined_shift
 
-    ensure_numba_cache_dir()
     options: dict[str, Any] = {"max_length": args.max_length, "batch_size": args.batch_size}
     if args.quantize != "none":
         options["quantize"] = args.quantize

@@ -35,7 +35,7 @@ def ws(tmp_path_factory, tiny_model_dir):
 
     root = tmp_path_factory.mktemp("promises")
     (root / "corpus.jsonl").write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in DOCS), "utf-8")
-    enc = ["--encoder", str(tiny_model_dir), "--encoder-class", "hf", "--max-length", "64"]
+    enc = ["--encoder", str(tiny_model_dir), "--encoder-class", "hf", "--encoder-option", "max_length=64"]
     assert run_cli(encode_main, ["--corpus", str(root / "corpus.jsonl"), "--index", str(root / "index"), *enc,
                                  "--save-embeddings", "--quiet"]) == 0
     (root / "topics.tsv").write_text("q1\tferry harbour\ten\nq2\tcopy files\ten\n", encoding="utf-8")
@@ -514,9 +514,9 @@ def test_no_usable_temporary_directory_is_one_line(ws, tmp_path):
 def test_train_with_missing_data_leaves_nothing(tmp_path, capsys, tiny_model_dir):
     from mlirkit.train.cli import main
 
-    argv = ["--backbone", str(tiny_model_dir), "--output-dir", str(tmp_path / "run"), "--triples",
-            str(tmp_path / "missing.jsonl"), "--n-parallel", "0", "--n-monolingual", "0", "--max-steps", "1",
-            "--max-length", "16", "--quiet"]
+    argv = ["--backbone", str(tiny_model_dir), "--output", str(tmp_path / "run"), "--set",
+            f"triples={tmp_path / 'missing.jsonl'}", "--set", "n_parallel=0", "--set", "n_monolingual=0", "--max-steps",
+            "1", "--set", "max_length=16", "--quiet"]
     fails_with_one_line(main, argv, capsys, "missing.jsonl")
     assert listing(tmp_path) == []  # no run/, no train_config.json, no empty log
     (tmp_path / "run").mkdir()

@@ -56,10 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 EXAMPLES = {
-    "": examples("python -m mlirkit.lexical index --corpus mlirkit/ddtp/multi --index indexes/ddtp-bm25",
+    "": examples("python -m mlirkit.lexical index --corpus mlirkit/ddtp/multi --index indexes/ddtp-bm25 "
+                 "--fallback-analyzer standard",
                  "python -m mlirkit.lexical search --index indexes/ddtp-bm25 --topics mlirkit/ddtp/multi/test "
                  "--output runs/bm25.trec"),
-    "index": examples("python -m mlirkit.lexical index --corpus mlirkit/ddtp/multi --index indexes/ddtp-bm25"),
+    "index": examples("python -m mlirkit.lexical index --corpus mlirkit/ddtp/multi --index indexes/ddtp-bm25 "
+                      "--fallback-analyzer standard"),
     "search": examples("python -m mlirkit.lexical search --index indexes/ddtp-bm25 --topics mlirkit/ddtp/multi/test "
                        "--output runs/bm25.trec"),
 }

@@ -160,7 +160,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
 def fit_from_pairs(args: argparse.Namespace, **fit_options: Any) -> int:
     """``fit --pairs SRC``: from parallel text, or the import of a SHIFT ``.pt`` file; ``fit_options`` go to
     :func:`~mlirkit.transforms.fit.fit_from_groups` (the experiments' CLI passes its held-out options)."""
-    from mlirkit.encoders.options import encoder_from_args
+    from mlirkit.encoders.options import encoder_from_args, encoder_options
     from mlirkit.transforms.io import save_transform, sniff
 
     if args.pairs is None:
@@ -182,7 +182,7 @@ def fit_from_pairs(args: argparse.Namespace, **fit_options: Any) -> int:
     groups = itertools.chain(first, groups)
     encoder = encoder_from_args(args)
     t, report = fit_from_groups(encoder, groups, method=args.method, source_lang=args.source_lang, langs=args.langs,
-                                max_pairs=args.max_pairs, batch_size=args.batch_size or 64, rank=args.rank,
+                                max_pairs=args.max_pairs, batch_size=encoder_options(args).get("batch_size", 64), rank=args.rank,
                                 langid=args.langid, source_name=args.pairs, show_progress=not args.quiet,
                                 source_langs=parallel_languages(args.pairs),
                                 **fit_options)

@@ -69,7 +69,7 @@ def searched(tmp_path_factory, tiny_model_dir):
     (root / "c.jsonl").write_text("".join(json.dumps({"_id": i, "text": t, "lang": la}, ensure_ascii=False) + "\n"
                                           for i, t, la in docs), "utf-8")
     assert run_cli(encode_main, ["--corpus", str(root / "c.jsonl"), "--index", str(root / "index"), "--encoder",
-                                 str(tiny_model_dir), "--encoder-class", "hf", "--max-length", "64", "--quiet"]) == 0
+                                 str(tiny_model_dir), "--encoder-class", "hf", "--encoder-option", "max_length=64", "--quiet"]) == 0
     (root / "t.tsv").write_text("q1\tferry\ten\nq2\tfiles\ten\n", "utf-8")
     (root / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 1\nq2 0 d3 1\n", "utf-8")
     for name, hits in (("a", "3"), ("b", "1")):
