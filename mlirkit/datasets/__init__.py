@@ -26,6 +26,9 @@ from mlirkit.base.errors import MlirkitError
 
 try:  # ir_datasets is imported here; an unusable IR_DATASETS_HOME is raised when the ids are used, so that
     # `python -m mlirkit.datasets` (which imports this package first) reports it as its one-line error
+    from mlirkit.io.sources import import_ir_datasets
+
+    import_ir_datasets()  # IR_DATASETS_HOME checked before ir_datasets makes directories there
     from mlirkit.datasets.catalog import DATASETS, DatasetInfo
 except MlirkitError as _error:
     _unusable: MlirkitError | None = _error
