@@ -117,3 +117,26 @@ def test_from_an_index(tmp_path, tiny_encoder):
     expected = mrc_from_embeddings(norm(q), norm(d), ["en_1", "de_1"], ["en", "de"], ["1", "1"],
                                    [x.doc_id for x in docs], 2)
     assert got == pytest.approx(expected, abs=1e-4) and set(got) == {"en_1", "de_1"}
+
+
+def test_the_cli_names_them_in_every_report(tmp_path, capsys):
+    import json
+
+    from mlirkit.eval.cli import main
+
+    (tmp_path / "qrels.txt").write_text("en_1 0 x 1\nde_1 0 x 1\nen_1 0 w 1\nde_1 0 w 1\n")
+    lines = [f"{q} Q0 {d} {i + 1} {s} r" for q, scores in (("en_1", EN), ("de_1", DE))
+             for i, (d, s) in enumerate(sorted(scores.items(), key=lambda x: -x[1]))]
+    (tmp_path / "r.trec").write_text("\n".join(lines) + "\n")
+    (tmp_path / "langs.tsv").write_text("x\ten\ny\tde\nz\ten\nw\tde\n")
+    (tmp_path / "topics.tsv").write_text("en_1\tq\ten\nde_1\tq\tde\n")
+    reports = [tmp_path / f"rep.{ext}" for ext in ("md", "json", "tex", "csv")]
+    assert main(["--qrels", str(tmp_path / "qrels.txt"), "--runs", str(tmp_path / "r.trec"), "--metrics", "mrc@3",
+                 "peer@2", "peer-mimo@2", "--doc-langs", str(tmp_path / "langs.tsv"), "--topics",
+                 str(tmp_path / "topics.tsv"), "--query-groups", "strip-lang", "--quiet",
+                 *[a for r in reports for a in ("--report", str(r))]]) == 0
+    out = capsys.readouterr().out
+    assert "| mrc@3" in out and "60.0000" in out and "mean rank of the relevant documents" in out
+    data = json.loads(reports[1].read_text())
+    assert data["r"]["mrc@3"] == pytest.approx(60.0) and data["_meta"]["counted"]["mrc@3"] == 2
+    assert all("peer-mimo@2" in r.read_text() for r in reports)
