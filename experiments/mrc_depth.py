@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     config = BenchmarkConfig()
     variant = cache_variant(config.with_(languages=None))
     cache = EmbeddingCache(cache_dir("benchmark", "embeddings"), show_progress=False)
-    print(f"| collection | encoder | queries | median | 90 % | 99 % | deepest | "
+    print("| collection | encoder | queries | median | 90 % | 99 % | deepest | "
           + " | ".join(f"served by depth {d}" for d in DEPTHS) + " |")
     print("|---|---|---|---|---|---|---|" + "---|" * len(DEPTHS))
     for dataset in args.collections:

@@ -54,6 +54,7 @@ MAP = "map"
 QUERY_BLOCK = 1024
 #: the parts run by :func:`run_xquad`: the SHIFT paper's benchmark, and MLQA-R (partly parallel)
 XQUAD, MLQA = "xquad-r", "mlqa-r"
+LABELS = {XQUAD: "XQuAD-R", MLQA: "MLQA-R"}
 
 
 @dataclass
@@ -270,7 +271,7 @@ def run_xquad(name: str, encoder: Any, config: BenchmarkConfig, data: XquadData,
     res.files["transforms"] = [v["transform_file"] for v in info.values() if "transform_file" in v]
     if config.plots:
         with timer("plots"), compute_threads(config):
-            res.files["plots"] = _plots(res, config, coll, runs, out / "plots" / safe, out)
+            res.files["plots"] = _plots(res, config, coll, runs, out / "plots" / safe, out, part)
     if lareqa_pairs is not None and data.sentences is not None and config.runs_lareqa(name):
         with timer("LAReQA"):
             res.lareqa = run_lareqa(name, encoder, config, data.sentences, lareqa_pairs, cache, variant)
@@ -369,7 +370,7 @@ def by_query_language_tests(result: Any, coll: Collection, config: BenchmarkConf
 
 
 def _plots(res: XquadEncoderResult, config: BenchmarkConfig, coll: Collection, runs: Mapping[str, Any],
-           root: Path, out: Path) -> list[str]:
+           root: Path, out: Path, part: str = XQUAD) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -382,11 +383,11 @@ def _plots(res: XquadEncoderResult, config: BenchmarkConfig, coll: Collection, r
     for source, curve in res.sweep.items():
         files += plot_alpha_curves({a: {metric: v} for a, v in curve.items()}, root / f"{part}-alpha-{source}",
                                    [metric], baselines,
-                                   title=f"{res.name}: XQuAD-R, SHIFT ({source}); label-free alpha "
+                                   title=f"{res.name}: {LABELS[part]}, SHIFT ({source}); label-free alpha "
                                          f"{res.chosen_alpha[source]:g}")
     files += plot_language_mix({r: runs[r] for r in res.main_runs}, dict(zip(coll.doc_ids, coll.doc_langs)),
                                coll.topics.query_langs, config.k, root / f"{part}-language-mix",
-                               qrels=coll.topics.qrels, title=f"{res.name}: XQuAD-R, languages of the top {config.k}")
+                               qrels=coll.topics.qrels, title=f"{res.name}: {LABELS[part]}, languages of the top {config.k}")
     return [str(Path(f).relative_to(out)) for f in files]
 
 

@@ -299,7 +299,7 @@ def make_partial_collection(name: str = "mq", n_paragraphs: int = 48, seed: int 
 def test_the_mlqa_r_part_runs_as_the_xquad_part(tmp_path):
     from mlirkit.benchmark.pipeline import run_benchmark
 
-    cfg = config(tmp_path, xquad=None, lareqa=None, mlqa="mq")
+    cfg = config(tmp_path, xquad=None, lareqa=None, mlqa="mq", plots=True)
     result = run_benchmark(cfg, encoders={"fake": encoder()}, mlqa=XquadData(make_partial_collection()),
                            parallel_rows=make_rows(), command="pytest")
     assert not result.xquad and len(result.mlqa) == 1
@@ -311,6 +311,7 @@ def test_the_mlqa_r_part_runs_as_the_xquad_part(tmp_path):
     assert "## MLQA-R: partly parallel" in md and "Alpha without MLQA-R's labels" in md
     assert "every language that has the question (2-4)" in md and "### MLQA-R, fake" in md
     assert (cfg.output / "runs" / "fake" / "mlqa-r" / "base.trec.gz").is_file()
+    assert (cfg.output / "plots" / "fake" / "mlqa-r-alpha-tatoeba.png").is_file()
     header = report["mlqa"]["main_table"]["columns"]
     row = report["mlqa"]["main_table"]["rows"][0]
     assert "PEER@20" in header and "MRC@10" in header

@@ -255,3 +255,55 @@ def test_mrc_from_runs_deep_enough_and_refused_when_not(bed):
     with pytest.raises(MlirkitError, match=r"mrc@10: run 'tfidf' has no score of query .* holds 20 hits per query"):
         evaluate(qrels, {"tfidf": {q: bed["run"][q] for q in qids}}, ["mrc@10"], query_langs=bed["query_langs"],
                  query_groups=bed["groups"], significance=None)
+
+
+# ------------------------------------------------------------------------- the main job's own runs
+@pytest.mark.slow
+def test_on_the_main_jobs_xquad_r_runs():
+    """PEER@20 of every XQuAD-R run the main job wrote against the package, per query, and the main job's
+    MRC@10 of base against ``compute_mrc`` on the same embeddings. ``MLIRKIT_MAIN_JOB`` names the output
+    folder of ``python -m mlirkit.benchmark --parts xquad-r ...`` (its embedding cache, ``$MLIRKIT_CACHE``,
+    still holding the part's vectors); skipped without it."""
+    import json
+    import os
+    from pathlib import Path
+
+    out = os.environ.get("MLIRKIT_MAIN_JOB")
+    if not out:
+        pytest.skip("MLIRKIT_MAIN_JOB (a main job's output folder) is not set")
+    import mlirkit.datasets  # noqa: F401
+    from mlirkit.base.cache import cache_dir
+    from mlirkit.benchmark.cache import EmbeddingCache
+    from mlirkit.benchmark.config import BenchmarkConfig
+    from mlirkit.benchmark.steps import cache_variant
+    from mlirkit.benchmark.xquad import load_collection
+    from mlirkit.encoders import load_encoder
+    from mlirkit.io.qrels import read_qrels
+    from mlirkit.io.trec import read_run
+
+    out = Path(out)
+    report = json.loads((out / "report.json").read_text())
+    qrels = read_qrels("mlirkit/xquad-r/multi")
+    coll = load_collection("mlirkit/xquad-r/multi")
+    doc_langs = dict(zip(coll.doc_ids, coll.doc_langs))
+    config = BenchmarkConfig()
+    cache = EmbeddingCache(cache_dir("benchmark", "embeddings"), show_progress=False)
+    for name, entry in report["xquad"]["encoders"].items():
+        files = sorted((out / "runs" / name.replace("/", "_") / "xquad-r").glob("*.trec.gz"))
+        assert files
+        for path in files:
+            run = read_run(path)
+            ours = peer_at_k(qrels, run, K_PEER, doc_langs)
+            theirs = _package_peer(qrels, run, K_PEER, doc_langs)
+            assert len(theirs) == ours.counted == 9520
+            assert max(abs(ours.per_query[q] - v) for q, v in theirs.items()) < 1e-9, path
+        queries = coll.topics.queries
+        encoder = load_encoder(name, **config.xquad_options_for(name))
+        variant = cache_variant(config.with_(languages=None))
+        docs = cache.embed(encoder, name, f"xquad-r-corpus{variant}", "doc", [d.text for d in coll.docs],
+                           coll.doc_langs, reuse=True)
+        qe = cache.embed(encoder, name, f"xquad-r-queries{variant}", "query", [q.text for q in queries],
+                         [q.lang for q in queries], reuse=True)
+        sim = qe @ (docs / np.linalg.norm(docs, axis=1, keepdims=True)).T
+        theirs = mimo_compute_mrc(sim, [q.query_id for q in queries], coll.doc_ids, k=K_MRC)
+        assert entry["result"]["base"][f"mrc@{K_MRC}"] == pytest.approx(theirs[f"MRC@{K_MRC}_avg"], abs=1e-6)
