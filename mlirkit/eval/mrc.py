@@ -151,11 +151,12 @@ def top_k_rows(scores: np.ndarray, k: int, doc_rank: np.ndarray) -> np.ndarray:
     each column's document id in sorted order, so ties go to the smaller id, as in a run)."""
     k = min(k, scores.shape[1])
     part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-    kth = np.take_along_axis(scores, part, axis=1).min(axis=1)
-    out = np.empty((len(scores), k), dtype=np.int64)
-    for i, row in enumerate(scores):
-        cand = np.flatnonzero(row >= kth[i]) if (row >= kth[i]).sum() > k else part[i]
-        out[i] = cand[np.lexsort((doc_rank[cand], -row[cand]))][:k]
+    values = np.take_along_axis(scores, part, axis=1)
+    out = np.take_along_axis(part, np.lexsort((doc_rank[part], -values), axis=1), axis=1)
+    tied = (scores >= values.min(axis=1, keepdims=True)).sum(axis=1) > k  # a tie across the cut-off
+    for i in np.flatnonzero(tied):
+        cand = np.flatnonzero(scores[i] >= values[i].min())
+        out[i] = cand[np.lexsort((doc_rank[cand], -scores[i, cand]))][:k]
     return out
 
 
@@ -190,8 +191,7 @@ def mrc_from_scores(score_rows: Callable[[np.ndarray], np.ndarray], query_ids: S
         scores = np.asarray(score_rows(rows), dtype=np.float64)
         top = top_k_rows(scores, k, doc_rank)
         cols, valid = union_columns(top[pa], top[pb])
-        x = np.take_along_axis(scores[pa], cols, axis=1)
-        y = np.take_along_axis(scores[pb], cols, axis=1)
+        x, y = scores[pa[:, None], cols], scores[pb[:, None], cols]  # (P, 2k): no (P, n) copy
         out[rows] = _per_query(rank_correlations(x, y, valid), pa, len(rows))
         start = end
     return {query_ids[i]: float(out[i]) for i in np.flatnonzero(~np.isnan(out))}
