@@ -454,7 +454,7 @@ def _fairness(config: BenchmarkConfig, coll: Collection, scorers: Mapping[str, A
     metrics = [m for m in config.metrics if parse_metric(m).kind in ("peer", "mrc")]
     if not metrics:
         return None
-    qids = [q.query_id for q in coll.topics.queries]
+    qids, doc_ids = [q.query_id for q in coll.topics.queries], coll.doc_ids
     runs: dict[str, dict[str, dict[str, float]]] = {}
     for run, f in scorers.items():
         runs[run] = {}
@@ -463,5 +463,5 @@ def _fairness(config: BenchmarkConfig, coll: Collection, scorers: Mapping[str, A
             scores = f(rows)
             top = top_k_rows(scores, config.k, id_rank)
             for i, cols in zip(rows, top):
-                runs[run][qids[i]] = {coll.doc_ids[c]: float(scores[i - a, c]) for c in cols}
+                runs[run][qids[i]] = {doc_ids[c]: float(scores[i - a, c]) for c in cols}
     return _evaluate(config, coll, runs, significance=True, metrics=metrics, precomputed=mrc_by_run(config, scorers, coll))
