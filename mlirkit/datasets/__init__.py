@@ -22,7 +22,16 @@ from typing import Iterator
 
 from mlirkit.base.errors import MlirkitError
 
-from mlirkit.datasets.catalog import DATASETS, DatasetInfo
+try:  # ir_datasets is imported here; an unusable IR_DATASETS_HOME is raised when the ids are used, so that
+    # `python -m mlirkit.datasets` (which imports this package first) reports it as its one-line error
+    from mlirkit.datasets.catalog import DATASETS, DatasetInfo
+except MlirkitError as _error:
+    _unusable: MlirkitError | None = _error
+
+    def __getattr__(name: str):
+        raise _unusable
+else:
+    _unusable = None
 from mlirkit.datasets.sources import MissingDataError
 from mlirkit.io.records import Doc, ParallelDoc, Query
 
@@ -72,10 +81,11 @@ def _did_you_mean(name: str) -> str:
     return did_you_mean(name, DATASETS.names())
 
 
-from mlirkit.datasets import _register  # noqa: E402  (registers every id)
+if _unusable is None:
+    from mlirkit.datasets import _register  # noqa: E402  (registers every id)
 
-_register.register_all()
+    _register.register_all()
 
-from mlirkit.datasets.ddtp_nonparallel import register_nonparallel  # noqa: E402
+    from mlirkit.datasets.ddtp_nonparallel import register_nonparallel  # noqa: E402
 
-register_nonparallel()
+    register_nonparallel()

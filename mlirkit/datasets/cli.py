@@ -79,6 +79,7 @@ def ir_datasets_cli(argv: Sequence[str]) -> int:
     import mlirkit.datasets  # noqa: F401  (registers the ids)
 
     if list(argv[:1]) == ["export"]:
+        _check_export_id(argv)
         _check_export_fields(argv)
     try:
         ir_datasets.main(list(argv))
@@ -98,6 +99,21 @@ def ir_datasets_cli(argv: Sequence[str]) -> int:
         print(f"error: ir_datasets {argv[0]}: {type(e).__name__}{': ' + first if first else ''}", file=sys.stderr)
         return 1
     return 0
+
+
+def _check_export_id(argv: Sequence[str]) -> None:
+    """``export ID ...``: an id ir_datasets does not know is one error with the closest mlirkit ids (ir_datasets
+    itself ends in ``KeyError``)."""
+    import ir_datasets
+
+    if len(argv) < 2 or argv[1].startswith("-") or argv[1] in ir_datasets.registry:
+        return
+    from mlirkit.base.errors import MlirkitError
+    from mlirkit.base.registry import did_you_mean
+    from mlirkit.datasets import DATASETS
+
+    raise MlirkitError(f"unknown dataset id {argv[1]!r}{did_you_mean(argv[1], DATASETS.names())}; "
+                       "see `python -m mlirkit.datasets list`")
 
 
 def _check_export_fields(argv: Sequence[str]) -> None:
@@ -131,6 +147,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     import sys
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    from pathlib import Path
+
+    from mlirkit.base.env import env_directory
+
+    env_directory("IR_DATASETS_HOME", Path.home() / ".ir_datasets")  # before ir_datasets makes directories there
     if argv[:1] == ["ir_datasets"]:
         return ir_datasets_cli(argv[1:])
     if argv[:1] == ["export"] and len(argv) > 2 and argv[2] in IR_DATASETS_ENTITIES:

@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-p", type=float, default=0.05, help="significance threshold for marks (default 0.05)")
     p.add_argument("--permutations", type=positive_int, default=1000,
                    help="Fisher test permutations R (default 1000, as ranx; p = (b+1)/(R+1), exact with <= 16 units)")
-    p.add_argument("--seed", type=int, default=42, help="Fisher test random seed (default 42)")
+    p.add_argument("--seed", type=non_negative_int, default=42, help="Fisher test random seed, an integer >= 0 (default 42)")
     p.add_argument("--query-groups", default="auto", metavar="auto|none|RULE|FILE",
                    help="unit of the paired tests: queries of one group (the translations of one question) move "
                         "together. auto (default): the groups the --topics carry (group_id), else one unit per "
@@ -96,6 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "repeatable")
     p.add_argument("--group-micro", action="store_true",
                    help="group score = mean over the group's queries (default: mean over its languages)")
+    p.add_argument("--allow-partial-overlap", action="store_true",
+                   help="score a run that has results for fewer than half of the evaluated queries (default: refuse "
+                        "it, the run and the qrels do not belong together; queries without results score 0)")
+    p.add_argument("--allow-provenance-mismatch", action="store_true",
+                   help="score a run whose provenance sidecar names other topics or another collection than the "
+                        "qrels (default: refuse it)")
     p.add_argument("--overwrite", action="store_true", help="replace existing report files")
     p.add_argument("-v", "--verbose", action="store_true")
     p.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr (no INFO lines, no progress bars)")
@@ -167,11 +173,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     query_groups = query_groups_arg(args.query_groups, topic_groups)
     if args.group_by and query_langs is None:
         raise MlirkitError("--group-by needs query languages (--query-lang or --topics)")
+    from mlirkit.eval.belonging import check_provenance
+
+    check_provenance(args.qrels, dict(zip(runs, args.runs)), runs, allow=args.allow_provenance_mismatch)
     result = evaluate(qrels, runs, args.metrics, doc_langs=doc_langs, query_langs=query_langs,
                       significance=None if args.significance == "none" else args.significance,
                       baseline=args.baseline, correction=args.correction, max_p=args.max_p,
                       n_permutations=args.permutations, seed=args.seed, breakdown_k=args.breakdown_k,
-                      query_groups=query_groups, group_by=args.group_by, group_micro=args.group_micro)
+                      query_groups=query_groups, group_by=args.group_by, group_micro=args.group_micro,
+                      allow_partial_overlap=args.allow_partial_overlap)
     if result.significance:
         logger.info("paired tests over %s", unit_phrase(result.info["test_unit"]))
     from mlirkit.io.provenance import describe_file, describe_source

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples, with_examples
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import LANG_LIST_HELP, LangListAction, lang_code, positive_int
+from mlirkit.base.options import LANG_LIST_HELP, LangListAction, lang_code, non_negative_int, positive_int
 
 if TYPE_CHECKING:
     from mlirkit.transforms.transform import LanguageTransform
@@ -87,7 +87,7 @@ def add_select_alpha_args(s: argparse.ArgumentParser) -> None:
     s.add_argument("--grid", nargs="+", type=float, default=None, help="alphas to try (default 0.0 ... 2.0 by 0.1)")
     s.add_argument("--max-probes", type=positive_int, default=2000,
                    help="documents used as probes, shared evenly by the languages (knn)")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--seed", type=non_negative_int, default=0, help="random seed of the probes, an integer >= 0")
 
 
 #: the methods ``fit`` estimates from parallel text (shift-overall vectors come from an index, in Python)
