@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from mlirkit.base.option_names import cli_main
 from mlirkit.benchmark.config import (DEFAULT_BENCHMARK, DEFAULT_ENCODER_OPTIONS, DEFAULT_ENCODERS,
-                                      DEFAULT_LAREQA, DEFAULT_XQUAD, METRICS, BenchmarkConfig)
+                                      DEFAULT_LAREQA, DEFAULT_MLQA, DEFAULT_XQUAD, METRICS, BenchmarkConfig)
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples
 from mlirkit.base.options import LANG_LIST_HELP, LangListAction, non_negative_int, positive_int
 from mlirkit.encoders.backends import BACKEND_CHOICES, PRECISIONS
@@ -27,7 +27,7 @@ def _alpha(text: str) -> float:
     return value
 
 
-PARTS = ("xquad-r", "lareqa", "ddtp")
+PARTS = ("xquad-r", "lareqa", "mlqa-r", "ddtp")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="encoder presets, Hugging Face ids or local model paths")
     p.add_argument("--parts", nargs="+", choices=PARTS, default=["ddtp"],
                    help=f"what to run: ddtp (--benchmark; the default), xquad-r ({DEFAULT_XQUAD}, the SHIFT paper's "
-                        f"benchmark), lareqa ({DEFAULT_LAREQA}, LAReQA's sentence pool; with xquad-r); e.g. "
+                        f"benchmark), lareqa ({DEFAULT_LAREQA}, LAReQA's sentence pool; with xquad-r), mlqa-r "
+                        f"({DEFAULT_MLQA}, partly parallel; LAReQA's files, not bundled: docs/datasets.md); e.g. "
                         f"--parts xquad-r lareqa")
     p.add_argument("--lareqa-encoders", nargs="+", default=None, metavar="ENCODER",
                    help="the encoders run on LAReQA's sentence pool (default: all of --encoders)")
@@ -121,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         overwrite=args.overwrite, benchmark=args.benchmark if "ddtp" in args.parts else None,
         xquad=DEFAULT_XQUAD if "xquad-r" in args.parts else None,
         lareqa=DEFAULT_LAREQA if "lareqa" in args.parts else None,
+        mlqa=DEFAULT_MLQA if "mlqa-r" in args.parts else None,
         lareqa_encoders=None if args.lareqa_encoders is None else tuple(args.lareqa_encoders),
         xquad_pairs=args.xquad_pairs, max_pairs=args.max_pairs, depth=args.depth,
         xquad_max_length=BenchmarkConfig.xquad_max_length if args.max_length is None else args.max_length,
@@ -154,6 +156,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if any(x.lareqa is not None for x in result.xquad):
             print(f"\nLAReQA ({result.config.lareqa}: the sentence pool; mean average precision over the whole ranking):")
             print(xquad_report.lareqa_table(result))
+    if result.mlqa:
+        print(f"\nMLQA-R ({result.config.mlqa}: partly parallel, 2-4 relevant paragraphs per question; as XQuAD-R: "
+              f"macro mean over query languages, alpha without MLQA-R's labels, \u2020 = differs from base):")
+        print(xquad_report.main_table(result, part=xquad_report.PARTS["mlqa-r"]))
     if result.encoders:
         print(f"\nDDTP ({result.data['benchmark']}, test split; alpha chosen on dev; "
               f"\u2020 = differs from base, p < 0.05, Fisher randomization, Holm):")

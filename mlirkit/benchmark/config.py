@@ -25,12 +25,14 @@ DEFAULT_FIT_SOURCES: dict[str, tuple[str, ...]] = {
 DEFAULT_ENCODER_OPTIONS: dict[str, dict[str, Any]] = {
     "multilingual-e5-small-q4": {"max_length": 256, "batch_size": 32, "backend": "auto"},
 }
-METRICS = ("ndcg@20", "recall@20", "mrr@10", "tlr@20", "samelang@20")
+METRICS = ("ndcg@20", "recall@20", "mrr@10", "tlr@20", "samelang@20", "peer@20", "mrc@10")
 SELECT_METRIC = "ndcg@20"
 #: the SHIFT paper's benchmark: XQuAD-R's paragraph pool (queries in each of its 8 languages)
 DEFAULT_XQUAD = "mlirkit/xquad-r/multi"
 #: LAReQA's sentence pool of the same questions (11 languages), reported with mean average precision
 DEFAULT_LAREQA = "mlirkit/lareqa-xquad-r/multi"
+#: MLQA-R's paragraph pool (7 languages, partly parallel; LAReQA's files, not bundled)
+DEFAULT_MLQA = "mlirkit/mlqa-r/multi"
 #: language vectors of the XQuAD-R part fitted on translation pairs: name -> parallel sets. Tatoeba is
 #: general-domain text (the role of mMARCO in the SHIFT paper); the bundled sets lack ar, hi and vi.
 XQUAD_PAIR_SOURCES: dict[str, tuple[str, ...]] = {
@@ -58,7 +60,9 @@ class BenchmarkConfig:
     are chosen without its labels, by the label-free rule on its documents
     (:func:`mlirkit.transforms.alpha_select.select_alpha`). ``lareqa`` (None = skipped; :data:`DEFAULT_LAREQA`) is LAReQA's
     sentence pool, for the encoders ``lareqa_encoders`` (None = all). ``xquad_pairs``: translation
-    pairs per language of each of ``xquad_pair_sources``.
+    pairs per language of each of ``xquad_pair_sources``. ``mlqa`` (None = skipped; :data:`DEFAULT_MLQA`,
+    ``--parts mlqa-r``) is MLQA-R's paragraph pool, run as the XQuAD-R part is (same systems, statistics and
+    label-free alpha).
     """
 
     encoders: tuple[str, ...] = DEFAULT_ENCODERS
@@ -85,6 +89,7 @@ class BenchmarkConfig:
         k: dict(v) for k, v in DEFAULT_ENCODER_OPTIONS.items()})
     xquad: str | None = None
     lareqa: str | None = None
+    mlqa: str | None = None
     lareqa_encoders: tuple[str, ...] | None = None
     xquad_pair_sources: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(XQUAD_PAIR_SOURCES))
     xquad_pairs: int = 1000
@@ -120,8 +125,8 @@ class BenchmarkConfig:
             raise MlirkitError("no parallel data to fit transforms from")
         if self.select_metric not in self.metrics:
             raise MlirkitError(f"the selection metric {self.select_metric} is not among the metrics")
-        if self.xquad is not None and XQUAD_BASELINE_SOURCE not in self.xquad_pair_sources:
-            raise MlirkitError(f"the XQuAD-R part needs the {XQUAD_BASELINE_SOURCE!r} pair source")
+        if (self.xquad is not None or self.mlqa is not None) and XQUAD_BASELINE_SOURCE not in self.xquad_pair_sources:
+            raise MlirkitError(f"the XQuAD-R and MLQA-R parts need the {XQUAD_BASELINE_SOURCE!r} pair source")
         if self.lareqa is not None and self.xquad is None:
             raise MlirkitError("the LAReQA part runs with the XQuAD-R part (its vectors and questions)")
         for name in self.lareqa_encoders or ():

@@ -30,9 +30,9 @@ from mlirkit.benchmark.cache import EmbeddingCache
 from mlirkit.benchmark.config import XQUAD_BASELINE_SOURCE, BenchmarkConfig
 from mlirkit.benchmark.data import BenchmarkData, ParallelSet, Rows, load_benchmark, load_parallel
 from mlirkit.benchmark.result import BenchmarkResult, EncoderResult
-from mlirkit.benchmark.retrieval import Condition, encode_side, retrieve
+from mlirkit.benchmark.retrieval import Condition, encode_side, retrieve, score_rows
 from mlirkit.benchmark.steps import Timer, cache_variant, compute_threads, fit_transforms, write_runs
-from mlirkit.benchmark.xquad import XquadData, load_pair_sets, load_xquad, run_xquad
+from mlirkit.benchmark.xquad import MLQA, XquadData, load_collection, load_pair_sets, load_xquad, run_xquad
 from mlirkit.base.errors import MlirkitError
 from mlirkit.encoders.base import Encoder
 
@@ -52,13 +52,15 @@ def default_command(argv: list[str] | None = None) -> str:
 
 def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None = None,
                   data: BenchmarkData | None = None, parallel_rows: Rows | None = None,
-                  xquad: XquadData | None = None, command: str | None = None) -> BenchmarkResult:
+                  xquad: XquadData | None = None, mlqa: XquadData | None = None,
+                  command: str | None = None) -> BenchmarkResult:
     """Run the benchmark (see module docstring) and write its outputs to ``config.output``.
 
     ``encoders`` maps names to ready encoder objects (tests); otherwise each name of ``config.encoders``
     is built with :func:`mlirkit.encoders.load_encoder` and ``config.options_for(name)``. ``data``,
-    ``xquad`` and ``parallel_rows`` replace the registered DDTP benchmark, XQuAD-R collections and
-    parallel sets (tests). ``config.benchmark`` / ``config.xquad`` None skips that part.
+    ``xquad``, ``mlqa`` and ``parallel_rows`` replace the registered DDTP benchmark, XQuAD-R and MLQA-R
+    collections and parallel sets (tests). ``config.benchmark`` / ``config.xquad`` / ``config.mlqa`` None
+    skips that part.
     """
     from mlirkit.base.fs import atomic_directory
 
@@ -70,6 +72,8 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
 
         cache_root = cache_dir("benchmark", "embeddings")
     cache = EmbeddingCache(cache_root, show_progress=config.show_progress)
+    if mlqa is None and config.mlqa is not None:  # LAReQA's files, not bundled: when missing, one line, first
+        mlqa = XquadData(load_collection(config.mlqa, quick_groups=config.quick_groups if config.quick else None))
     with atomic_directory(config.output, overwrite=config.overwrite, kind="benchmark") as out:
         with timer("load data"):
             if data is None and config.benchmark is not None:
@@ -84,13 +88,14 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
             pairs = None if xquad is None else load_pair_sets(config, xquad.paragraphs.languages, parallel_rows)
             lareqa_pairs = None if xquad is None or xquad.sentences is None else \
                 load_pair_sets(config, xquad.sentences.languages, parallel_rows, names=[XQUAD_BASELINE_SOURCE])
-        if data is None and xquad is None:
-            raise MlirkitError("nothing to run: both the DDTP and the XQuAD-R part are off")
+            mlqa_pairs = None if mlqa is None else load_pair_sets(config, mlqa.paragraphs.languages, parallel_rows)
+        if data is None and xquad is None and mlqa is None:
+            raise MlirkitError("nothing to run: the DDTP, XQuAD-R and MLQA-R parts are all off")
         summary = {} if data is None else data.summary()
         if data is not None:
             logger.info("%s: %d documents in %d languages; %s queries", data.name, len(data.docs),
                         len(data.languages), ", ".join(f"{len(sp.queries)} {s}" for s, sp in data.splits.items()))
-        results, xquad_results = [], []
+        results, xquad_results, mlqa_results = [], [], []
         for name in config.encoders:
             given = encoders is not None and name in encoders
             if data is not None:
@@ -100,6 +105,10 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
                 encoder = encoders[name] if given else _load_encoder(name, config.xquad_options_for(name))
                 with timer(f"XQuAD-R {name}"):
                     xquad_results.append(run_xquad(name, encoder, config, xquad, pairs, lareqa_pairs, cache, out))
+            if mlqa is not None:
+                encoder = encoders[name] if given else _load_encoder(name, config.xquad_options_for(name))
+                with timer(f"MLQA-R {name}"):
+                    mlqa_results.append(run_xquad(name, encoder, config, mlqa, mlqa_pairs, None, cache, out, part=MLQA))
         groups = summary.get("groups", {})
         statement = SPLIT_STATEMENT.format(metric=config.select_metric, dev=groups.get("dev", "?"),
                                            test=groups.get("test", "?"))
@@ -111,7 +120,8 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
                    "removed_stale": cache.stats.removed_stale,
                    "entries": cache.stats.entries},
             timings=timer.seconds, output=Path(config.output), command=command or default_command(),
-            xquad=xquad_results, xquad_data={} if xquad is None else xquad.summary())
+            xquad=xquad_results, xquad_data={} if xquad is None else xquad.summary(),
+            mlqa=mlqa_results, mlqa_data={} if mlqa is None else mlqa.summary())
         from mlirkit.benchmark.report import write_reports
 
         write_reports(result, out)
@@ -181,9 +191,12 @@ def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: Ben
     main_runs = ["base"]
     for source in transforms:
         main_runs += [f"shift-{source}@{chosen[source]:g}", f"centering-{source}", f"lir-{source}"]
+    with timer("MRC (translated queries)"), compute_threads(config):
+        mrc = _translated_mrc(name, encoder, config, data, cache, variant, doc_embs,
+                              {c.name: c for c in conditions if c.name in main_runs})
     with timer("evaluate test"), compute_threads(config):
         test = _evaluate(config, data, "test", {r: split_runs["test"][r] for r in main_runs}, doc_lang_map,
-                         significance=True)
+                         significance=True, precomputed=mrc)
         test_sweep = _evaluate(config, data, "test", split_runs["test"], doc_lang_map, significance=False)
     result = EncoderResult(name=name, fingerprint=fingerprint, digest=encoder.digest, dim=int(encoder.dim),
                            parallel=parallel_info, chosen_alpha=chosen, main_runs=main_runs, dev=dev, test=test,
@@ -200,15 +213,52 @@ def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: Ben
     return result
 
 
+def _translated_mrc(name: str, encoder: Encoder, config: BenchmarkConfig, data: BenchmarkData,
+                    cache: EmbeddingCache, variant: str, doc_embs: np.ndarray,
+                    conditions: Mapping[str, Condition]) -> dict[str, dict[str, dict[str, float]]]:
+    """MRC@k of the test queries against their translations (``{benchmark}/multi/test``: the same description's
+    short description in every language, encoded for this metric only), each system scoring every document:
+    ``{metric: {run: {qid: MRC}}}`` for the split's queries; empty without MRC metrics or translations."""
+    from mlirkit.eval.metrics import parse_metric
+    from mlirkit.eval.mrc import mrc_from_scores
+
+    metrics = [m for m in config.metrics if parse_metric(m).kind == "mrc"]
+    test = data.splits["test"]
+    wanted = set((test.query_groups or {}).values())
+    if not metrics or not wanted:
+        return {}
+    import mlirkit.datasets  # noqa: F401  (registers the ids)
+    from mlirkit.datasets import DATASETS
+    from mlirkit.io.topics import read_topics
+
+    source = f"{data.name}/multi/test"
+    if source not in DATASETS:
+        logger.info("no %s: MRC of the DDTP part not computed", source)
+        return {}
+    queries = [q for q in read_topics(source) if getattr(q, "group_id", None) in wanted]
+    q_ids, q_langs = [q.query_id for q in queries], [q.lang for q in queries]
+    groups = {q.query_id: q.group_id for q in queries}
+    embs = cache.embed(encoder, name, f"{data.name}-test-translations{variant}", "query", [q.text for q in queries],
+                       q_langs, reuse=True)
+    doc_ids, doc_langs = [d.doc_id for d in data.docs], [d.lang for d in data.docs]
+    keep = set(test.query_langs)
+    return {m: {run: {q: v for q, v in mrc_from_scores(score_rows(cond, doc_embs, doc_langs, embs, q_langs), q_ids,
+                                                        q_langs, groups, doc_ids, parse_metric(m).k).items() if q in keep}
+                for run, cond in conditions.items()} for m in metrics}
+
+
 def _evaluate(config: BenchmarkConfig, data: BenchmarkData, split: str, runs: Mapping[str, Any],
-              doc_langs: Mapping[str, str], *, significance: bool) -> Any:
+              doc_langs: Mapping[str, str], *, significance: bool,
+              precomputed: Mapping[str, Any] | None = None) -> Any:
     from mlirkit.eval import evaluate
+    from mlirkit.eval.metrics import parse_metric
 
     sp = data.splits[split]
-    return evaluate(sp.qrels, runs, list(config.metrics), doc_langs=doc_langs, query_langs=sp.query_langs,
+    metrics = [m for m in config.metrics if precomputed and m in precomputed or parse_metric(m).kind != "mrc"]
+    return evaluate(sp.qrels, runs, metrics, doc_langs=doc_langs, query_langs=sp.query_langs,
                     significance="fisher" if significance else None, baseline="base" if significance else None,
                     correction="holm", n_permutations=config.n_permutations, seed=config.seed,
-                    breakdown_k=config.k, query_groups=sp.query_groups)
+                    breakdown_k=config.k, query_groups=sp.query_groups, precomputed=precomputed)
 
 
 def _choose_alpha(dev: Any, source: str, config: BenchmarkConfig) -> float:

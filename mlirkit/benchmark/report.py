@@ -1,6 +1,6 @@
 """The benchmark report: ``report.md`` (read by people), ``report.json`` (read by programs), the main tables.
 
-The XQuAD-R part comes first (:mod:`.xquad_report`), then the DDTP part, whose main table has one row
+The XQuAD-R part comes first (:mod:`.xquad_report`), then the MLQA-R part (the same code), then the DDTP part, whose main table has one row
 per (encoder, system) on the **test** split: base, SHIFT at the alpha chosen on dev, centering and LIR
 for every fitting condition, with the metrics of the run and ``†`` where a system differs significantly
 from the base (Fisher randomization, Holm-corrected over the systems).
@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mlirkit.benchmark import xquad_report
-from mlirkit.benchmark.tables import DAGGER, METRIC_LABELS, comparisons_table, fmt, metric_rows, precisions, table
+from mlirkit.benchmark.tables import (DAGGER, METRIC_LABELS, comparisons_table, fairness_note, fmt, metric_rows,
+                                     precisions, table)
 
 if TYPE_CHECKING:  # pragma: no cover
     from mlirkit.benchmark.result import BenchmarkResult, EncoderResult
@@ -68,13 +69,16 @@ def render_markdown(result: "BenchmarkResult") -> str:
                   "are a smoke test, not results.", ""]
     if result.xquad:
         lines += xquad_report.markdown(result)
+    if result.mlqa:
+        lines += xquad_report.markdown(result, xquad_report.PARTS["mlqa-r"])
     if result.encoders:
         lines += _ddtp_markdown(result)
     lines += ["## Time and cache", "",
               table(["step", "seconds"], [[k, f"{v:.1f}"] for k, v in result.timings.items()]), "",
               table(["encoder", "part", "step", "seconds"],
                      [[e.name, part, k, f"{v:.1f}"] for part, entries in (("DDTP", result.encoders),
-                                                                           ("XQuAD-R", result.xquad))
+                                                                           ("XQuAD-R", result.xquad),
+                                                                           ("MLQA-R", result.mlqa))
                       for e in entries for k, v in e.timings.items()]), "",
               f"Embedding cache `{result.cache['root']}`: {result.cache['hits']} entries reused, "
               f"{result.cache['misses']} computed ({result.cache['texts_encoded']} texts encoded, "
@@ -96,7 +100,10 @@ def _ddtp_markdown(result: "BenchmarkResult") -> list[str]:
               f"- Metrics: {', '.join(METRIC_LABELS.get(m, m) for m in cfg.metrics)}. same-lang@20 = share of the "
               "top 20 written in the query's language (\"expected\" = the share among the query's relevant "
               "documents); TLR@20 = recall of relevant documents in other languages than the query's, over queries "
-              "that have such documents.",
+              "that have such documents." + (f" {fairness_note(cfg)}" if fairness_note(cfg) else "") +
+              (" MRC@k of a test query: against its translations (the same description's short description in the "
+               "other languages, `{b}/multi/test`, encoded for this measure only), each system scoring them as it "
+               "scores the query.".format(b=d["benchmark"]) if any(m.startswith("mrc@") for m in cfg.metrics) else ""),
               f"- Significance: {_test_description(result)} "
               f"of each system against `base`, Holm-corrected over the systems of each "
               f"encoder and metric; {DAGGER} = significantly different from `base` (p < 0.05 after correction; the "
@@ -152,6 +159,7 @@ def to_json(result: "BenchmarkResult") -> dict[str, Any]:
         "config": result.config.to_dict(), "data": result.data, "split": result.split_statement,
         "main_table": {"columns": header, "rows": rows}, "encoders": encoders,
         "xquad": xquad_report.to_json(result) if result.xquad else None,
+        "mlqa": xquad_report.to_json(result, xquad_report.PARTS["mlqa-r"]) if result.mlqa else None,
         "cache": {k: v for k, v in result.cache.items() if k != "entries"}, "cache_entries": result.cache["entries"],
         "timings": result.timings,
     })

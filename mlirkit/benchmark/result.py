@@ -48,6 +48,8 @@ class BenchmarkResult:
     command: str
     xquad: list[Any] = field(default_factory=list)  # the XQuAD-R part, XquadEncoderResult (empty when skipped)
     xquad_data: dict[str, Any] = field(default_factory=dict)
+    mlqa: list[Any] = field(default_factory=list)  # the MLQA-R part, XquadEncoderResult (empty when skipped)
+    mlqa_data: dict[str, Any] = field(default_factory=dict)
 
 
 def cpu_count() -> int:

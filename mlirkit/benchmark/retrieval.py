@@ -90,3 +90,27 @@ def retrieve(condition: Condition, doc_embs: np.ndarray, doc_ids: Sequence[str],
         queries = encode_side(query_embs[rows], [lang] * len(rows), "query", transform, alpha)
         run.update(search(docs, doc_ids, queries, [query_ids[i] for i in rows], k))
     return run
+
+
+def score_rows(condition: Condition, doc_embs: np.ndarray, doc_langs: Sequence[str], query_embs: np.ndarray,
+               query_langs: Sequence[str]):
+    """``rows -> (len(rows), n_docs)`` scores of ``condition`` for the queries at ``rows``, every document
+    scored as :func:`retrieve` scores it (for measures that need every score: MRC@k, :mod:`mlirkit.eval.mrc`)."""
+    alpha = 1.0 if condition.alpha is None else condition.alpha
+    qlangs = np.asarray(list(query_langs), dtype=object)
+    transforms = {lang: None if condition.transform is None else transform_for_query_lang(condition.transform, lang)
+                  for lang in sorted(set(qlangs))}
+    docs: dict[int, np.ndarray] = {}  # the document side of each distinct transform (SHIFT: one per query language)
+
+    def scores(rows: np.ndarray) -> np.ndarray:
+        out = np.empty((len(rows), len(doc_embs)), dtype=np.float32)
+        for lang in sorted(set(qlangs[rows])):
+            at = np.flatnonzero(qlangs[rows] == lang)
+            transform = transforms[lang]
+            key = id(transform)
+            if key not in docs:
+                docs[key] = encode_side(doc_embs, doc_langs, "doc", transform, alpha)
+            out[at] = encode_side(query_embs[rows[at]], [lang] * len(at), "query", transform, alpha) @ docs[key].T
+        return out
+
+    return scores

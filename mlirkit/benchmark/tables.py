@@ -7,12 +7,39 @@ from typing import Any, Sequence
 from mlirkit.eval.report import markdown_table as table
 
 METRIC_LABELS = {"ndcg@20": "nDCG@20", "recall@20": "R@20", "mrr@10": "MRR@10", "tlr@20": "TLR@20",
-                 "samelang@20": "same-lang@20", "map": "mAP"}
+                 "samelang@20": "same-lang@20", "map": "mAP", "peer@20": "PEER@20", "mrc@10": "MRC@10"}
 DAGGER = "†"
 
 
 def label(metric: str) -> str:
     return METRIC_LABELS.get(metric, metric)
+
+
+def metric_digits(metric: str, digits: int = 3) -> int:
+    """Digits of a metric's cells: MRC@k is on a -100 ... 100 scale, so two fewer (at least one)."""
+    from mlirkit.eval.metrics import parse_metric
+
+    return max(1, digits - 2) if parse_metric(metric).kind == "mrc" else digits
+
+
+def fairness_note(config: Any) -> str:
+    """The report's line on the language-fairness metrics of ``config.metrics`` ("" without them)."""
+    from mlirkit.eval.metrics import parse_metric
+
+    parts = []
+    for m in config.metrics:
+        spec = parse_metric(m)
+        if spec.kind == "peer":
+            parts.append(f"{label(m)}: the probability of equal expected rank (Yang et al., SIGIR 2024): per query the "
+                         f"Kruskal-Wallis p that the relevant documents of each language rank alike (below the top "
+                         f"{spec.k}: tied at {spec.k + 1}), higher = fairer; with one relevant document per language it "
+                         f"is chi2_(L-1).sf(L-1) (0.429 for 8 languages) once one of them is in the top {spec.k} and 1 "
+                         "when none is (docs/evaluation.md)")
+        elif spec.kind == "mrc":
+            parts.append(f"{label(m)}: mean rank correlation x100 (Yang et al., EMNLP MRL 2024): the Spearman correlation "
+                         f"of a question's scores in two languages over the union of their top {spec.k}, from every "
+                         "score (the embeddings, not the runs), averaged over the other languages, then over questions")
+    return "; ".join(parts) + "." if parts else ""
 
 
 def fmt(value: Any, digits: int = 3) -> str:
@@ -49,10 +76,12 @@ def metric_rows(entries: Sequence[tuple[str, Any, list[str]]], metrics: Sequence
         for run in runs:
             system, alpha = system_alpha(run)
             cells = [name, system, alpha]
-            for m in metrics:
-                cells.append(fmt(result.value(run, m), digits) + (DAGGER if (run, m) in marks else ""))
+            for m in metrics:  # a metric the part could not compute (MRC without translations) is n/a
+                there = m in result.table.columns
+                cells.append(fmt(result.value(run, m) if there else None, metric_digits(m, digits)) +
+                             (DAGGER if (run, m) in marks else ""))
                 if micro:
-                    cells.append(fmt(result.value(run, m, micro=True), digits))
+                    cells.append(fmt(result.value(run, m, micro=True) if there else None, metric_digits(m, digits)))
             if same:
                 cells.append(fmt(result.value(run, f"{same[0]} (expected)"), digits))
             rows.append(cells)

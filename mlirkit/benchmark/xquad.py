@@ -39,7 +39,7 @@ import numpy as np
 from mlirkit.benchmark.cache import EmbeddingCache
 from mlirkit.benchmark.config import XQUAD_BASELINE_SOURCE, BenchmarkConfig
 from mlirkit.benchmark.data import ParallelSet, Rows, Split, load_parallel
-from mlirkit.benchmark.retrieval import Condition, retrieve
+from mlirkit.benchmark.retrieval import Condition, retrieve, score_rows
 from mlirkit.benchmark.steps import Timer, cache_variant, compute_threads, fit_transforms, write_runs
 from mlirkit.base.errors import MlirkitError
 from mlirkit.io.records import Doc
@@ -52,6 +52,9 @@ CORPUS = "corpus"
 MAP = "map"
 #: queries scored per block (a block's score matrix is queries x candidates)
 QUERY_BLOCK = 1024
+#: the parts run by :func:`run_xquad`: the SHIFT paper's benchmark, and MLQA-R (partly parallel)
+XQUAD, MLQA = "xquad-r", "mlqa-r"
+LABELS = {XQUAD: "XQuAD-R", MLQA: "MLQA-R"}
 
 
 @dataclass
@@ -152,6 +155,9 @@ class LareqaResult:
     query_langs: dict[str, str]
     tests: list  # Comparison (mlirkit.eval.significance)
     selection: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: EvaluationResult of the language-fairness metrics (PEER@k on each system's top k, MRC@k from every
+    #: score), with the grouped tests against base
+    fairness: Any = None
 
     def value(self, system: str, *, micro: bool = False, lang: str | None = None) -> float:
         from mlirkit.eval.means import macro_mean, micro_mean
@@ -197,8 +203,9 @@ def shift_run(shift: Any, query_embs: np.ndarray, query_ids: list[str], query_la
 
 def run_xquad(name: str, encoder: Any, config: BenchmarkConfig, data: XquadData,
               pairs: Mapping[str, ParallelSet], lareqa_pairs: Mapping[str, ParallelSet] | None,
-              cache: EmbeddingCache, out: Path) -> XquadEncoderResult:
-    """The XQuAD-R part (module docstring) for one encoder; runs, transforms and plots written under ``out``."""
+              cache: EmbeddingCache, out: Path, *, part: str = XQUAD) -> XquadEncoderResult:
+    """The XQuAD-R part (module docstring) for one encoder, or the same part on another pooled collection
+    (``part``: :data:`MLQA`); runs, transforms and plots written under ``out``, named by ``part``."""
     from mlirkit.transforms import save_transform
 
     timer = Timer()
@@ -207,20 +214,20 @@ def run_xquad(name: str, encoder: Any, config: BenchmarkConfig, data: XquadData,
     variant = cache_variant(config.with_(languages=None))
     docs, queries = coll.docs, coll.topics.queries
     with timer("encode corpus"):
-        doc_embs = cache.embed(encoder, name, f"xquad-r-corpus{variant}", "doc", [d.text for d in docs],
+        doc_embs = cache.embed(encoder, name, f"{part}-corpus{variant}", "doc", [d.text for d in docs],
                                coll.doc_langs, reuse=True)
     with timer("encode queries"):
-        query_embs = cache.embed(encoder, name, f"xquad-r-queries{variant}", "query", [q.text for q in queries],
+        query_embs = cache.embed(encoder, name, f"{part}-queries{variant}", "query", [q.text for q in queries],
                                  [q.lang for q in queries], reuse=True)
     with timer("fit"):
-        transforms, info = _fit(name, encoder, config, pairs, doc_embs, coll, cache, variant, "xquad-r")
+        transforms, info = _fit(name, encoder, config, pairs, doc_embs, coll, cache, variant, part)
     shifts, selections = {}, {}
     with timer("choose alpha (label-free)"), compute_threads(config):
         for source, t in transforms["shift"].items():
             shifts[source], selections[source] = _shift_and_alpha(t, doc_embs, coll)
     chosen = {s: sel.alpha for s, sel in selections.items()}
     for source, t in transforms["shift"].items():
-        path = out / "transforms" / safe / f"xquad-r-{source}-shift.safetensors"
+        path = out / "transforms" / safe / f"{part}-{source}-shift.safetensors"
         path.parent.mkdir(parents=True, exist_ok=True)
         save_transform(shifts[source].transform, path)
         info.setdefault(source, {}).update({
@@ -241,8 +248,16 @@ def run_xquad(name: str, encoder: Any, config: BenchmarkConfig, data: XquadData,
             runs[cond.name] = retrieve(cond, doc_embs, coll.doc_ids, coll.doc_langs, query_embs, q_ids, q_langs, k)
     main_runs = ["base", *(Condition("shift", s, chosen[s]).name for s in shifts),
                  f"centering-{XQUAD_BASELINE_SOURCE}", f"lir-{XQUAD_BASELINE_SOURCE}"]
+    scorers = {"base": score_rows(Condition("base"), doc_embs, coll.doc_langs, query_embs, q_langs),
+               **{Condition("shift", s, chosen[s]).name: _shift_scores(shift, query_embs, q_langs, chosen[s])
+                  for s, shift in shifts.items()},
+               **{f"{m}-{XQUAD_BASELINE_SOURCE}": score_rows(Condition(m, XQUAD_BASELINE_SOURCE, None, transforms[m]),
+                                                             doc_embs, coll.doc_langs, query_embs, q_langs)
+                  for m in ("centering", "lir")}}
+    with timer("MRC (every score)"), compute_threads(config):
+        mrc = mrc_by_run(config, scorers, coll)
     with timer("evaluate"), compute_threads(config):
-        result = _evaluate(config, coll, {r: runs[r] for r in main_runs}, significance=True)
+        result = _evaluate(config, coll, {r: runs[r] for r in main_runs}, significance=True, precomputed=mrc)
         sweep_result = _evaluate(config, coll, {r: run for r, run in runs.items() if r.startswith("shift-")},
                                  significance=False, metrics=[config.select_metric])
         lang_tests = by_query_language_tests(result, coll, config)
@@ -251,12 +266,12 @@ def run_xquad(name: str, encoder: Any, config: BenchmarkConfig, data: XquadData,
     res = XquadEncoderResult(name=name, fingerprint=encoder.fingerprint, vectors=info, chosen_alpha=chosen, main_runs=main_runs, result=result,
                              lang_tests=lang_tests, sweep=sweep)
     with timer("write runs"):
-        res.files["runs"] = write_runs(runs, main_runs, out / "runs" / safe / "xquad-r", out, name,
+        res.files["runs"] = write_runs(runs, main_runs, out / "runs" / safe / part, out, name,
                                        suffix=".trec.gz", depth=k)
     res.files["transforms"] = [v["transform_file"] for v in info.values() if "transform_file" in v]
     if config.plots:
         with timer("plots"), compute_threads(config):
-            res.files["plots"] = _plots(res, config, coll, runs, out / "plots" / safe, out)
+            res.files["plots"] = _plots(res, config, coll, runs, out / "plots" / safe, out, part)
     if lareqa_pairs is not None and data.sentences is not None and config.runs_lareqa(name):
         with timer("LAReQA"):
             res.lareqa = run_lareqa(name, encoder, config, data.sentences, lareqa_pairs, cache, variant)
@@ -298,16 +313,41 @@ def _shift_and_alpha(transform: Any, doc_embs: np.ndarray, coll: Collection) -> 
     return shift, select_alpha(doc_embs, coll.doc_langs, shift.transform, per_language=False)
 
 
+def _shift_scores(shift: Any, query_embs: np.ndarray, query_langs: list[str], alpha: float):
+    """``rows -> scores`` of the query-time shift at ``alpha`` (every document, as :func:`shift_run` ranks them)."""
+    return lambda rows: shift.scores(query_embs[rows], [query_langs[i] for i in rows], alpha)
+
+
+def mrc_by_run(config: BenchmarkConfig, scorers: Mapping[str, Any], coll: Collection) -> dict[str, dict[str, Any]]:
+    """``{MRC metric: {run: {qid: MRC}}}`` of each system from every score (``scorers``: run -> ``rows ->
+    scores``), for :func:`mlirkit.eval.evaluate`'s ``precomputed``; empty when the metrics have no MRC."""
+    from mlirkit.eval.mrc import mrc_from_scores
+    from mlirkit.eval.metrics import parse_metric
+
+    metrics = [m for m in config.metrics if parse_metric(m).kind == "mrc"]
+    queries = coll.topics.queries
+    groups = coll.topics.query_groups or {}
+    q_ids, q_langs = [q.query_id for q in queries], [q.lang for q in queries]
+    if not groups:
+        return {}
+    return {m: {run: mrc_from_scores(f, q_ids, q_langs, groups, coll.doc_ids, parse_metric(m).k)
+                for run, f in scorers.items()} for m in metrics}
+
+
 def _evaluate(config: BenchmarkConfig, coll: Collection, runs: Mapping[str, Any], *, significance: bool,
-              metrics: list[str] | None = None) -> Any:
+              metrics: list[str] | None = None, precomputed: Mapping[str, Any] | None = None) -> Any:
     from mlirkit.eval import evaluate
+    from mlirkit.eval.metrics import parse_metric
 
     sp = coll.topics
-    return evaluate(sp.qrels, runs, list(metrics or config.metrics), doc_langs=dict(zip(coll.doc_ids, coll.doc_langs)),
+    metrics = list(metrics or config.metrics)
+    if not precomputed:  # MRC comes from every score, never from the runs (they hold the top k)
+        metrics = [m for m in metrics if parse_metric(m).kind != "mrc"]
+    return evaluate(sp.qrels, runs, metrics, doc_langs=dict(zip(coll.doc_ids, coll.doc_langs)),
                     query_langs=sp.query_langs, significance="fisher" if significance else None,
                     baseline="base" if significance else None, correction="holm",
                     n_permutations=config.n_permutations, seed=config.seed, breakdown_k=config.k,
-                    query_groups=sp.query_groups)
+                    query_groups=sp.query_groups, precomputed=precomputed)
 
 
 def by_query_language_tests(result: Any, coll: Collection, config: BenchmarkConfig) -> dict[str, list]:
@@ -330,7 +370,7 @@ def by_query_language_tests(result: Any, coll: Collection, config: BenchmarkConf
 
 
 def _plots(res: XquadEncoderResult, config: BenchmarkConfig, coll: Collection, runs: Mapping[str, Any],
-           root: Path, out: Path) -> list[str]:
+           root: Path, out: Path, part: str = XQUAD) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -341,13 +381,13 @@ def _plots(res: XquadEncoderResult, config: BenchmarkConfig, coll: Collection, r
     metric = config.select_metric
     baselines = {r: {metric: res.result.value(r, metric)} for r in res.main_runs if not r.startswith("shift-")}
     for source, curve in res.sweep.items():
-        files += plot_alpha_curves({a: {metric: v} for a, v in curve.items()}, root / f"xquad-r-alpha-{source}",
+        files += plot_alpha_curves({a: {metric: v} for a, v in curve.items()}, root / f"{part}-alpha-{source}",
                                    [metric], baselines,
-                                   title=f"{res.name}: XQuAD-R, SHIFT ({source}); label-free alpha "
+                                   title=f"{res.name}: {LABELS[part]}, SHIFT ({source}); label-free alpha "
                                          f"{res.chosen_alpha[source]:g}")
     files += plot_language_mix({r: runs[r] for r in res.main_runs}, dict(zip(coll.doc_ids, coll.doc_langs)),
-                               coll.topics.query_langs, config.k, root / "xquad-r-language-mix",
-                               qrels=coll.topics.qrels, title=f"{res.name}: XQuAD-R, languages of the top {config.k}")
+                               coll.topics.query_langs, config.k, root / f"{part}-language-mix",
+                               qrels=coll.topics.qrels, title=f"{res.name}: {LABELS[part]}, languages of the top {config.k}")
     return [str(Path(f).relative_to(out)) for f in files]
 
 
@@ -394,7 +434,34 @@ def run_lareqa(name: str, encoder: Any, config: BenchmarkConfig, coll: Collectio
                 ap[Condition("shift", source, chosen[source]).name][block] = average_precision(scores, relevant[block],
                                                                                               ranks)
     per_query = {s: {MAP: dict(zip(qids, v.tolist()))} for s, v in ap.items()}
+    scorers = {"base": lambda rows: query_embs[rows] @ base_docs.T,
+               **{Condition("shift", s, chosen[s]).name: _shift_scores(shift, query_embs, q_langs, chosen[s])
+                  for s, shift in shifts.items()}}
+    with compute_threads(config):
+        fairness = _fairness(config, coll, scorers, ranks)
     tests = compare_runs(per_query, [MAP], test="fisher", baseline="base", correction="holm",
                          n_permutations=config.n_permutations, seed=config.seed, query_groups=coll.topics.query_groups)
     return LareqaResult(coll.name, systems, chosen, {s: v[MAP] for s, v in per_query.items()}, dict(zip(qids, q_langs)),
-                        tests, {s: sel.as_dict() for s, sel in selections.items()})
+                        tests, {s: sel.as_dict() for s, sel in selections.items()}, fairness)
+
+
+def _fairness(config: BenchmarkConfig, coll: Collection, scorers: Mapping[str, Any], id_rank: np.ndarray) -> Any:
+    """PEER (on each system's top k, taken from every score) and MRC (from every score) of a pool searched
+    without runs, evaluated with the grouped tests against base; None when the metrics have neither."""
+    from mlirkit.eval.metrics import parse_metric
+    from mlirkit.eval.mrc import top_k_rows
+
+    metrics = [m for m in config.metrics if parse_metric(m).kind in ("peer", "mrc")]
+    if not metrics:
+        return None
+    qids, doc_ids = [q.query_id for q in coll.topics.queries], coll.doc_ids
+    runs: dict[str, dict[str, dict[str, float]]] = {}
+    for run, f in scorers.items():
+        runs[run] = {}
+        for a in range(0, len(qids), QUERY_BLOCK):
+            rows = np.arange(a, min(a + QUERY_BLOCK, len(qids)))
+            scores = f(rows)
+            top = top_k_rows(scores, config.k, id_rank)
+            for i, cols in zip(rows, top):
+                runs[run][qids[i]] = {doc_ids[c]: float(scores[i - a, c]) for c in cols}
+    return _evaluate(config, coll, runs, significance=True, metrics=metrics, precomputed=mrc_by_run(config, scorers, coll))

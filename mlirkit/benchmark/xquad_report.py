@@ -1,12 +1,14 @@
-"""The XQuAD-R part of the benchmark report (:mod:`.xquad`): its section of ``report.md``, its object in
-``report.json``, and the tables the CLI prints (XQuAD-R's main table, LAReQA's mAP)."""
+"""The XQuAD-R part of the benchmark report (:mod:`.xquad`), and the MLQA-R part run by the same code: each
+part's section of ``report.md``, its object in ``report.json``, and the tables the CLI prints (the main
+table, LAReQA's mAP)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlirkit.benchmark.tables import (DAGGER, comparisons_table, fmt, label, metric_rows, precisions, system_alpha,
-                                     table)
+from mlirkit.benchmark.tables import (DAGGER, comparisons_table, fairness_note, fmt, label, metric_digits, metric_rows,
+                                     precisions, system_alpha, table)
 
 if TYPE_CHECKING:  # pragma: no cover
     from mlirkit.benchmark.result import BenchmarkResult
@@ -15,13 +17,37 @@ if TYPE_CHECKING:  # pragma: no cover
 RECALL_TABLE = "recall@{k} by document language"
 
 
-def main_rows(result: "BenchmarkResult", digits: int = 3) -> tuple[list[str], list[list[str]]]:
-    """XQuAD-R's main table: every encoder and system, macro mean over query languages, micro beside it."""
-    return metric_rows([(x.name, x.result, x.main_runs) for x in result.xquad], result.config.metrics, digits)
+@dataclass(frozen=True)
+class Part:
+    """A pooled-collection part of the report: where its results are in the :class:`BenchmarkResult`, its title."""
+
+    key: str  # "xquad-r" or "mlqa-r" (the ``--parts`` name, the folder of its runs)
+    label: str
+    title: str
+    relevant: str  # what is relevant, for the section's first line
+
+    def entries(self, result: "BenchmarkResult") -> list:
+        return result.xquad if self.key == "xquad-r" else result.mlqa
+
+    def data(self, result: "BenchmarkResult") -> dict[str, Any]:
+        return result.xquad_data if self.key == "xquad-r" else result.mlqa_data
 
 
-def main_table(result: "BenchmarkResult", digits: int = 3) -> str:
-    return table(*main_rows(result, digits))
+PARTS = {p.key: p for p in (
+    Part("xquad-r", "XQuAD-R", "XQuAD-R: the SHIFT paper's benchmark", "the question's paragraph in every language"),
+    Part("mlqa-r", "MLQA-R", "MLQA-R: partly parallel (MLQA dev, LAReQA's files)",
+         "the question's paragraph in every language that has the question (2-4)"),
+)}
+XQUAD_PART = PARTS["xquad-r"]
+
+
+def main_rows(result: "BenchmarkResult", digits: int = 3, part: Part = XQUAD_PART) -> tuple[list[str], list[list[str]]]:
+    """A part's main table: every encoder and system, macro mean over query languages, micro beside it."""
+    return metric_rows([(x.name, x.result, x.main_runs) for x in part.entries(result)], result.config.metrics, digits)
+
+
+def main_table(result: "BenchmarkResult", digits: int = 3, part: Part = XQUAD_PART) -> str:
+    return table(*main_rows(result, digits, part))
 
 
 def lareqa_rows(result: "BenchmarkResult", digits: int = 3) -> tuple[list[str], list[list[str]]]:
@@ -32,19 +58,25 @@ def lareqa_rows(result: "BenchmarkResult", digits: int = 3) -> tuple[list[str], 
     entries = [x for x in result.xquad if x.lareqa is not None]
     if not entries:
         return [], []
+    from mlirkit.eval.report import significance_marks
+
     langs = entries[0].lareqa.languages
-    header = ["encoder", "system", "alpha", "mAP", "mAP (micro)", *langs, "p (Holm)"]
+    fair = [] if entries[0].lareqa.fairness is None else entries[0].lareqa.fairness.metrics
+    header = ["encoder", "system", "alpha", "mAP", "mAP (micro)", *langs, "p (Holm)", *(label(m) for m in fair)]
     rows = []
     for x in entries:
         lq = x.lareqa
         tests = {c.run_b: c for c in lq.tests}
+        marks = {} if lq.fairness is None else significance_marks(lq.fairness)
         for system in lq.systems:
             c = tests.get(system)
             mark = DAGGER if c is not None and c.significant else ""
             rows.append([x.name, *system_alpha(system), fmt(lq.value(system), digits) + mark,
                          fmt(lq.value(system, micro=True), digits),
                          *(fmt(lq.value(system, lang=la), digits) for la in langs),
-                         "" if c is None else format_p(c.p_corrected, c.p_resolution)])
+                         "" if c is None else format_p(c.p_corrected, c.p_resolution),
+                         *(fmt(lq.fairness.value(system, m), metric_digits(m, digits)) +
+                           (DAGGER if (system, m) in marks else "") for m in fair)])
     return header, rows
 
 
@@ -122,27 +154,29 @@ def _vectors(result: "BenchmarkResult", x: "XquadEncoderResult") -> list[str]:
 def _lareqa_section(x: "XquadEncoderResult", lq: "LareqaResult") -> list[str]:
     return [f"#### LAReQA sentence pool, {x.name}", "",
             f"Label-free alpha: {', '.join(f'{s} {a:g}' for s, a in lq.chosen_alpha.items())}.", "",
-            comparisons_table(lq.tests, lq.systems), ""]
+            comparisons_table(lq.tests, lq.systems), "",
+            *([comparisons_table(lq.fairness.significance, lq.systems), ""] if lq.fairness is not None else [])]
 
 
-def markdown(result: "BenchmarkResult") -> list[str]:
-    """The XQuAD-R section of ``report.md``."""
+def markdown(result: "BenchmarkResult", part: Part = XQUAD_PART) -> list[str]:
+    """A part's section of ``report.md``."""
     from mlirkit.eval.report import describe_test
 
     cfg = result.config
-    d = result.xquad_data["paragraphs"]
-    x0 = result.xquad[0]
+    entries = part.entries(result)
+    d = part.data(result)["paragraphs"]
+    x0 = entries[0]
     per_lang = d["documents_per_language"]
     selection = next(iter(x0.vectors.values()))["label_free_alpha"]
-    lines = ["## XQuAD-R: the SHIFT paper's benchmark", "",
+    lines = [f"## {part.title}", "",
              f"- Collection `{d['id']}`: {d['documents']:,} paragraphs pooled over {len(per_lang)} languages "
              f"({', '.join(f'{k} {v}' for k, v in per_lang.items())}); {d['queries']:,} queries ({d['questions']:,} "
              f"questions in {len(d['queries_per_language'])} languages), each searched against the whole pool; "
-             "relevant = the question's paragraph in every language (binary).",
+             f"relevant = {part.relevant} (binary).",
              "- One index per encoder (untransformed vectors). SHIFT at query time: each query scored with its own "
              "language's re-based vectors (`python -m mlirkit.search --query-shift cosine`); centering and LIR on "
              "documents and queries at alpha 1.",
-             f"- **Alpha without XQuAD-R's labels**: each SHIFT's alpha is the label-free choice on the pooled "
+             f"- **Alpha without {part.label}'s labels**: each SHIFT's alpha is the label-free choice on the pooled "
              f"documents (`python -m mlirkit.shift select-alpha`: criterion `{selection.get('criterion')}`, grid "
              f"{min(selection['grid']):g}-{max(selection['grid']):g}); the sweep below is measured for the reader, "
              "never used to choose.",
@@ -150,20 +184,21 @@ def markdown(result: "BenchmarkResult") -> list[str]:
              f"- Metrics as in the DDTP part; every value is the macro mean over query languages (micro = mean over "
              f"queries). Significance: {describe_test(x0.result)} of each system against `base`, Holm-corrected over "
              f"the systems of each encoder and metric; {DAGGER} = significantly different from `base` (p < 0.05). "
-             "Per query language, the same test over that language's queries (one per question).", "",
-             "### Main table", "", main_table(result), "", precisions(result.xquad), ""]
-    if any(x.lareqa is not None for x in result.xquad):
+             "Per query language, the same test over that language's queries (one per question).",
+             *([f"- {fairness_note(cfg)}"] if fairness_note(cfg) else []), "",
+             "### Main table", "", main_table(result, part=part), "", precisions(entries), ""]
+    if any(x.lareqa is not None for x in entries):
         s = result.xquad_data.get("sentences", {})
         lines += ["### LAReQA: the sentence pool, mean average precision", "",
                   f"`{s.get('id')}`: {s.get('documents', 0):,} candidate sentences of "
                   f"{len(s.get('documents_per_language', {}))} languages, {s.get('queries', 0):,} queries; relevant = "
                   "the sentence holding the answer, in every language. AP over the whole ranking; mAP = macro mean "
                   f"over query languages (micro beside it); p: the grouped test against base (unit: question), Holm. "
-                  f"Encoders: {', '.join(x.name for x in result.xquad if x.lareqa is not None)}.", "",
+                  f"Encoders: {', '.join(x.name for x in entries if x.lareqa is not None)}.", "",
                   lareqa_table(result), ""]
     metric = cfg.select_metric
-    for x in result.xquad:
-        lines += [f"### {x.name}", "",
+    for x in entries:
+        lines += [f"### {x.name}" if part is XQUAD_PART else f"### {part.label}, {x.name}", "",
                   f"Label-free alpha: {', '.join(f'{s} {a:g}' for s, a in x.chosen_alpha.items())}.", "",
                   f"#### {label(metric)} by query language", "", by_query_language(x, metric), "",
                   f"#### Recall@{cfg.k} by document language", "", by_document_language(x, cfg.k), "",
@@ -183,11 +218,11 @@ def markdown(result: "BenchmarkResult") -> list[str]:
     return lines
 
 
-def to_json(result: "BenchmarkResult") -> dict[str, Any]:
-    header, rows = main_rows(result)
-    l_header, l_rows = lareqa_rows(result)
+def to_json(result: "BenchmarkResult", part: Part = XQUAD_PART) -> dict[str, Any]:
+    header, rows = main_rows(result, part=part)
+    l_header, l_rows = lareqa_rows(result) if part is XQUAD_PART else ([], [])
     encoders = {}
-    for x in result.xquad:
+    for x in part.entries(result):
         lq = x.lareqa
         encoders[x.name] = {
             "vectors": x.vectors, "chosen_alpha": x.chosen_alpha, "main_runs": x.main_runs,
@@ -198,8 +233,9 @@ def to_json(result: "BenchmarkResult") -> dict[str, Any]:
                 "collection": lq.collection, "chosen_alpha": lq.chosen_alpha, "label_free_alpha": lq.selection,
                 "map": {s: {"macro": lq.value(s), "micro": lq.value(s, micro=True),
                             **{la: lq.value(s, lang=la) for la in lq.languages}} for s in lq.systems},
-                "tests": [c.to_dict() for c in lq.tests]},
+                "tests": [c.to_dict() for c in lq.tests],
+                "fairness": None if lq.fairness is None else lq.fairness.to_dict()},
             "files": x.files, "timings": x.timings,
         }
-    return {"data": result.xquad_data, "main_table": {"columns": header, "rows": rows},
+    return {"data": part.data(result), "main_table": {"columns": header, "rows": rows},
             "lareqa_table": {"columns": l_header, "rows": l_rows}, "encoders": encoders}

@@ -2,7 +2,7 @@
 collections are built lazily on first use)."""
 from __future__ import annotations
 
-from mlirkit.datasets import belebele, bundled, mlqa, mmarco_pairs, multieup, tatoeba, xquad_r
+from mlirkit.datasets import belebele, bundled, mlqa, mlqa_r, mmarco_pairs, multieup, tatoeba, xquad_r
 from mlirkit.datasets.catalog import DatasetInfo, register
 from mlirkit.datasets.records import Collection, LazyCollection
 from mlirkit.io.records import ParallelDoc, ParallelQuery
@@ -30,18 +30,20 @@ def _benchmarks() -> None:
             register(info, LazyCollection(lambda m=mod, la=lang: m.load(la), roots_key), queries_lang=lang)
 
 
-def _xquad_r() -> None:
-    for fam in xquad_r.FAMILIES:
-        for q_lang in (*fam.langs, MULTI):
-            lang = None if q_lang == MULTI else q_lang
-            info = DatasetInfo(
-                dataset_id=f"mlirkit/{fam.name}/{q_lang}", family=fam.name,
-                description=fam.description + (" (queries in every language)" if lang is None else ""),
-                doc_langs=fam.langs, query_langs=fam.langs if lang is None else (lang,),
-                size=fam.size, licence=xquad_r.LICENCE,
-                available_offline=(lambda f=fam, la=lang: xquad_r.available(la, f)))
-            register(info, LazyCollection(lambda f=fam, la=lang: xquad_r.load(la, f), roots_key), queries_lang=lang,
-                     query_cls=ParallelQuery)
+def _lareqa() -> None:
+    """The constructions of LAReQA's files: XQuAD-R (bundled) and MLQA-R (from a data root or downloaded)."""
+    for mod in (xquad_r, mlqa_r):
+        for fam in mod.FAMILIES:
+            for q_lang in (*fam.langs, MULTI):
+                lang = None if q_lang == MULTI else q_lang
+                info = DatasetInfo(
+                    dataset_id=f"mlirkit/{fam.name}/{q_lang}", family=fam.name,
+                    description=fam.description + (" (queries in every language)" if lang is None else ""),
+                    doc_langs=fam.langs, query_langs=fam.langs if lang is None else (lang,),
+                    size=fam.size, licence=mod.LICENCE,
+                    available_offline=(lambda m=mod, f=fam, la=lang: m.available(la, f)))
+                register(info, LazyCollection(lambda m=mod, f=fam, la=lang: m.load(la, f), roots_key),
+                         queries_lang=lang, query_cls=ParallelQuery)
 
 
 def _mmarco() -> None:
@@ -124,7 +126,7 @@ def _tatoeba() -> None:
 
 def register_all() -> None:
     _benchmarks()
-    _xquad_r()
+    _lareqa()
     _mmarco()
     _ddtp()
     _parallel()

@@ -4,6 +4,7 @@ Lookup order for a file with relative path ``REL`` (e.g. ``belebele/data/eng_Lat
 
 1. ``$MLIRKIT_DATA/REL`` when the environment variable ``MLIRKIT_DATA`` is set;
 2. ``$IR_DATASETS_HOME/mlirkit/REL`` (``IR_DATASETS_HOME`` defaults to ``~/.ir_datasets``);
+   a JSON or JSON Lines file may also be placed gzip-compressed as ``REL.gz`` at either place;
 3. a download from the upstream host into location 2 through ``ir_datasets.util.Download``, which
    writes ``REL.tmp`` and renames it only when complete (a failed download leaves nothing behind;
    with a known MD5, a download that differs is refused); skipped when offline (``MLIRKIT_OFFLINE``,
@@ -129,12 +130,18 @@ def is_offline() -> bool:
     return any(os.environ.get(v, "").strip().lower() in {"1", "true", "yes", "on"} for v in OFFLINE_ENVS)
 
 
+#: files that may also be placed gzip-compressed (``REL.gz``; read by content)
+GZ_SUFFIXES = (".json", ".jsonl")
+
+
 def locate(relpath: str) -> Path | None:
-    """The first existing ``root/relpath`` over :func:`data_roots`, else None."""
+    """The first existing ``root/relpath`` over :func:`data_roots` (for JSON files also ``root/relpath.gz``), else None."""
+    names = [relpath, relpath + ".gz"] if relpath.endswith(GZ_SUFFIXES) else [relpath]
     for root in data_roots():
-        p = root / relpath
-        if p.is_file():
-            return p
+        for name in names:
+            p = root / name
+            if p.is_file():
+                return p
     return None
 
 

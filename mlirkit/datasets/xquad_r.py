@@ -76,7 +76,8 @@ class Paragraph(NamedTuple):
 
 @dataclass(frozen=True)
 class Family:
-    """One construction of retrieval from XQuAD-R: its languages, its unit and whether it is partial."""
+    """One construction of retrieval from LAReQA's files (XQuAD-R, or MLQA-R: :mod:`mlirkit.datasets.mlqa_r`):
+    its languages, its unit, whether it is partial, and the folder of the files (``{folder}/{lang}.json``)."""
 
     name: str
     langs: tuple[str, ...]
@@ -84,6 +85,7 @@ class Family:
     partial: bool
     description: str
     size: str
+    folder: str = NAME
 
 
 FAMILIES = (
@@ -165,7 +167,10 @@ def partial_langs(article: int, paragraph: int, langs: tuple[str, ...] = LANGS, 
 
 
 def build(paths: dict[str, Path | BundledFile], fam: Family, query_langs: list[str], multilingual: bool) -> Collection:
-    data = {lang: parse(paths[f"xquad-r/{lang}.json"]) for lang in fam.langs}
+    """The collection of ``fam`` from its files (``paths``: relative path -> file): documents of every language,
+    queries in ``query_langs``, a question's relevant documents its paragraph (or answer sentence) in every
+    language that has the question (``qa_id`` shared across languages)."""
+    data = {lang: parse(paths[f"{fam.folder}/{lang}.json"]) for lang in fam.langs}
     docs: list[Doc] = []
     relevant: dict[str, set[str]] = defaultdict(set)  # SQuAD id -> relevant doc ids
     for lang, articles in data.items():

@@ -1,5 +1,5 @@
-"""``evaluate(qrels, runs, metrics, ...)``: ranx metrics, TLR@k, language breakdowns and paired tests
-for several runs at once, as one :class:`~mlirkit.eval.result.EvaluationResult`.
+"""``evaluate(qrels, runs, metrics, ...)``: ranx metrics, TLR@k, PEER@k, MRC@k, language breakdowns and
+paired tests for several runs at once, as one :class:`~mlirkit.eval.result.EvaluationResult`.
 
 The main table's value of a metric is its macro mean over query languages, with the micro mean over
 queries beside it (column ``"<metric> (micro)"``) when the queries have more than one language
@@ -19,6 +19,8 @@ from mlirkit.eval.belonging import check_provenance, check_run_overlap
 from mlirkit.eval.inputs import as_doc_langs, as_qrels, as_runs, run_sources
 from mlirkit.eval.means import macro_mean, micro_column, micro_mean
 from mlirkit.eval.metrics import MetricSpec, parse_metrics, ranx_per_query
+from mlirkit.eval.mrc import mrc_scores
+from mlirkit.eval.peer import VARIANTS, peer_scores, relevant_rank_by_lang
 from mlirkit.eval.query_groups import describe_query_groups, resolve_query_groups
 from mlirkit.eval.query_langs import how_to_give_query_langs, resolve_query_langs
 from mlirkit.eval.ranking import Judged, Ranking
@@ -46,6 +48,15 @@ def _default_breakdown_k(specs: Sequence[MetricSpec]) -> int:
     return 20
 
 
+def rank_table(k: int) -> str:
+    """Title of the per-language table beside ``peer@k``: where each language's relevant documents rank."""
+    return f"mean rank of the relevant documents by document language (top {k}; below it: {k + 1})"
+
+
+def _from_mapping(values: Mapping[str, float], qids: list[str]) -> np.ndarray:
+    return np.array([values.get(q, np.nan) for q in qids], dtype=np.float64)
+
+
 def _to_dict(scores: np.ndarray, qids: list[str]) -> dict[str, float]:
     return {qids[i]: float(scores[i]) for i in np.flatnonzero(~np.isnan(scores))}
 
@@ -57,7 +68,8 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
              n_permutations: int = 1000, seed: int = 42, breakdown_k: int | None = None,
              query_groups: Mapping[str, str] | str | None = None, group_by: Sequence[str] = (),
              group_micro: bool = False, allow_partial_overlap: bool = False,
-             allow_provenance_mismatch: bool = False) -> EvaluationResult:
+             allow_provenance_mismatch: bool = False,
+             precomputed: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None) -> EvaluationResult:
     """Evaluate ``runs`` (``{name: {qid: {docid: score}}}``) against ``qrels`` (``{qid: {docid: rel}}``).
 
     Each also comes as the user has it (:mod:`mlirkit.eval.inputs`): qrels as a ``ranx.Qrels``, a qrels
@@ -65,9 +77,13 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
     a TREC run file, one alone or several in a dict or a list; ``doc_langs`` as an index directory, a
     corpus or an ir_datasets id. Anything else is refused with an error naming what was given.
 
-    ``metrics`` are names such as ``ndcg@20 recall@20 mrr@10 map@100 precision@10 tlr@20 samelang@20``
-    (see :mod:`mlirkit.eval.metrics`). ``doc_langs`` ``{docid: lang}`` and ``query_langs`` (one
-    language or ``{qid: lang}``) are needed for ``tlr``/``samelang`` and the per-language tables.
+    ``metrics`` are names such as ``ndcg@20 recall@20 mrr@10 map@100 precision@10 tlr@20 samelang@20 peer@20
+    mrc@10`` (see :mod:`mlirkit.eval.metrics`). ``doc_langs`` ``{docid: lang}`` and ``query_langs`` (one
+    language or ``{qid: lang}``) are needed for ``tlr``/``samelang`` and the per-language tables, ``doc_langs``
+    for ``peer``; ``mrc`` needs ``query_langs`` and ``query_groups`` (the language versions of a question) and
+    runs deep enough to hold the union of the versions' top k (:mod:`mlirkit.eval.mrc`), unless its per-query
+    values come in ``precomputed`` (``{metric: {run: {qid: value}}}``, e.g. from
+    :func:`mlirkit.eval.mrc.mrc_from_scores` on the embeddings).
     ``significance`` is ``"fisher"``, ``"student"`` or None; with ``baseline`` every run is tested
     against it, otherwise every pair; ``correction`` (``"holm"``, ``"bonferroni"``, ``"none"``)
     applies per metric across the comparisons; ``max_p`` is the threshold for the table marks.
@@ -106,11 +122,16 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
         from mlirkit.base.registry import did_you_mean
 
         raise MlirkitError(f"baseline {baseline!r} is not one of the runs{did_you_mean(baseline, list(runs))}")
-    lang_metrics = [s for s in specs if s.kind in ("tlr", "samelang")]
-    if lang_metrics and doc_langs is None:
-        raise MlirkitError(f"{lang_metrics[0].name} needs document languages ({option('doc_langs')})")
-    if lang_metrics and query_langs is None:
-        raise MlirkitError(f"{lang_metrics[0].name} needs query languages ({how_to_give_query_langs()})")
+    precomputed = dict(precomputed or {})
+    for metric in precomputed:
+        if metric not in [s.name for s in specs]:
+            raise MlirkitError(f"precomputed scores of {metric!r}, which is not one of the metrics")
+    needs_docs = [s for s in specs if s.kind in ("tlr", "samelang", "peer")]
+    if needs_docs and doc_langs is None:
+        raise MlirkitError(f"{needs_docs[0].name} needs document languages ({option('doc_langs')})")
+    needs_queries = [s for s in specs if s.kind in ("tlr", "samelang", "mrc")]
+    if needs_queries and query_langs is None:
+        raise MlirkitError(f"{needs_queries[0].name} needs query languages ({how_to_give_query_langs()})")
 
     if group_by and query_langs is None:
         raise MlirkitError(f"{option('group_by')} needs query languages ({how_to_give_query_langs()})")
@@ -127,6 +148,10 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
     groups = resolve_query_groups(qids, query_groups, None if query_langs is None else q_langs)
     info["test_unit"] = describe_query_groups(groups, qids, query_groups if isinstance(query_groups, str)
                                               else None if groups is None else "mapping")
+    mrc = [s for s in specs if s.kind == "mrc" and s.name not in precomputed]
+    if mrc and groups is None:
+        raise MlirkitError(f"{mrc[0].name} needs the language versions of each question: topics with group_id "
+                           f"or {option('query_groups')}")
     with_langs = doc_langs is not None
     if with_langs:
         judged.set_languages(doc_langs, q_langs)
@@ -147,6 +172,7 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
     lang_recall_n: dict[str, int] = {}
     mix: dict[str, dict[str, float]] = {}
     counted: dict[str, int] = {}
+    rank_by_lang: dict[int, dict[str, dict[str, float]]] = {}  # PEER's k -> run -> {doc lang: mean rank}
     expected = samelang_expected(judged) if any(s.kind == "samelang" for s in specs) else None
     for name, run in runs.items():
         ranking = Ranking(judged, run, name)
@@ -157,9 +183,15 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
         for s in specs:
             if s.kind == "tlr":
                 scores[s.name] = tlr_scores(ranking, s.k)
-                counted[s.name] = int((~np.isnan(scores[s.name])).sum())
             elif s.kind == "samelang":
                 scores[s.name] = samelang_scores(ranking, s.k)
+            elif s.kind == "peer":
+                scores[s.name] = peer_scores(ranking, s.k, variant=VARIANTS[s.family.name])
+            elif s.kind == "mrc":
+                scores[s.name] = (_from_mapping(precomputed[s.name].get(name, {}), qids) if s.name in precomputed
+                                  else mrc_scores(ranking, s.k, groups, q_langs, run_name=name))
+            if s.family.counts:
+                counted[s.name] = int((~np.isnan(scores[s.name])).sum())
         per_query[name] = {s.name: _to_dict(scores[s.name], qids) for s in specs}
         row: dict[str, float] = {}
         for s in specs:
@@ -178,6 +210,9 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
             lang_recall[name] = {lang: v for lang, (v, _) in by_lang.items()}
             lang_recall_n.update({lang: n for lang, (_, n) in by_lang.items()})
             mix[name] = topk_lang_share(ranking, bk)
+            for k in sorted({s.k for s in specs if s.kind == "peer"}):
+                rank_by_lang.setdefault(k, {})[name] = {lang: v for lang, (v, _) in
+                                                        relevant_rank_by_lang(ranking, k).items()}
 
     import pandas as pd
 
@@ -191,6 +226,8 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
         share = pd.DataFrame.from_dict(mix, orient="index").fillna(0.0)
         share.loc["(relevant)"] = pd.Series(relevant_lang_share(judged))
         per_language[f"top-{bk} language share"] = _ordered(share.fillna(0.0))
+        for k, by_run in rank_by_lang.items():
+            per_language[rank_table(k)] = _ordered(pd.DataFrame.from_dict(by_run, orient="index"))
     if multilingual:
         for lang in sorted(info["query_languages"]):
             subset = {q for q, ql in zip(qids, q_langs) if ql == lang}
@@ -233,4 +270,4 @@ def _by_query_subset(per_query, specs: Sequence[MetricSpec], subset: set[str]):
     return df
 
 
-__all__ = ["evaluate", "expected_column"]
+__all__ = ["evaluate", "expected_column", "rank_table"]

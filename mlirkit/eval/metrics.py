@@ -3,7 +3,8 @@
 A metric name is ``family@k`` (``k`` a positive integer; optional for the ranx families, where no
 ``k`` means the whole ranking). Families come from the :data:`METRICS` registry, so an unknown name
 is answered with close matches. ``ranx`` families are computed by ranx (Bassani, ECIR 2022); ``tlr``
-(:mod:`mlirkit.eval.tlr`) and ``samelang`` (:mod:`mlirkit.eval.breakdowns`) by mlirkit.
+(:mod:`mlirkit.eval.tlr`), ``samelang`` (:mod:`mlirkit.eval.breakdowns`), ``peer`` and ``peer-mimo``
+(:mod:`mlirkit.eval.peer`) and ``mrc`` (:mod:`mlirkit.eval.mrc`) by mlirkit.
 """
 from __future__ import annotations
 
@@ -18,10 +19,12 @@ from mlirkit.base.registry import Registry, UnknownNameError, did_you_mean
 @dataclass(frozen=True)
 class MetricFamily:
     name: str
-    kind: str  # "ranx", "tlr" or "samelang"
+    kind: str  # "ranx", "tlr", "samelang", "peer" or "mrc"
     ranx_name: str | None
     needs_k: bool
     description: str
+    #: the queries a mean counts when some are left out (for the report's legend); "" = every query
+    counts: str = ""
 
 
 METRICS: Registry[MetricFamily] = Registry("metric")
@@ -36,8 +39,17 @@ for _family in (
     MetricFamily("hit_rate", "ranx", "hit_rate", False, "1 if a relevant document is in the top k"),
     MetricFamily("r-precision", "ranx", "r-precision", False, "precision at R = number of relevant documents"),
     MetricFamily("tlr", "tlr", None, True, "target-language recall: recall of relevant documents written in "
-                                           "another (known) language than the query's (SHIFT authors)"),
+                                           "another (known) language than the query's (SHIFT authors)",
+                 "queries with a relevant document in another known language than the query's"),
     MetricFamily("samelang", "samelang", None, True, "share of the top k written in the query's language"),
+    MetricFamily("peer", "peer", None, True, "probability of equal expected rank: Kruskal-Wallis p that the "
+                                             "relevant documents of each language rank alike (Yang et al., SIGIR 2024)"),
+    MetricFamily("peer-mimo", "peer", None, True, "PEER as the SHIFT authors' follow-up computes it (binary "
+                                                  "relevance, queries with relevant documents in one language left out)",
+                 "queries with relevant documents in two or more known languages"),
+    MetricFamily("mrc", "mrc", None, True, "mean rank correlation x100: Spearman correlation of a question's scores "
+                                           "in two languages over their top k (Yang et al., EMNLP MRL 2024)",
+                 "queries whose question is asked in another language too"),
 ):
     METRICS.register(_family.name, _family)
 

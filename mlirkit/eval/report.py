@@ -29,6 +29,7 @@ from typing import Any, Callable, Union
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.registry import Registry
 from mlirkit.eval.means import MICRO_SUFFIX
+from mlirkit.eval.metrics import parse_metric
 from mlirkit.eval.query_groups import unit_phrase
 from mlirkit.eval.significance import format_p
 
@@ -134,8 +135,8 @@ def _legend(result: Result) -> list[str]:
                      f"(micro): mean over the {sum(langs.values()):,} queries.")
     for metric, n in result.counted.items():
         total = result.info.get("queries_evaluated")
-        lines.append(f"{metric}: {n} of {total} queries counted (queries with a relevant document in another known "
-                     "language than the query's); n/a = undefined (no query counted).")
+        lines.append(f"{metric}: {n} of {total} queries counted ({parse_metric(metric).family.counts}); n/a = "
+                     "undefined (no query counted).")
     return lines
 
 

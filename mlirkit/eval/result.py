@@ -39,7 +39,7 @@ class EvaluationResult:
     table per query language when queries mix languages). ``language_groups``: ``{key: DataFrame}`` of
     ``group_by`` (:func:`mlirkit.eval.groups.group_scores`). ``significance``: list of
     :class:`~mlirkit.eval.significance.Comparison`, their unit in ``info["test_unit"]``. ``counted``:
-    ``{tlr metric: queries counted}``."""
+    ``{metric: queries counted}`` of the metrics that leave queries out (TLR@k, MRC@k, PEER-MIMO@k)."""
 
     table: Any
     per_query: dict[str, dict[str, dict[str, float]]]

@@ -282,3 +282,89 @@ def test_cli_prints_the_xquad_tables(tmp_path, monkeypatch, capsys):
                  "then recall@20 by document language", "XQuAD-R (xq:", "LAReQA (lq:", "| shift-tatoeba"):
         assert text in out, text
     assert "DDTP" not in out and (tmp_path / "o" / "report.md").is_file()
+
+
+def make_partial_collection(name: str = "mq", n_paragraphs: int = 48, seed: int = 2) -> Collection:
+    """As :func:`make_collection`, each paragraph kept in en and one other language (MLQA-R's partial
+    parallelism): a question's relevant documents are its paragraph's kept versions."""
+    full = make_collection(name, n_paragraphs, seed=seed)
+    kept = {str(p): ("en", LANGS[p % 2 * 2]) for p in range(n_paragraphs)}  # en + de or fr
+    docs = [d for d in full.docs if d.lang in kept[d.doc_id.split("_", 1)[1]]]
+    keep = {d.doc_id for d in docs}
+    queries = [q for q in full.topics.queries if q.lang in kept[q.group_id[1:].split("q")[0]]]
+    qrels = {q.query_id: {d: r for d, r in full.topics.qrels[q.query_id].items() if d in keep} for q in queries}
+    return Collection(name, docs, Split("all", queries, qrels))
+
+
+def test_the_mlqa_r_part_runs_as_the_xquad_part(tmp_path):
+    from mlirkit.benchmark.pipeline import run_benchmark
+
+    cfg = config(tmp_path, xquad=None, lareqa=None, mlqa="mq", plots=True)
+    result = run_benchmark(cfg, encoders={"fake": encoder()}, mlqa=XquadData(make_partial_collection()),
+                           parallel_rows=make_rows(), command="pytest")
+    assert not result.xquad and len(result.mlqa) == 1
+    x = result.mlqa[0]
+    assert x.main_runs[0] == "base" and set(x.chosen_alpha) == {"tatoeba", "bundled", "corpus"}
+    report = json.loads((cfg.output / "report.json").read_text())
+    md = (cfg.output / "report.md").read_text()
+    assert report["xquad"] is None and report["mlqa"]["main_table"]["rows"]
+    assert "## MLQA-R: partly parallel" in md and "Alpha without MLQA-R's labels" in md
+    assert "every language that has the question (2-4)" in md and "### MLQA-R, fake" in md
+    assert (cfg.output / "runs" / "fake" / "mlqa-r" / "base.trec.gz").is_file()
+    assert (cfg.output / "plots" / "fake" / "mlqa-r-alpha-tatoeba.png").is_file()
+    header = report["mlqa"]["main_table"]["columns"]
+    row = report["mlqa"]["main_table"]["rows"][0]
+    assert "PEER@20" in header and "MRC@10" in header
+    assert float(row[header.index("MRC@10")]) != 0 and row[header.index("PEER@20")] != "n/a"
+    # the grouped test covers the fairness metrics too
+    assert {c.metric for c in x.result.significance} >= {"peer@20", "mrc@10"}
+
+
+def test_mrc_of_the_part_equals_mrc_of_runs_that_rank_every_document(tmp_path):
+    """MRC@10 from every score (score_rows, as the part computes it) against MRC@10 of mlirkit.eval on runs of
+    the same systems that rank every document (retrieve at depth = corpus size)."""
+    from mlirkit.benchmark.retrieval import Condition, retrieve, score_rows
+    from mlirkit.benchmark.xquad import mrc_by_run
+    from mlirkit.eval import evaluate
+    from mlirkit.transforms import ShiftTransform
+
+    coll = make_collection()
+    enc = encoder()
+    docs = enc.encode_docs([d.text for d in coll.docs], coll.doc_langs)
+    queries = coll.topics.queries
+    qe = enc.encode_queries([q.text for q in queries], [q.lang for q in queries])
+    q_ids, q_langs = [q.query_id for q in queries], [q.lang for q in queries]
+    means = {la: docs[np.array(coll.doc_langs) == la].mean(axis=0) for la in LANGS}
+    shift = ShiftTransform({la: means[la] - means["en"] for la in LANGS if la != "en"}, source_lang="en",
+                           encoder=enc.fingerprint)
+    conds = [Condition("base"), Condition("shift", "x", 0.7, shift)]
+    cfg = BenchmarkConfig(encoders=("fake",), benchmark=None)
+    ours = mrc_by_run(cfg, {c.name: score_rows(c, docs, coll.doc_langs, qe, q_langs) for c in conds}, coll)["mrc@10"]
+    full = {c.name: retrieve(c, docs, coll.doc_ids, coll.doc_langs, qe, q_ids, q_langs, len(coll.docs)) for c in conds}
+    res = evaluate(coll.topics.qrels, full, ["mrc@10"], query_langs=coll.topics.query_langs,
+                   query_groups=coll.topics.query_groups, significance=None)
+    for c in conds:
+        assert res.per_query[c.name]["mrc@10"] == pytest.approx(ours[c.name], abs=1e-4)
+    assert ours["base"] != pytest.approx(ours[conds[1].name], abs=1e-3)
+
+
+def test_the_lareqa_table_has_the_fairness_columns(tmp_path):
+    from mlirkit.benchmark import xquad_report
+
+    result = run(config(tmp_path))
+    header, rows = xquad_report.lareqa_rows(result)
+    assert header[-2:] == ["PEER@20", "MRC@10"] and all(r[-1] != "n/a" for r in rows)
+    lq = result.xquad[0].lareqa
+    assert {c.metric for c in lq.fairness.significance} == {"peer@20", "mrc@10"}
+
+
+def test_mlqa_r_missing_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    from mlirkit.benchmark.cli import main
+    from mlirkit.base.cli import run_cli
+
+    monkeypatch.setenv("MLIRKIT_OFFLINE", "1")
+    monkeypatch.delenv("MLIRKIT_DATA", raising=False)
+    assert run_cli(main, ["--parts", "mlqa-r", "--output", str(tmp_path / "o"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: missing file mlqa-r/ar.json (offline mode)") and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
