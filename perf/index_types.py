@@ -133,7 +133,7 @@ def real(encoder_name: str, specs: Sequence[IndexSpec], parallel_ids: int, corpu
     qv = l2_normalize(q_embs)
     out = []
     for condition in ("none", "shift"):
-        vectors = doc_embs if condition == "none" else shift.apply(doc_embs, [d.lang for d in docs], "doc", 1.0)
+        vectors = doc_embs if condition == "none" else shift.transform(doc_embs, [d.lang for d in docs], "doc", 1.0)
         rows, results = measure(l2_normalize(vectors), qv, specs, ks=(10, 100), langs=[d.lang for d in docs])
         runs = {}
         for name, (scores, found) in results.items():

@@ -156,7 +156,7 @@ def phase_shift(data: Path) -> dict[str, Any]:
     t = load_transform(data / "shift.safetensors")
     out = open_memmap(data / "shifted.npy", mode="w+", dtype=np.float32, shape=vectors.shape)
     for s in range(0, len(vectors), BLOCK):
-        out[s:s + BLOCK] = l2_normalize(t.apply(np.asarray(vectors[s:s + BLOCK]), langs[s:s + BLOCK], "doc", 1.0))
+        out[s:s + BLOCK] = l2_normalize(t.transform(np.asarray(vectors[s:s + BLOCK]), langs[s:s + BLOCK], "doc", 1.0))
     out.flush()
     del out
     os.unlink(data / "shifted.npy")

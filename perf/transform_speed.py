@@ -42,7 +42,7 @@ def main() -> None:
     enc = {"model": "benchmark"}
     small = {l: rng.standard_normal((256, args.dim), dtype=np.float32) + i for i, l in enumerate(langs_all)}
     transforms = {
-        "shift": ShiftTransform({l: rng.standard_normal(args.dim) for l in langs_all[1:]}, encoder=enc, source_lang="en"),
+        "shift": ShiftTransform.from_tensors({l: rng.standard_normal(args.dim) for l in langs_all[1:]}, encoder=enc, source_lang="en"),
         "centering": fit_centering_from_embeddings(small, encoder=enc),
         "lir": fit_lir_from_embeddings(small, rank=1, encoder=enc),
     }
@@ -68,7 +68,7 @@ def main() -> None:
     copy_s = run(lambda a, b: np.copyto(buf[:b - a], x[a:b]))
     results["copy_reference"] = {"seconds": round(copy_s, 3), "vectors_per_s": round(args.rows / copy_s)}
     for name, t in transforms.items():
-        secs = run(lambda a, b, t=t: t.apply(x[a:b], langs[a:b], "doc", 0.6, out=buf[:b - a]))
+        secs = run(lambda a, b, t=t: t.transform(x[a:b], langs[a:b], "doc", 0.6, out=buf[:b - a]))
         results["apply"][name] = {"seconds": round(secs, 3), "vectors_per_s": round(args.rows / secs),
                                   "gb_per_s": round(gb / secs, 2), "vs_copy": round(secs / copy_s, 2)}
         print(name, results["apply"][name], flush=True)
@@ -81,7 +81,7 @@ def main() -> None:
     for a in range(0, n, args.chunk):
         b = min(a + args.chunk, n)
         plain.add(l2_normalize(x[a:b]))
-        shifted.add(l2_normalize(t.apply(x[a:b], langs[a:b], "doc", 1.0)))
+        shifted.add(l2_normalize(t.transform(x[a:b], langs[a:b], "doc", 1.0)))
     q = l2_normalize(rng.standard_normal((args.queries, args.dim), dtype=np.float32))
     timings = {"unshifted": [], "shifted": []}
     for _ in range(3):  # interleaved, best of 3

@@ -267,8 +267,6 @@ def run_xquad(name: str, encoder: Any, config: BenchmarkConfig, data: XquadData,
 def _fit(name: str, encoder: Any, config: BenchmarkConfig, pairs: Mapping[str, ParallelSet], doc_embs: np.ndarray,
          coll: Collection, cache: EmbeddingCache, variant: str, label: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """``({"shift": {vectors: transform}, "centering": T, "lir": T}, {vectors: what they were fitted on})``."""
-    from mlirkit.transforms.recipes import fit_recipe
-
     shift: dict[str, Any] = {}
     out: dict[str, Any] = {}
     info: dict[str, dict[str, Any]] = {}
@@ -282,10 +280,19 @@ def _fit(name: str, encoder: Any, config: BenchmarkConfig, pairs: Mapping[str, P
             out.update({m: fitted[m] for m in ("centering", "lir")})
         info[source] = {"sources": list(ps.sources), "pairs": ps.pairs}
     with compute_threads(config):
-        shift[CORPUS] = fit_recipe(doc_embs, coll.doc_langs, config.source_lang, vectors=CORPUS,
-                                   encoder=encoder.fingerprint, origin=coll.name)
+        shift[CORPUS] = corpus_shift(doc_embs, coll, config.source_lang, encoder.fingerprint)
     info[CORPUS] = {"sources": [coll.name], "recipe": shift[CORPUS].meta.get("recipe")}
     return {"shift": shift, **out}, info
+
+
+def corpus_shift(doc_embs: np.ndarray, coll: Collection, source_lang: str, fingerprint: dict[str, Any]) -> Any:
+    """SHIFT vectors fitted on the collection's own documents (``V_l = mean(l) - mean(source)``)."""
+    from mlirkit.transforms import ShiftTransform
+
+    t = ShiftTransform(source_lang, statistics=CORPUS).fit(doc_embs, coll.doc_langs)
+    t.encoder = dict(fingerprint)
+    t.meta["source"] = coll.name
+    return t
 
 
 def _shift_and_alpha(transform: Any, doc_embs: np.ndarray, coll: Collection) -> tuple[Any, Any]:
@@ -358,8 +365,6 @@ def run_lareqa(name: str, encoder: Any, config: BenchmarkConfig, coll: Collectio
     query over the whole ranking, tests against base by question."""
     from mlirkit.benchmark.average_precision import average_precision, id_ranks
     from mlirkit.eval.significance import compare_runs
-    from mlirkit.transforms.recipes import fit_recipe
-
     docs, queries = coll.docs, coll.topics.queries
     doc_embs = cache.embed(encoder, name, f"lareqa-corpus{variant}", "doc", [d.text for d in docs], coll.doc_langs,
                            reuse=True)
@@ -370,8 +375,7 @@ def run_lareqa(name: str, encoder: Any, config: BenchmarkConfig, coll: Collectio
                        tatoeba.langs, reuse=True)
     with compute_threads(config):
         vectors = {XQUAD_BASELINE_SOURCE: fit_transforms(tatoeba, embs, encoder.fingerprint, config)["shift"],
-                   CORPUS: fit_recipe(doc_embs, coll.doc_langs, config.source_lang, vectors=CORPUS,
-                                      encoder=encoder.fingerprint, origin=coll.name)}
+                   CORPUS: corpus_shift(doc_embs, coll, config.source_lang, encoder.fingerprint)}
         shifts, selections = {}, {}
         for source, t in vectors.items():
             shifts[source], selections[source] = _shift_and_alpha(t, doc_embs, coll)

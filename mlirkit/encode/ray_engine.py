@@ -47,6 +47,7 @@ from mlirkit.encoders.base import Encoder
 from mlirkit.io.records import Doc
 from mlirkit.transforms.alpha import Alpha, AlphaLike
 from mlirkit.transforms.transform import LanguageTransform
+from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
 logger = logging.getLogger(__name__)
 
@@ -207,7 +208,7 @@ class RayOptions:
 
 def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_encoder: Callable[[], Encoder],
                     encoder_name: str | None = None, encoder_options: dict[str, Any] | None = None,
-                    transform: LanguageTransform | str | os.PathLike | None = None, alpha: AlphaLike = 1.0,
+                    transform: LanguageTransform | str | os.PathLike | None = None, alpha: AlphaLike = DEFAULT_ALPHA,
                     strict: bool = False, force: bool = False, save_embeddings: bool = False,
                     overwrite: bool = False, index_type: Any = None, chunk_size: int = 2048,
                     batch_size: int | None = None, options: RayOptions | None = None,

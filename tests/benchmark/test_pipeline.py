@@ -338,7 +338,7 @@ def test_data_digest_sensitivity():
 # ---------------------------------------------------------------------------- retrieval
 def test_retrieval_matches_numpy_cosine_and_tie_breaking():
     from mlirkit.benchmark.retrieval import Condition, retrieve
-    from mlirkit.transforms import fit_shift_from_embeddings
+    from tests.helpers import aligned_shift
 
     rng = np.random.default_rng(3)
     docs = rng.standard_normal((40, 8)).astype(np.float32)
@@ -348,12 +348,12 @@ def test_retrieval_matches_numpy_cosine_and_tie_breaking():
     queries = rng.standard_normal((5, 8)).astype(np.float32)
     queries[0] = docs[3]
     qids = [f"q{i}" for i in range(5)]
-    t = fit_shift_from_embeddings(rng.standard_normal((6, 8)), {"de": rng.standard_normal((6, 8))}, "en",
+    t = aligned_shift(rng.standard_normal((6, 8)), {"de": rng.standard_normal((6, 8))}, "en",
                                   encoder={"class": "x"})
     for cond, alpha in ((Condition("base"), 0.0), (Condition("shift", "s", 0.7, t), 0.7)):
         run_ = retrieve(cond, docs, doc_ids, doc_langs, queries, qids, ["en"] * 5, k=10)
         shifted = docs.astype(np.float64) - alpha * np.outer(np.array([lang == "de" for lang in doc_langs]),
-                                                             t.params["de"])
+                                                             t.params_["de"])
         d = shifted / np.linalg.norm(shifted, axis=1, keepdims=True)
         q = queries / np.linalg.norm(queries, axis=1, keepdims=True)
         scores = q @ d.T
@@ -367,16 +367,16 @@ def test_retrieval_matches_numpy_cosine_and_tie_breaking():
 
 def test_shift_is_rebased_for_other_query_languages():
     from mlirkit.benchmark.retrieval import transform_for_query_lang
-    from mlirkit.transforms import fit_shift_from_embeddings
+    from tests.helpers import aligned_shift
 
     rng = np.random.default_rng(0)
-    t = fit_shift_from_embeddings(rng.standard_normal((4, 3)), {"de": rng.standard_normal((4, 3)),
+    t = aligned_shift(rng.standard_normal((4, 3)), {"de": rng.standard_normal((4, 3)),
                                                                  "fr": rng.standard_normal((4, 3))}, "en",
                                   encoder={"class": "x"})
     assert transform_for_query_lang(t, "en") is t
     de = transform_for_query_lang(t, "de")
-    np.testing.assert_allclose(de.params["fr"], t.params["fr"] - t.params["de"], atol=1e-6)
-    np.testing.assert_allclose(de.params["en"], -t.params["de"], atol=1e-6)
+    np.testing.assert_allclose(de.params_["fr"], t.params_["fr"] - t.params_["de"], atol=1e-6)
+    np.testing.assert_allclose(de.params_["en"], -t.params_["de"], atol=1e-6)
     with pytest.raises(MlirkitError, match="no vector for the query language 'ja'"):
         transform_for_query_lang(t, "ja")
 

@@ -155,9 +155,9 @@ def test_alpha_is_chosen_without_the_qrels(tmp_path):
     assert second.lareqa.value("base") != first.lareqa.value("base")
     coll = data.paragraphs
     docs = np.stack([encoder().encode_docs([d.text], [d.lang])[0] for d in coll.docs])
-    from mlirkit.transforms.recipes import fit_recipe
+    from mlirkit.transforms import ShiftTransform
 
-    corpus = fit_recipe(docs, coll.doc_langs, "en", vectors="corpus", encoder=encoder().fingerprint)
+    corpus = ShiftTransform("en", statistics="corpus").fit(docs, coll.doc_langs)
     assert first.chosen_alpha["corpus"] == select_alpha(docs, coll.doc_langs, corpus, per_language=False).alpha
 
 
@@ -167,7 +167,7 @@ def test_query_time_shift_equals_per_language_rebased_indexes():
     from mlirkit.benchmark.retrieval import Condition, retrieve
     from mlirkit.benchmark.xquad import shift_run
     from mlirkit.search.query_shift import QueryTimeShift
-    from mlirkit.transforms import fit_shift_from_embeddings
+    from tests.helpers import aligned_shift
 
     rng = np.random.default_rng(2)
     docs = rng.standard_normal((60, 12)).astype(np.float32)
@@ -177,7 +177,7 @@ def test_query_time_shift_equals_per_language_rebased_indexes():
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     q_langs = [LANGS[i % 3] for i in range(9)]
     q_ids = [f"q{i}" for i in range(9)]
-    t = fit_shift_from_embeddings(rng.standard_normal((5, 12)), {"de": rng.standard_normal((5, 12)),
+    t = aligned_shift(rng.standard_normal((5, 12)), {"de": rng.standard_normal((5, 12)),
                                                                  "fr": rng.standard_normal((5, 12))}, "en",
                                   encoder={"class": "x"})
     shift = QueryTimeShift(docs, doc_langs, t, metric="cosine", docids=doc_ids)
