@@ -21,6 +21,7 @@ METHODS = {
     "shift": "mlirkit.transforms.shift_transform:ShiftTransform",
     "centering": "mlirkit.transforms.centering:CenteringTransform",
     "lir": "mlirkit.transforms.lir:LIRTransform",
+    "lsar": "mlirkit.transforms.lsar:LSARTransform",
 }
 
 
