@@ -22,6 +22,7 @@ METHODS = {
     "centering": "mlirkit.transforms.centering:CenteringTransform",
     "lir": "mlirkit.transforms.lir:LIRTransform",
     "lsar": "mlirkit.transforms.lsar:LSARTransform",
+    "leace": "mlirkit.transforms.leace:LEACETransform",
 }
 
 
