@@ -75,7 +75,9 @@ EXAMPLES = {
                  "python -m mlirkit.shift apply --index indexes/ddtp-e5 --transform vectors/e5-gettext.shift \\\n"
                  "      --output indexes/ddtp-e5-shift"),
     "fit": examples("python -m mlirkit.shift fit --pairs mlirkit/parallel/gettext --encoder multilingual-e5-small-q4 \\\n"
-                    "      --source-lang en --max-pairs 200 --output vectors/e5-gettext.shift"),
+                    "      --source-lang en --max-pairs 200 --output vectors/e5-gettext.shift",
+                    "python -m mlirkit.shift fit --method lsar --from-index indexes/ddtp-e5 --source-lang en \\\n"
+                    "      --output vectors/e5-ddtp.lsar"),
     "apply": examples("python -m mlirkit.shift apply --index indexes/ddtp-e5 --transform vectors/e5-gettext.shift \\\n"
                       "      --output indexes/ddtp-e5-shift"),
     "inspect": examples("python -m mlirkit.shift inspect vectors/e5-gettext.shift"),
