@@ -165,6 +165,26 @@ class Indexer:
         writer.transform = done.describe(self.alpha)
 
 
+def refuse_partial_fill(transform: LanguageTransform, doc_langs: Iterable[str | None], missing: str | None,
+                        what: str) -> None:
+    """Refuse, before anything is encoded, an encode that sees part of the corpus at a time (``what``: the shards,
+    the Ray blocks) when ``transform`` would fill languages it lacks from the corpus: each part would fill them
+    from its own documents, not the whole corpus as a single-process encode does. With every language
+    covered, or ``missing="keep"``, the parts give the vectors of a single-process encode."""
+    from mlirkit.transforms.hybrid import missing_languages, policy_of
+    from mlirkit.transforms.shift_transform import ShiftTransform
+
+    if not isinstance(transform, ShiftTransform) or policy_of(transform, missing) != "corpus":
+        return
+    lacking = missing_languages(transform, Counter(la for la in doc_langs if la))
+    if lacking:
+        raise MlirkitError(f"{what}: transform {transform._name()} has no vector for "
+                           f"{', '.join(f'{la} ({n} documents)' for la, n in lacking.items())}, which a single-process "
+                           f"encode fills from the whole corpus and each part would fill from its own documents; "
+                           f"encode without {option('transform')} (with {option('save_embeddings', True)}), merge and "
+                           f"`python -m mlirkit.shift apply` the transform, or pass {option('missing', 'keep')}")
+
+
 class _CorpusFill:
     """While an index is written: the corpus's language means, and the raw vectors of the documents whose
     language the transform lacks (their indexed vectors are placeholders until :meth:`amend`)."""

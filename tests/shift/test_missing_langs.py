@@ -132,4 +132,4 @@ def test_encode_cli_refuses_a_corpus_fill_per_shard(bed, tmp_path, capsys):
     corpus.write_text("".join(json.dumps({"_id": x.doc_id, "text": x.text, "lang": x.lang}) + "\n" for x in docs))
     assert_refused(main, ["--corpus", str(corpus), "--index", str(tmp_path / "i"), "--encoder", "fake",
                           "--transform", str(d / "shift.safetensors"), "--missing", "corpus", "--num-shards", "2"],
-                   capsys, tmp_path, "--missing corpus needs the whole corpus in one index")
+                   capsys, tmp_path, "--num-shards 2: transform")
