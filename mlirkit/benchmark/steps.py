@@ -75,6 +75,24 @@ def fit_transforms(parallel: ParallelSet, embs: np.ndarray, fingerprint: dict[st
     return out
 
 
+#: the methods fitted on the pooled corpus itself (no parallel text), at their published settings: LSAR at rank =
+#: the number of languages (lsar+7 / lsar+11 of the authors' LAReQA runs), LEACE with concept-erasure's defaults
+CORPUS_METHODS = ("lsar", "leace")
+
+
+def fit_corpus_methods(doc_embs: np.ndarray, doc_langs: list[str], fingerprint: dict[str, Any],
+                       source_lang: str) -> dict[str, Any]:
+    """LSAR and LEACE fitted on the corpus's documents with their language labels (``lsar``, ``leace``)."""
+    from mlirkit.transforms import TRANSFORMS
+
+    out = {}
+    for method in CORPUS_METHODS:
+        t = TRANSFORMS.get(method)(source_lang).fit(doc_embs, doc_langs)
+        t.encoder = dict(fingerprint)
+        out[method] = t
+    return out
+
+
 def write_runs(runs: Mapping[str, Any], names: list[str], folder: Path, out: Path, encoder: str, *,
                suffix: str = ".trec", depth: int | None = None) -> list[str]:
     """TREC runs ``folder/<name><suffix>`` of the runs ``names`` (tag ``<encoder>.<name>``, a provenance

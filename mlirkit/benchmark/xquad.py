@@ -40,7 +40,7 @@ from mlirkit.benchmark.cache import EmbeddingCache
 from mlirkit.benchmark.config import XQUAD_BASELINE_SOURCE, BenchmarkConfig
 from mlirkit.benchmark.data import ParallelSet, Rows, Split, load_parallel
 from mlirkit.benchmark.retrieval import Condition, retrieve
-from mlirkit.benchmark.steps import Timer, cache_variant, compute_threads, fit_transforms, write_runs
+from mlirkit.benchmark.steps import Timer, cache_variant, compute_threads, fit_corpus_methods, fit_transforms, write_runs
 from mlirkit.base.errors import MlirkitError
 from mlirkit.io.records import Doc
 
@@ -180,6 +180,8 @@ class XquadEncoderResult:
     lang_tests: dict[str, list]  # query language -> [Comparison] (select metric, each system vs base)
     sweep: dict[str, dict[float, float | None]]  # vectors -> alpha -> select metric (macro)
     lareqa: LareqaResult | None = None
+    #: SHIFT vectors -> EvaluationResult of that SHIFT (the baseline of its grouped tests), LSAR and LEACE
+    versus_shift: dict[str, Any] = field(default_factory=dict)
     files: dict[str, list[str]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -239,17 +241,25 @@ def run_xquad(name: str, encoder: Any, config: BenchmarkConfig, data: XquadData,
         for method in ("centering", "lir"):
             cond = Condition(method, XQUAD_BASELINE_SOURCE, None, transforms[method])
             runs[cond.name] = retrieve(cond, doc_embs, coll.doc_ids, coll.doc_langs, query_embs, q_ids, q_langs, k)
+        for method, t in transforms["corpus-fitted"].items():
+            cond = Condition(method, CORPUS, None, t)
+            runs[cond.name] = retrieve(cond, doc_embs, coll.doc_ids, coll.doc_langs, query_embs, q_ids, q_langs, k)
+    corpus_runs = [f"{m}-{CORPUS}" for m in transforms["corpus-fitted"]]
     main_runs = ["base", *(Condition("shift", s, chosen[s]).name for s in shifts),
-                 f"centering-{XQUAD_BASELINE_SOURCE}", f"lir-{XQUAD_BASELINE_SOURCE}"]
+                 f"centering-{XQUAD_BASELINE_SOURCE}", f"lir-{XQUAD_BASELINE_SOURCE}", *corpus_runs]
     with timer("evaluate"), compute_threads(config):
         result = _evaluate(config, coll, {r: runs[r] for r in main_runs}, significance=True)
+        versus_shift = {s: _evaluate(config, coll, {r: runs[r] for r in (Condition("shift", s, chosen[s]).name,
+                                                                         *corpus_runs)},
+                                     significance=True, baseline=Condition("shift", s, chosen[s]).name)
+                        for s in (XQUAD_BASELINE_SOURCE, CORPUS) if s in shifts}
         sweep_result = _evaluate(config, coll, {r: run for r, run in runs.items() if r.startswith("shift-")},
                                  significance=False, metrics=[config.select_metric])
         lang_tests = by_query_language_tests(result, coll, config)
     sweep = {s: {a: sweep_result.value(Condition("shift", s, a).name, config.select_metric)
                  for a in sorted(set(config.sweep) | {chosen[s]})} for s in shifts}
     res = XquadEncoderResult(name=name, fingerprint=encoder.fingerprint, vectors=info, chosen_alpha=chosen, main_runs=main_runs, result=result,
-                             lang_tests=lang_tests, sweep=sweep)
+                             lang_tests=lang_tests, sweep=sweep, versus_shift=versus_shift)
     with timer("write runs"):
         res.files["runs"] = write_runs(runs, main_runs, out / "runs" / safe / "xquad-r", out, name,
                                        suffix=".trec.gz", depth=k)
@@ -281,8 +291,9 @@ def _fit(name: str, encoder: Any, config: BenchmarkConfig, pairs: Mapping[str, P
         info[source] = {"sources": list(ps.sources), "pairs": ps.pairs}
     with compute_threads(config):
         shift[CORPUS] = corpus_shift(doc_embs, coll, config.source_lang, encoder.fingerprint)
+        corpus_fitted = fit_corpus_methods(doc_embs, coll.doc_langs, encoder.fingerprint, config.source_lang)
     info[CORPUS] = {"sources": [coll.name], "recipe": shift[CORPUS].meta.get("recipe")}
-    return {"shift": shift, **out}, info
+    return {"shift": shift, **out, "corpus-fitted": corpus_fitted}, info
 
 
 def corpus_shift(doc_embs: np.ndarray, coll: Collection, source_lang: str, fingerprint: dict[str, Any]) -> Any:
@@ -306,13 +317,13 @@ def _shift_and_alpha(transform: Any, doc_embs: np.ndarray, coll: Collection) -> 
 
 
 def _evaluate(config: BenchmarkConfig, coll: Collection, runs: Mapping[str, Any], *, significance: bool,
-              metrics: list[str] | None = None) -> Any:
+              metrics: list[str] | None = None, baseline: str = "base") -> Any:
     from mlirkit.eval import evaluate
 
     sp = coll.topics
     return evaluate(sp.qrels, runs, list(metrics or config.metrics), doc_langs=dict(zip(coll.doc_ids, coll.doc_langs)),
                     query_langs=sp.query_langs, significance="fisher" if significance else None,
-                    baseline="base" if significance else None, correction="holm",
+                    baseline=baseline if significance else None, correction="holm",
                     n_permutations=config.n_permutations, seed=config.seed, breakdown_k=config.k,
                     query_groups=sp.query_groups)
 

@@ -101,9 +101,14 @@ def test_end_to_end_outputs(tmp_path):
     report = json.loads((out / "report.json").read_text())
     md = (out / "report.md").read_text()
     main_runs = ["base", f"shift-ood@{result.encoders[0].chosen_alpha['ood']:g}", "centering-ood", "lir-ood",
-                 f"shift-ddtp@{result.encoders[0].chosen_alpha['ddtp']:g}", "centering-ddtp", "lir-ddtp"]
+                 f"shift-ddtp@{result.encoders[0].chosen_alpha['ddtp']:g}", "centering-ddtp", "lir-ddtp",
+                 "lsar-corpus", "leace-corpus"]
     assert report["encoders"]["fake"]["main_runs"] == main_runs
-    assert len(report["main_table"]["rows"]) == 7
+    assert len(report["main_table"]["rows"]) == 9
+    versus = report["encoders"]["fake"]["versus_shift"]  # LSAR and LEACE against each SHIFT too
+    assert set(versus) == {"ood", "ddtp"} and "LSAR and LEACE against SHIFT (`ddtp`" in md
+    assert {(c["run_a"], c["run_b"]) for c in versus["ddtp"]["_significance"]} == {
+        (main_runs[4], "lsar-corpus"), (main_runs[4], "leace-corpus")}
     assert report["main_table"]["columns"][:3] == ["encoder", "system", "alpha"]
     assert set(report["encoders"]["fake"]["chosen_alpha"].values()) <= {0.5, 1.0}
     assert "dev split" in report["split"] and "test split" in report["split"]
@@ -115,11 +120,12 @@ def test_end_to_end_outputs(tmp_path):
     # significance: every non-base main system against base, for every metric, Holm-corrected
     comps = test["_significance"]
     assert {(c["run_a"], c["run_b"]) for c in comps} == {("base", r) for r in main_runs[1:]}
-    assert len(comps) == 6 * 5 and all(c["test"] == "fisher" for c in comps)
+    assert len(comps) == 8 * 5 and all(c["test"] == "fisher" for c in comps)
     # every sweep alpha on dev and test
     assert set(report["encoders"]["fake"]["test_sweep"]) == {"base", "shift-ood@0.5", "shift-ood@1", "centering-ood",
                                                               "lir-ood", "shift-ddtp@0.5", "shift-ddtp@1",
-                                                              "centering-ddtp", "lir-ddtp"}
+                                                              "centering-ddtp", "lir-ddtp", "lsar-corpus",
+                                                              "leace-corpus"}
     # TREC runs: main systems, both splits, readable, the right queries and depth
     data = make_data()
     for split in ("dev", "test"):

@@ -89,8 +89,10 @@ def test_tables_per_query_and_document_language_and_the_grouped_unit(tmp_path):
     x = report["xquad"]["encoders"]["fake"]
     chosen = x["chosen_alpha"]
     main_runs = ["base", f"shift-tatoeba@{chosen['tatoeba']:g}", f"shift-bundled@{chosen['bundled']:g}",
-                 f"shift-corpus@{chosen['corpus']:g}", "centering-tatoeba", "lir-tatoeba"]
+                 f"shift-corpus@{chosen['corpus']:g}", "centering-tatoeba", "lir-tatoeba", "lsar-corpus",
+                 "leace-corpus"]
     assert x["main_runs"] == main_runs
+    assert set(x["versus_shift"]) == {"tatoeba", "corpus"} and "LSAR and LEACE against SHIFT (`tatoeba`" in md
     assert [r[1] for r in report["xquad"]["main_table"]["rows"]] == [r.split("@")[0] for r in main_runs]
     assert "nDCG@20 (micro)" in report["xquad"]["main_table"]["columns"]  # macro over query languages, micro beside
     per_language = x["result"]["_per_language"]
