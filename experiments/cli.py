@@ -9,7 +9,8 @@ of ``python -m mlirkit.shift``.
   defaults of that time: mutual ratio-margin pairs, no centring), and the held-out options of the language
   classifier (``--heldout``, ``--langid-threshold``, ``--langid-max-per-lang``). The product's
   ``--vectors mined`` is ``--mine-pairs --mine-selection union-knn --mine-center --topic-rank auto
-  --topic-test 0.01`` (without the two topic options for USEM).
+  --topic-test 0.01`` where the mined vectors lie outside the topic subspace (the rule of
+  ``mlirkit.transforms.mining.mined_recipe``; without the two topic options where they do not, as with USEM).
 - ``select-alpha``: everything ``mlirkit.shift select-alpha`` prints, plus ``--guarded`` (per-language alphas
   that never lower a language's retrievability or pseudo-recall below alpha 0, :mod:`experiments.alpha_guard`;
   ``--probe-queries``: unlabelled query embeddings as probes) and ``--pseudo-recall`` (the global alpha of
