@@ -198,11 +198,9 @@ def _save(args: argparse.Namespace, t: Any, report: dict[str, Any]) -> int:
 def _index_report(t: Any) -> dict[str, Any]:
     out = {k: t.meta[k] for k in ("recipe", "corpus_fit", "provenance", "hybrid", "topic_robust") if k in t.meta}
     if "mining" in t.meta:
-        info = t.meta["mining"]
-        out["mining"] = {**{k: v for k, v in info.items() if k != "languages"},
-                         "languages": {l: {"pairs": r["pairs"], "rounds": len(r["rounds"]), "converged": r["converged"],
-                                           "fallback": r["fallback"], "margin": r["margin"]}
-                                       for l, r in info["languages"].items()}}
+        from mlirkit.transforms.mining import mining_summary
+
+        out["mining"] = mining_summary(t.meta["mining"])
     return out
 
 

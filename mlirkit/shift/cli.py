@@ -209,11 +209,9 @@ def _fit_from_index(args: argparse.Namespace, recipe: dict[str, Any]) -> int:
         if key in t.meta:
             out[key] = t.meta[key]
     if "mining" in t.meta:
-        info = t.meta["mining"]
-        out["mining"] = {**{k: v for k, v in info.items() if k != "languages"},
-                         "languages": {l: {"pairs": r["pairs"], "rounds": len(r["rounds"]), "converged": r["converged"],
-                                           "fallback": r["fallback"], "margin": r["margin"]}
-                                       for l, r in info["languages"].items()}}
+        from mlirkit.transforms.mining import mining_summary
+
+        out["mining"] = mining_summary(t.meta["mining"])
     return _save(args, t, out)
 
 

@@ -16,6 +16,14 @@ import numpy as np
 from mlirkit.transforms.transform import OffsetTransform
 
 
+def rows_by_language(x: np.ndarray, langs: np.ndarray):
+    """``(lang, x[rows of lang] as float64)`` for every known language of the block (``""``: unknown, skipped)."""
+    x = np.asarray(x, dtype=np.float64)
+    for lang in np.unique(langs):
+        if lang:
+            yield str(lang), x[langs == lang]
+
+
 class LanguageSums:
     """Running float64 sums and counts per language (rows of unknown language, ``""``, ignored)."""
 
@@ -25,14 +33,9 @@ class LanguageSums:
         self.counts: Counter[str] = Counter()
 
     def update(self, x: np.ndarray, langs: np.ndarray, groups: Any = None) -> None:
-        x = np.asarray(x, dtype=np.float64)
-        for lang in np.unique(langs):
-            if not lang:
-                continue
-            rows = langs == lang
-            lang = str(lang)
-            self.sums[lang] = self.sums.get(lang, 0.0) + x[rows].sum(axis=0)
-            self.counts[lang] += int(rows.sum())
+        for lang, xl in rows_by_language(x, langs):
+            self.sums[lang] = self.sums.get(lang, 0.0) + xl.sum(axis=0)
+            self.counts[lang] += len(xl)
 
     def means(self) -> dict[str, np.ndarray]:
         return {lang: (s / self.counts[lang]).astype(np.float32) for lang, s in self.sums.items()}

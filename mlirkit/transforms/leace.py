@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.transforms.centering import LanguageSums
 from mlirkit.transforms.transform import ProjectionTransform
 
 #: columns of ``proj_left`` (and rows of ``proj_right``) whose weight is below this fraction of the largest are
@@ -43,8 +44,7 @@ class CovarianceStats:
         self.n = 0
         self.mean = np.zeros(dim)
         self.scatter = np.zeros((dim, dim))
-        self.sums: dict[str, np.ndarray] = {}
-        self.counts: Counter[str] = Counter()
+        self.languages = LanguageSums(dim)
 
     def update(self, x: np.ndarray, langs: np.ndarray, groups: Any = None) -> None:
         known = langs != ""
@@ -60,11 +60,11 @@ class CovarianceStats:
         self.scatter += centred.T @ centred + np.outer(delta, delta) * (self.n * n_b / total)
         self.mean += delta * (n_b / total)
         self.n = total
-        for lang in np.unique(langs):
-            rows = langs == lang
-            lang = str(lang)
-            self.sums[lang] = self.sums.get(lang, 0.0) + x[rows].sum(axis=0)
-            self.counts[lang] += int(rows.sum())
+        self.languages.update(x, langs)
+
+    @property
+    def counts(self) -> Counter[str]:
+        return self.languages.counts
 
 
 def leace_fitter(stats: CovarianceStats, langs: list[str]) -> Any:
@@ -76,7 +76,7 @@ def leace_fitter(stats: CovarianceStats, langs: list[str]) -> Any:
     d, k = len(stats.mean), len(langs)
     fitter = LeaceFitter(d, k, dtype=torch.float64)
     counts = np.array([stats.counts[la] for la in langs], dtype=np.float64)
-    sums = np.stack([stats.sums[la] for la in langs], axis=1)  # (d, k)
+    sums = np.stack([stats.languages.sums[la] for la in langs], axis=1)  # (d, k)
     fitter.n = torch.tensor(stats.n)
     fitter.mean_x = torch.from_numpy(stats.mean.copy())
     fitter.mean_z = torch.from_numpy(counts / stats.n)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.transforms.centering import rows_by_language
 from mlirkit.transforms.transform import PerLanguageTransform
 
 logger = logging.getLogger(__name__)
@@ -30,12 +31,7 @@ class GramMatrices:
         self.counts: Counter[str] = Counter()
 
     def update(self, x: np.ndarray, langs: np.ndarray, groups: Any = None) -> None:
-        x = np.asarray(x, dtype=np.float64)
-        for lang in np.unique(langs):
-            if not lang:
-                continue
-            xl = x[langs == lang]  # (n_l, d)
-            lang = str(lang)
+        for lang, xl in rows_by_language(x, langs):  # xl: (n_l, d)
             if lang not in self.grams:
                 self.grams[lang] = np.zeros((self.dim, self.dim))
             self.grams[lang] += xl.T @ xl  # (d, d)

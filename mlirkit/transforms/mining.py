@@ -304,6 +304,15 @@ def mined_vectors(embs: np.ndarray, langs: Sequence[str | None], source_lang: st
     return params, meta
 
 
+def mining_summary(record: dict[str, Any]) -> dict[str, Any]:
+    """The ``mining`` metadata of mined vectors without the rounds: per language its pairs, rounds, convergence,
+    fallback and margins (what ``shift fit --from-index`` prints)."""
+    return {**{k: v for k, v in record.items() if k != "languages"},
+            "languages": {la: {"pairs": r["pairs"], "rounds": len(r["rounds"]), "converged": r["converged"],
+                               "fallback": r["fallback"], "margin": r["margin"]}
+                          for la, r in record["languages"].items()}}
+
+
 #: the mined recipe's choices (the best label-free setting measured, docs/results.md)
 MINED = {"selection": "union-knn", "k": DEFAULT_K, "center": True, "topic_rank": "auto", "topic_test_level": 0.01}
 #: the topic-matched (mined, unprojected) vectors hold more than this many times a random direction's share of
