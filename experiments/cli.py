@@ -170,7 +170,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         raise MlirkitError("shift-overall vectors are fitted from an index: use --from-index DIR --relative-to-overall")
     if args.pairs is None or not args.source_lang:
         raise MlirkitError("give --pairs SRC and --source-lang")
-    from mlirkit.encoders.options import encoder_from_args
+    from mlirkit.encoders.options import encoder_from_args, encoder_options
     from mlirkit.transforms import open_parallel
 
     from experiments.langid_eval import fit_with_heldout
@@ -178,8 +178,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     groups = open_parallel(args.pairs, text_field=args.text_field, langs=args.langs, source_lang=args.source_lang)
     t = fit_with_heldout(encoder_from_args(args), groups, method=args.method, source_lang=args.source_lang,
                          heldout=args.heldout, langid=args.langid, langid_max_per_lang=args.langid_max_per_lang,
-                         langid_threshold=args.langid_threshold, batch_size=args.batch_size or 64, langs=args.langs,
-                         max_pairs=args.max_pairs, show_progress=not args.quiet,
+                         langid_threshold=args.langid_threshold, batch_size=encoder_options(args).get("batch_size", 64),
+                         langs=args.langs, max_pairs=args.max_pairs, show_progress=not args.quiet,
                          **({} if args.rank is None else {"rank": args.rank}))
     t.meta["encoder_name"] = args.encoder
     return _save(args, t, {**t.meta["fit"], "pairs": t.meta.get("pairs"),
@@ -321,7 +321,7 @@ def cmd_select_alpha(args: argparse.Namespace) -> int:
 
 def cmd_evaluate_langid(args: argparse.Namespace) -> int:
     from experiments.langid_eval import evaluate_langid
-    from mlirkit.encoders.options import encoder_from_args
+    from mlirkit.encoders.options import encoder_from_args, encoder_options
     from mlirkit.transforms import load_transform, open_parallel
 
     t = load_transform(args.transform)
@@ -329,7 +329,8 @@ def cmd_evaluate_langid(args: argparse.Namespace) -> int:
     t.check_encoder(encoder.fingerprint, dim=encoder.dim)
     groups = open_parallel(args.pairs, text_field=args.text_field)
     _print(evaluate_langid(encoder, t, groups, max_groups=args.max_pairs, heldout=args.heldout,
-                           threshold=args.threshold, alpha=args.alpha, batch_size=args.batch_size or 64))
+                           threshold=args.threshold, alpha=args.alpha,
+                           batch_size=encoder_options(args).get("batch_size", 64)))
     return 0
 
 

@@ -90,7 +90,6 @@ def main(argv: list[str] | None = None) -> int:
     from mlirkit.benchmark.steps import cache_variant, fit_transforms as _fit
     from mlirkit.encoders import load_encoder
     from mlirkit.eval import evaluate
-    from mlirkit.base.numba_cache import ensure_numba_cache_dir
     from mlirkit.transforms.alpha_select import select_alpha
     from experiments.corpus_variants import fit_corpus_shift
     from mlirkit.transforms import hybrid_shift
@@ -98,7 +97,6 @@ def main(argv: list[str] | None = None) -> int:
     from experiments.alpha_guard import select_guarded_alphas
     from experiments.mining_variants import fit_mined_shift
 
-    ensure_numba_cache_dir()
     options: dict[str, Any] = {"max_length": args.max_length, "batch_size": args.batch_size}
     if args.quantize != "none":
         options["quantize"] = args.quantize

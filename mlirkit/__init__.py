@@ -12,9 +12,10 @@ The names a session chains, from one import (docs/python.md)::
     mk.evaluate("mlirkit/ddtp/en", results, ["ndcg@20", "tlr@20"], doc_langs="indexes/e5", query_langs="en")
 
 Each name is defined in one module (:data:`EXPORTS`) and imported from it on first use, so
-``import mlirkit`` is cheap: no torch, faiss, pyserini, ranx or ir_datasets. It also makes the
-``mlirkit/...`` dataset ids visible to ir_datasets (registered when ir_datasets is imported; see
-:mod:`mlirkit._ir_datasets_hook`).
+``import mlirkit`` is cheap (no torch, faiss, pyserini, ranx or ir_datasets) and changes nothing in the
+process. mlirkit's readers take its ``mlirkit/...`` ids as they are (``mk.read_topics("mlirkit/ddtp/en")``:
+the ids are registered before the first id is looked up, :func:`mlirkit.io.sources.on_first_lookup`); for
+``ir_datasets.load("mlirkit/...")`` itself, call :func:`register_datasets` first (docs/datasets.md).
 """
 from __future__ import annotations
 
@@ -53,6 +54,8 @@ EXPORTS = {
     "EvaluationResult": "mlirkit.eval.result",
     # the error every refusal raises
     "MlirkitError": "mlirkit.base.errors",
+    # make the mlirkit/... ids visible to ir_datasets.load
+    "register_datasets": "mlirkit.datasets",
 }
 
 __all__ = ["__version__", *sorted(EXPORTS)]
@@ -72,6 +75,14 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-from mlirkit import _ir_datasets_hook  # noqa: E402
+def _register_datasets() -> None:
+    from mlirkit.datasets import register_datasets
 
-_ir_datasets_hook.install()
+    register_datasets()
+
+
+# the package root connects the readers (mlirkit.io, below) to mlirkit's own ids (mlirkit.datasets, above them):
+# registered when the first id is looked up, not now
+from mlirkit.io.sources import on_first_lookup  # noqa: E402
+
+on_first_lookup(_register_datasets)

@@ -46,10 +46,10 @@ DDTP = ROOT.parent / "shared" / "data" / "ddtp" / "descriptions.jsonl.gz"
 #: mlirkit.encode variants: tool name -> extra command-line options
 MLIRKIT_VARIANTS = {
     "mlirkit": [],  # the default backend (auto)
-    "mlirkit-torch": ["--backend", "torch"],
-    "mlirkit-openvino-fp32": ["--backend", "openvino", "--precision", "fp32"],
-    "mlirkit-onnx": ["--backend", "onnx"],
-    "mlirkit-int8": ["--backend", "torch", "--quantize", "int8"],
+    "mlirkit-torch": ["--encoder-option", "backend=torch"],
+    "mlirkit-openvino-fp32": ["--encoder-option", "backend=openvino", "--encoder-option", "precision=fp32"],
+    "mlirkit-onnx": ["--encoder-option", "backend=onnx"],
+    "mlirkit-int8": ["--encoder-option", "backend=torch", "--encoder-option", "quantize=int8"],
 }
 
 PYSERINI_LAUNCH = """
@@ -146,8 +146,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def mlirkit_cmd(src: Path, out: Path, variant: str = "mlirkit") -> list[str]:
         return [py, "-m", "mlirkit.encode", "--corpus", str(src), "--index", str(out), "--encoder",
-                "multilingual-e5-small-q4", "--threads", T, "--batch-size", str(args.batch_size),
-                "--max-length", str(args.max_length), "--overwrite", "--quiet", *MLIRKIT_VARIANTS[variant]]
+                "multilingual-e5-small-q4", "--threads", T, "--encoder-option", f"batch_size={args.batch_size}",
+                "--encoder-option", f"max_length={args.max_length}", "--overwrite", "--quiet", *MLIRKIT_VARIANTS[variant]]
 
     warm = work / "corpus-warm.jsonl"
     write_corpus(warm, 8)

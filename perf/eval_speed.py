@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mlirkit.base.numba_cache import ensure_numba_cache_dir
+from mlirkit.base.numba_cache import numba_cache_dir
 
 LANGS = ["en", "de", "fr", "es", "it", "ja", "ru", "zh"]
 
@@ -67,11 +67,10 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--io", action="store_true", help="also time write_run/read_run of the run")
     args = p.parse_args(argv)
-    ensure_numba_cache_dir()
     from mlirkit.eval import evaluate
 
     out: dict = {"queries": args.queries, "hits": args.hits, "docs": args.docs, "cpus": os.cpu_count(),
-                 "python": platform.python_version(), "numba_cache_dir": os.environ.get("NUMBA_CACHE_DIR"),
+                 "python": platform.python_version(), "numba_cache_dir": numba_cache_dir(),
                  "load_average_1min_at_start": round(os.getloadavg()[0], 2)}
     with Timer(out, "make_data"):
         qrels, run, doc_langs = synthetic(args.queries, args.hits, args.docs, args.seed)

@@ -33,13 +33,22 @@ def test_an_unknown_name_is_an_attribute_error():
         mk.Searchr  # noqa: B018
 
 
-def test_import_mlirkit_eval_makes_numba_cache_persistent_unless_the_user_chose_one(tmp_path):
-    code = "import os, mlirkit.eval, numba\nprint(os.environ.get('NUMBA_CACHE_DIR'), numba.config.CACHE_DIR)\n"
+def test_ranx_kernels_are_cached_in_mlirkits_cache_and_the_process_is_left_as_it_was(tmp_path):
+    """numba picks a kernel's cache directory while ranx is imported: mlirkit's cache for that import only,
+    neither os.environ nor numba's configuration changed; a NUMBA_CACHE_DIR the user set is kept."""
+    code = ("import os, sys, numba, mlirkit.eval\n"
+            "from mlirkit.base.numba_cache import import_ranx\n"
+            "import_ranx()\n"
+            "print(os.environ.get('NUMBA_CACHE_DIR'), repr(numba.config.CACHE_DIR), "
+            "sys.modules['ranx.metrics.ndcg']._dcg._cache._cache_path)\n")
     env = {k: v for k, v in __import__("os").environ.items() if k != "NUMBA_CACHE_DIR"}
     env["MLIRKIT_CACHE"] = str(tmp_path / "cache")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
-    assert out.split() == [str(tmp_path / "cache" / "numba")] * 2
-    assert not (tmp_path / "cache").exists()  # nothing created until numba writes a kernel
+    environ, config, kernel_dir = out.split()
+    assert (environ, config) == ("None", "''")
+    assert kernel_dir.startswith(str(tmp_path / "cache" / "numba") + "/")
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "mine")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
-    assert out.split() == [str(tmp_path / "mine")] * 2
+    environ, config, kernel_dir = out.split()
+    assert environ == str(tmp_path / "mine") and config == repr(str(tmp_path / "mine"))
+    assert kernel_dir.startswith(str(tmp_path / "mine") + "/")

@@ -1,4 +1,4 @@
-"""The layer contracts of setup.cfg hold (imports inside functions included), and the ids hook works."""
+"""The layer contracts of setup.cfg hold (imports inside functions included), and mlirkit's ids reach ir_datasets."""
 from __future__ import annotations
 
 import subprocess
@@ -42,7 +42,7 @@ def test_the_acyclic_contract_finds_a_cycle(tmp_path):
 
 
 def test_layers_cover_every_subpackage():
-    """Every package and module directly under mlirkit/ is named in the layers contract (or is the hook)."""
+    """Every package and module directly under mlirkit/ is named in the layers contract."""
     import configparser
 
     cfg = configparser.ConfigParser()
@@ -51,19 +51,34 @@ def test_layers_cover_every_subpackage():
     named = {name.strip() for line in layers.splitlines() for name in line.split("|") if name.strip()}
     present = {p.stem if p.is_file() else p.name for p in (ROOT / "mlirkit").iterdir()
                if (p.is_dir() and (p / "__init__.py").exists()) or (p.suffix == ".py" and p.stem != "__init__")}
-    assert present - named == {"_ir_datasets_hook"}
+    assert present - named == set()
     assert named <= present
 
 
 @pytest.mark.parametrize("order", ["mlirkit, ir_datasets", "ir_datasets, mlirkit"])
-def test_plain_import_makes_ids_visible_to_ir_datasets(order, tmp_path):
+def test_register_datasets_makes_ids_visible_to_ir_datasets(order, tmp_path):
+    """``import mlirkit`` alone registers nothing (ir_datasets has no plugin discovery); one call does, in
+    either import order."""
     code = (f"import sys; import {order}\n"
+            "try:\n    ir_datasets.load('mlirkit/ddtp/en')\nexcept KeyError:\n    print('unknown')\n"
+            "mlirkit.register_datasets()\n"
             "ds = ir_datasets.load('mlirkit/ddtp/en')\n"
             "print(ds.docs_count() > 1000, ds.queries_lang())")
     env = {"PATH": "", "HOME": str(tmp_path), "IR_DATASETS_HOME": str(tmp_path / "irds"), "HF_HUB_OFFLINE": "1"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["True", "en"]
+    assert out.stdout.split() == ["unknown", "True", "en"]
+
+
+def test_mlirkits_readers_take_its_ids_without_a_registration_call(tmp_path):
+    """The readers register the ids before the first id lookup (``mk.read_topics("mlirkit/...")`` as it is)."""
+    code = ("import mlirkit as mk\n"
+            "from mlirkit.io.qrels import read_qrels\n"
+            "print(len(mk.read_topics('mlirkit/ddtp/en/dev')) > 10, len(read_qrels('mlirkit/ddtp/en/dev')) > 10)")
+    env = {"PATH": "", "HOME": str(tmp_path), "IR_DATASETS_HOME": str(tmp_path / "irds"), "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True"]
 
 
 def test_import_mlirkit_does_not_import_ir_datasets():

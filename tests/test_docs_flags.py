@@ -49,10 +49,6 @@ def commands() -> list[tuple[str, str, list[str]]]:
     return out
 
 
-#: subcommands dispatched before the main parser: module -> {word: parser builder in its cli}
-DISPATCHED = {"mlirkit.eval": {"plot": "build_plot_parser"}}
-
-
 def _parser(module: str, words: list[str]) -> tuple[argparse.ArgumentParser | None, list[str]]:
     """The parser of ``module``'s command line ``words`` and the words left for it (a package's ``cli``
     module, or the module itself for ``experiments.*`` and ``perf.*`` scripts with a ``build_parser``)."""
@@ -62,9 +58,6 @@ def _parser(module: str, words: list[str]) -> tuple[argparse.ArgumentParser | No
         if module.startswith("mlirkit."):
             return None, words
         cli = importlib.import_module(module)
-    builder = DISPATCHED.get(module, {}).get(words[0] if words else "")
-    if builder is not None:
-        return getattr(cli, builder)(), words[1:]
     build = getattr(cli, "build_parser", None)
     return (build() if build is not None else None), words
 

@@ -35,7 +35,7 @@ def ws(tmp_path_factory, tiny_model_dir):
 
     root = tmp_path_factory.mktemp("promises")
     (root / "corpus.jsonl").write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in DOCS), "utf-8")
-    enc = ["--encoder", str(tiny_model_dir), "--encoder-class", "hf", "--max-length", "64"]
+    enc = ["--encoder", str(tiny_model_dir), "--encoder-class", "hf", "--encoder-option", "max_length=64"]
     assert run_cli(encode_main, ["--corpus", str(root / "corpus.jsonl"), "--index", str(root / "index"), *enc,
                                  "--save-embeddings", "--quiet"]) == 0
     (root / "topics.tsv").write_text("q1\tferry harbour\ten\nq2\tcopy files\ten\n", encoding="utf-8")
@@ -120,7 +120,10 @@ def listing(root: Path) -> list[str]:
 
 def fails_with_one_line(main, argv, capsys, *needles: str) -> str:
     capsys.readouterr()
-    code = run_cli(main, argv)
+    try:
+        code = run_cli(main, argv)
+    except SystemExit as e:  # a usage error: argparse exits (its one line is ArgumentParser.error's)
+        code = e.code
     err = capsys.readouterr().err
     lines = err.strip().splitlines()
     assert code == 2, err
@@ -339,6 +342,26 @@ def _hostile_case(case, ws, tmp_path, monkeypatch):
         return shift_main, ["apply", "--index", str(ix), "--transform", str(root / "t.safetensors"),
                             "--output", str(tmp_path / "out" / "index")], \
             ["embeddings.npy: " + ("truncated .npy file" if case.endswith("short") else "holds Python objects")]
+    if case == "export of an unknown id":
+        return datasets_main, ["export", "mlirkit/no-such-set/en", "docs"], \
+            ["unknown dataset id 'mlirkit/no-such-set/en' (did you mean:", "python -m mlirkit.datasets list"]
+    if case == "eval --seed -1":
+        return eval_main, ["--qrels", str(root / "qrels.txt"), "--runs", str(root / "run.trec"), "--metrics",
+                           "ndcg@3", "--seed", "-1"], ["argument --seed: expected an integer >= 0, got '-1'"]
+    if case == "shift select-alpha --seed -1":
+        return shift_main, ["select-alpha", "--index", str(root / "index"), "--transform", str(root / "t.safetensors"),
+                            "--seed", "-1"], ["argument --seed: expected an integer >= 0, got '-1'"]
+    if case == "fuse --param k=-1.5":
+        from mlirkit.fuse.cli import main as fuse_main
+
+        run = str(root / "run.trec")
+        return fuse_main, ["--runs", run, run, "--method", "rrf", "--param", "k=-1.5", "--output",
+                           str(tmp_path / "out" / "f.trec")], ["rrf: --param k=-1.5 is out of range: k >= 0"]
+    if case == "eval with qrels of another collection":
+        (tmp_path / "other.txt").write_text("x1 0 e1 1\nx2 0 e2 1\n", "utf-8")
+        return eval_main, ["--qrels", str(tmp_path / "other.txt"), "--runs", str(root / "run.trec"), "--metrics",
+                           "ndcg@3", "--significance", "none"], ["has results for 0 of the 2 evaluated queries",
+                                                                 "--allow-partial-overlap"]
     if case in ("model weights cut short (safetensors)", "model weights cut short (bin)"):
         import shutil
 
@@ -364,7 +387,9 @@ def _hostile_case(case, ws, tmp_path, monkeypatch):
 HOSTILE = ["20-digit cutoff", "plot alpha on a JSON list", "plot projection --max-points 1", "export --fields unknown",
            "YAML tag in a train config", "MLIRKIT_CACHE is a file", "corrupt FAISS index (search)",
            "corrupt FAISS index (index info)", "embeddings.npy cut short", "embeddings.npy object array",
-           "model weights cut short (safetensors)", "model weights cut short (bin)"]
+           "model weights cut short (safetensors)", "model weights cut short (bin)", "export of an unknown id",
+           "eval --seed -1", "shift select-alpha --seed -1", "fuse --param k=-1.5",
+           "eval with qrels of another collection"]
 
 
 @pytest.mark.parametrize("case", HOSTILE)
@@ -395,6 +420,82 @@ def test_ir_datasets_home_that_is_a_file_is_one_line(ws, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]
 
 
+def test_ir_datasets_home_that_is_a_file_is_one_line_for_the_datasets_cli(tmp_path):
+    """``python -m mlirkit.datasets`` imports the package (and ir_datasets) before its CLI runs."""
+    import subprocess
+
+    from tests.helpers import REPO
+
+    (tmp_path / "home").write_text("x", "utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+           "IR_DATASETS_HOME": str(tmp_path / "home")}
+    for argv in (["export", "mlirkit/ddtp/en", "docs"], ["export", "mlirkit/ddtp/en", "--format", "trec", "--output",
+                                                           str(tmp_path / "out")], ["list"]):
+        done = subprocess.run([sys.executable, "-m", "mlirkit.datasets", *argv], env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith("error: IR_DATASETS_HOME=") and "a file is in the way" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]
+
+
+def _with_full_disk(code: str, limit: int = 0) -> subprocess.CompletedProcess:
+    """``code`` in a child whose every file may hold at most ``limit`` bytes (``ulimit -f``: writes fail with
+    EFBIG, 'File too large'), as a full disk fails them."""
+    import resource
+
+    from tests.helpers import REPO
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY)))
+
+
+def _cli_code(module: str, argv: list[str]) -> str:
+    return (f"import sys; from mlirkit.base.cli import run_cli; from {module} import main; "
+            f"sys.exit(run_cli(main, {argv!r}))")
+
+
+FULL_DISK = {"fuse": ("mlirkit.fuse.cli", lambda ws, out: _fuse(ws, out)[1]),
+             "encode": ("mlirkit.encode.cli", lambda ws, out: _encode(ws, out)[1]),
+             "search": ("mlirkit.search.cli", lambda ws, out: _search(ws, out)[1]),
+             "lexical-search": ("mlirkit.lexical.cli", lambda ws, out: _lexical_search(ws, out)[1])}
+
+
+@pytest.mark.parametrize("cli", [pytest.param(c, marks=[pytest.mark.slow, pytest.mark.jvm]) if c in JVM_CLIS else c
+                                 for c in FULL_DISK])
+def test_a_full_disk_is_one_line_and_leaves_neither_a_run_nor_a_sidecar(cli, ws, tmp_path):
+    """With no byte writable (``ulimit -f 0``), a new output: one line saying it cannot be written (encode used to
+    say 'No usable temporary directory ... set TMPDIR'), nothing new (no orphan provenance sidecar)."""
+    module, argv_of = FULL_DISK[cli]
+    name = "ix" if cli == "encode" else "run.trec"
+    argv = argv_of(ws, tmp_path / "new" / name)
+    done = _with_full_disk(_cli_code(module, argv))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"error: cannot write {tmp_path / 'new' / name}: File too large"), done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("cli", [pytest.param(c, marks=[pytest.mark.slow, pytest.mark.jvm]) if c in JVM_CLIS else c
+                                 for c in ("fuse", "search", "lexical-search")])
+@pytest.mark.parametrize("limit", [0, 64])
+def test_an_overwrite_on_a_full_disk_keeps_the_run_and_its_matching_sidecar(cli, ws, tmp_path, capsys, limit):
+    """``--overwrite`` with the disk full (nothing writable, or files of at most 64 bytes: the run does not fit,
+    its sidecar would not either): the old run and its own sidecar stay, byte for byte."""
+    from mlirkit.io.provenance import describe_file, sidecar_path
+
+    module, argv_of = FULL_DISK[cli]
+    out = tmp_path / "run.trec"
+    argv = argv_of(ws, out)
+    main = {"fuse": _fuse, "search": _search, "lexical-search": _lexical_search}[cli](ws, out)[0]
+    assert run_cli(main, argv) == 0, capsys.readouterr().err
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    done = _with_full_disk(_cli_code(module, [*argv, "--overwrite"]), limit)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"error: cannot write {out}: File too large"), done.stderr
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    assert "provenance" in describe_file(out) and sidecar_path(out).name in before
+
+
 def test_no_usable_temporary_directory_is_one_line(ws, tmp_path):
     """encode in a process where no temporary directory works (TMPDIR and every fallback unusable)."""
     code = ("import sys, tempfile; tempfile.tempdir = None; "
@@ -413,9 +514,9 @@ def test_no_usable_temporary_directory_is_one_line(ws, tmp_path):
 def test_train_with_missing_data_leaves_nothing(tmp_path, capsys, tiny_model_dir):
     from mlirkit.train.cli import main
 
-    argv = ["--backbone", str(tiny_model_dir), "--output-dir", str(tmp_path / "run"), "--triples",
-            str(tmp_path / "missing.jsonl"), "--n-parallel", "0", "--n-monolingual", "0", "--max-steps", "1",
-            "--max-length", "16", "--quiet"]
+    argv = ["--backbone", str(tiny_model_dir), "--output", str(tmp_path / "run"), "--set",
+            f"triples={tmp_path / 'missing.jsonl'}", "--set", "n_parallel=0", "--set", "n_monolingual=0", "--max-steps",
+            "1", "--set", "max_length=16", "--quiet"]
     fails_with_one_line(main, argv, capsys, "missing.jsonl")
     assert listing(tmp_path) == []  # no run/, no train_config.json, no empty log
     (tmp_path / "run").mkdir()

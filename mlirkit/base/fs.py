@@ -9,8 +9,14 @@ Every output mlirkit writes goes through :func:`atomic_file` or :func:`atomic_di
 - **atomic**: the data goes to ``.NAME.tmp-<pid>-<random>`` and is renamed onto ``NAME`` only when
   the block exits without an exception; on any exception (``KeyboardInterrupt`` and SIGTERM included)
   the temporary, the lock file and every parent directory this write created are removed;
+- **durable**: a file is flushed and ``fsync``-ed before it is renamed into place, so a full disk fails the
+  write (not a later close) and a published file holds its bytes;
+- **together**: :func:`claim_outputs` publishes several files as one (a run, then its provenance sidecar):
+  nothing is renamed until every one is written, and a rename that fails puts back what came before;
 - **errors**: an ``OSError`` about the output (disk full, read-only directory, a parent that is a
-  file) becomes one-line :class:`MlirkitError`;
+  file) becomes one-line :class:`MlirkitError`; :func:`refuse_existing` (every CLI calls it before it
+  starts working) first writes one byte beside the output, so a full disk or a file-size limit
+  (``ulimit -f``) is that one line before anything is computed;
 - **stale temporaries**: ``.NAME.tmp-<pid>-*`` / ``.NAME.old-<pid>-*`` siblings left by a killed run
   (their pid is no longer alive) are removed, with a warning, by the next write of ``NAME``.
 """
@@ -23,7 +29,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.option_names import option
@@ -43,8 +49,9 @@ def publish_mode(path: Path) -> None:
     os.chmod(path, (0o777 if path.is_dir() else 0o666) & ~_umask())
 
 
-def refuse_existing(path: str | os.PathLike, overwrite: bool, kind: str = "file") -> None:
-    """Raise unless ``path`` may be written: it does not exist, or ``overwrite`` and mlirkit made it."""
+def refuse_existing(path: str | os.PathLike, overwrite: bool, kind: str = "file", *, probe: bool = True) -> None:
+    """Raise unless ``path`` may be written: it does not exist, or ``overwrite`` and mlirkit made it; with
+    ``probe``, also unless its directory (or the nearest one that exists) takes a byte (:func:`check_writable`)."""
     from mlirkit.base.outputs import is_ours, kind_info
 
     path = Path(path)
@@ -52,6 +59,8 @@ def refuse_existing(path: str | os.PathLike, overwrite: bool, kind: str = "file"
         if parent.exists():
             if not parent.is_dir():
                 raise MlirkitError(f"cannot write {path}: {parent} is not a directory")
+            if probe:
+                check_writable(path, parent)
             break
     if not (path.exists() or path.is_symlink()):
         return
@@ -65,6 +74,48 @@ def refuse_existing(path: str | os.PathLike, overwrite: bool, kind: str = "file"
     if not is_ours(path, kind):
         raise MlirkitError(f"{path} exists but is not {description} written by mlirkit: refusing to replace it "
                            f"even with {option('overwrite', True)} (remove it yourself or choose another path)")
+
+
+def check_writable(path: Path, directory: Path) -> None:
+    """Write one byte to a fresh file in ``directory`` (the output's, or its nearest existing ancestor) and
+    remove it: a full disk, a file-size limit, a read-only file system is ``cannot write PATH: <reason>``
+    now, before a command works for minutes (or imports a library that fails on it with another message)."""
+    probe = directory / f".{path.name}.probe-{os.getpid()}-{os.urandom(4).hex()}"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileNotFoundError:  # the directory went away meanwhile: the write itself will say so
+        return
+    except OSError as e:
+        raise write_error(path, e) from None
+    try:
+        try:
+            os.write(fd, b"\0")
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise write_error(path, e) from None
+    finally:
+        try:
+            os.unlink(probe)
+        except OSError:
+            pass
+
+
+def fsync_file(path: Path) -> None:
+    """Flush ``path``'s bytes to the disk (a published output holds what was written, even after a crash)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_durably(path: Path, data: bytes) -> None:
+    """Write ``data`` to the (temporary) file ``path`` and fsync it; a full disk fails here, not later."""
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def lock_path(path: Path) -> Path:
@@ -200,53 +251,115 @@ def write_error(path: Path, e: OSError) -> MlirkitError:
     return MlirkitError(f"cannot write {path}: {reason}{where}")
 
 
-@contextmanager
-def claim_output(path: str | os.PathLike, overwrite: bool, kind: str, directory: bool) -> Iterator[Path]:
-    """Lock ``path``, check it may be replaced, and yield a fresh temporary sibling (an empty directory
-    or an empty file); on success the temporary replaces ``path``. See the module docstring."""
-    path = Path(path)
-    created: list[Path] = []
-    lock = OutputLock(path)
-    tmp: Path | None = None
-    published = False
-    try:
+class _Claim:
+    """One output being written: its lock, the parents it made and its temporary sibling."""
+
+    def __init__(self, path: Path, overwrite: bool, kind: str, directory: bool) -> None:
+        self.path, self.overwrite, self.kind, self.directory = path, overwrite, kind, directory
+        self.lock = OutputLock(path)
+        self.created: list[Path] = []
+        self.tmp: Path | None = None
+        self.backup: Path | None = None  # the replaced file, kept until every output of a group is published
+        self.new = False  # published where nothing was before
+
+    def claim(self) -> Path:
+        path = self.path
         try:
-            refuse_existing(path, overwrite, kind)
-            created = _make_parents(path.parent)
-            lock.acquire()
-            refuse_existing(path, overwrite, kind)  # again, now that the output is ours to write
+            refuse_existing(path, self.overwrite, self.kind)
+            self.created = _make_parents(path.parent)
+            self.lock.acquire()
+            refuse_existing(path, self.overwrite, self.kind, probe=False)  # again, now that the output is ours
             clean_stale_temporaries(path)
-            if directory:
-                tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(path), dir=path.parent))
+            if self.directory:
+                self.tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(path), dir=path.parent))
             else:
                 fd, name = tempfile.mkstemp(prefix=_temp_prefix(path), dir=path.parent)
                 os.close(fd)
-                tmp = Path(name)
+                self.tmp = Path(name)
         except (FileExistsError, NotADirectoryError) as e:
             raise MlirkitError(f"cannot write {path}: {e.filename or path.parent} is not a directory") from None
         except OSError as e:
             raise write_error(path, e) from None
+        return self.tmp
+
+    def publish(self, keep_backup: bool) -> None:
+        """Rename the temporary onto the output; with ``keep_backup``, a replaced file stays linked aside
+        (``.NAME.old-<pid>-*``) so that :meth:`rollback` can put it back."""
+        if keep_backup and self.path.is_file() and not self.path.is_symlink():
+            backup = self.path.parent / f"{_temp_prefix(self.path, 'old')}{os.urandom(4).hex()}"
+            try:
+                os.link(self.path, backup)
+                self.backup = backup
+            except OSError:  # no hard links here: the output is replaced without a way back
+                self.backup = None
+        self.new = not (self.path.exists() or self.path.is_symlink())
+        replace_path(self.tmp, self.path)
+        self.tmp = None
+
+    def rollback(self) -> None:
+        """Undo :meth:`publish` (a later output of the group could not be published)."""
         try:
-            yield tmp
+            if self.backup is not None:
+                os.replace(self.backup, self.path)
+                self.backup = None
+            elif self.new:
+                self.path.unlink(missing_ok=True)
+        except OSError:
+            logger.warning("could not put back %s after a failed write", self.path)
+
+    def finish(self, published: bool) -> None:
+        if self.tmp is not None:
+            if self.tmp.is_dir():
+                shutil.rmtree(self.tmp, ignore_errors=True)
+            else:
+                self.tmp.unlink(missing_ok=True)
+        if self.backup is not None:
+            self.backup.unlink(missing_ok=True)
+        self.lock.release()
+        if not published:
+            _remove_parents(self.created)
+
+
+@contextmanager
+def claim_outputs(outputs: Sequence[tuple[str | os.PathLike, bool, str, bool]]) -> Iterator[list[Path]]:
+    """Claim several outputs ``(path, overwrite, kind, directory)`` (locks taken in order) and yield their
+    temporaries; when the block succeeds they are renamed into place in order, so the last one appears
+    only once the others are in place (a run's provenance sidecar comes after the run). Until then
+    nothing is renamed: a failed block leaves every output as it was; a rename that fails puts back the
+    outputs renamed before it. See the module docstring."""
+    claims = [_Claim(Path(p), overwrite, kind, directory) for p, overwrite, kind, directory in outputs]
+    published = False
+    try:
+        for c in claims:
+            c.claim()
+        try:
+            yield [c.tmp for c in claims]
         except OSError as e:
-            if _is_output_error(e, path, tmp):
-                raise write_error(path, e) from None
+            for c in claims:
+                if _is_output_error(e, c.path, c.tmp):
+                    raise write_error(c.path, e) from None
             raise
-        try:
-            replace_path(tmp, path)
-        except OSError as e:
-            raise write_error(path, e) from None
+        done: list[_Claim] = []
+        for i, c in enumerate(claims):
+            try:
+                c.publish(keep_backup=i < len(claims) - 1)
+            except OSError as e:
+                for d in reversed(done):
+                    d.rollback()
+                raise write_error(c.path, e) from None
+            done.append(c)
         published = True
     finally:
-        if not published:
-            if tmp is not None:
-                if tmp.is_dir():
-                    shutil.rmtree(tmp, ignore_errors=True)
-                else:
-                    tmp.unlink(missing_ok=True)
-        lock.release()
-        if not published:
-            _remove_parents(created)
+        for c in reversed(claims):
+            c.finish(published)
+
+
+@contextmanager
+def claim_output(path: str | os.PathLike, overwrite: bool, kind: str, directory: bool) -> Iterator[Path]:
+    """Lock ``path``, check it may be replaced, and yield a fresh temporary sibling (an empty directory
+    or an empty file); on success the temporary replaces ``path``. See the module docstring."""
+    with claim_outputs([(path, overwrite, kind, directory)]) as (tmp,):
+        yield tmp
 
 
 @contextmanager
@@ -281,6 +394,8 @@ def atomic_file(path: str | os.PathLike, overwrite: bool = False, mode: str = "w
     with claim_output(path, overwrite, kind, directory=False) as tmp:
         with open(tmp, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
             yield f
+            f.flush()
+            os.fsync(f.fileno())
 
 
 def replace_path(src: Path, dst: Path) -> None:

@@ -1,11 +1,12 @@
-"""One persistent place for numba's compiled kernels, so ranx compiles once, not in every environment.
+"""One persistent place for ranx's compiled kernels, so ranx compiles once, not in every environment.
 
 ranx compiles its metric kernels with numba on first use (30-50 s on two idle cores). numba caches
 them on disk: in ``NUMBA_CACHE_DIR`` when set, else beside ranx's sources (``site-packages/ranx/**/
-__pycache__``, or a user-wide directory when those are read-only). mlirkit points ``NUMBA_CACHE_DIR`` at
-``$MLIRKIT_CACHE/numba`` before numba is imported (``import mlirkit.eval`` does, and every CLI that
-evaluates), so the CLIs, the benchmark and notebooks share one cache; a ``NUMBA_CACHE_DIR`` the user
-set is kept.
+__pycache__``, or a user-wide directory when those are read-only). numba picks a function's cache
+directory when the function is decorated, that is while ranx is imported; :func:`import_ranx` (the one way
+mlirkit imports ranx) points numba's setting at ``$MLIRKIT_CACHE/numba`` for exactly that import and
+puts it back, so the CLIs, the benchmark and notebooks share one cache and the process's environment and
+numba's configuration are left as they were. A ``NUMBA_CACHE_DIR`` the user set is kept.
 """
 from __future__ import annotations
 
@@ -16,30 +17,27 @@ import sys
 logger = logging.getLogger(__name__)
 
 
-def ensure_numba_cache_dir() -> str | None:
-    """Point ``NUMBA_CACHE_DIR`` at ``cache_dir("numba")`` unless the user set it.
-
-    Must run before numba is first imported (numba reads the variable once); returns the directory
-    in effect, or None when numba was already imported without one. Creates nothing (numba creates
-    the directory when it first writes a kernel).
-    """
-    current = os.environ.get("NUMBA_CACHE_DIR")
-    if current:
-        return current
-    if "numba" in sys.modules:
-        logger.debug("numba already imported without NUMBA_CACHE_DIR; its default cache location is used")
-        return None
+def numba_cache_dir() -> str:
+    """Where ranx's kernels are cached: ``$NUMBA_CACHE_DIR`` if the user set it, else ``cache_dir("numba")``
+    (created by numba when it first writes a kernel)."""
     from mlirkit.base.cache import cache_dir
 
-    path = str(cache_dir("numba", create=False))
-    os.environ["NUMBA_CACHE_DIR"] = path
-    logger.debug("NUMBA_CACHE_DIR=%s", path)
-    return path
+    return os.environ.get("NUMBA_CACHE_DIR") or str(cache_dir("numba", create=False))
 
 
 def import_ranx():
-    """``import ranx`` after :func:`ensure_numba_cache_dir`."""
-    ensure_numba_cache_dir()
-    import ranx
+    """``import ranx`` with its kernels cached in :func:`numba_cache_dir` (when this import is the first)."""
+    if "ranx" in sys.modules or os.environ.get("NUMBA_CACHE_DIR"):
+        import ranx
 
+        return ranx
+    import numba
+
+    path, before = numba_cache_dir(), numba.config.CACHE_DIR
+    numba.config.CACHE_DIR = path
+    try:
+        import ranx
+    finally:
+        numba.config.CACHE_DIR = before
+    logger.debug("ranx's kernels are cached in %s", path)
     return ranx

@@ -1,9 +1,11 @@
 """The one ``KEY=VALUE`` parser of the command lines (``--encoder-option``, ``--index-param``, ``--alpha``, ...),
-the count types (:func:`positive_int`) and the one reader of language lists (:class:`LangListAction`)."""
+the count types (:func:`positive_int`), the one reader of language lists (:class:`LangListAction`) and the
+spellings of earlier releases (:func:`add_renamed_flag`)."""
 from __future__ import annotations
 
 import argparse
-from typing import Iterable, Sequence
+import sys
+from typing import Any, Iterable, Sequence
 
 from mlirkit.base.errors import MlirkitError
 
@@ -28,6 +30,24 @@ def parse_key_values(items: Iterable[str] | None, option: str, *, expected: str 
             raise MlirkitError(f"{option}: {key!r} given twice")
         out[key] = value
     return out
+
+
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+
+
+def typed_value(text: str, kind: type, where: str) -> Any:
+    """The text of a ``KEY=VALUE`` option as ``kind``: ``bool`` (true/false, yes/no, on/off, 1/0), ``int``,
+    ``float``, else the text itself; a value that is not one is an error naming ``where`` (``--set lr=x``)."""
+    if kind is bool:
+        if text.strip().lower() not in _TRUE | _FALSE:
+            raise MlirkitError(f"{where}: expected true or false")
+        return text.strip().lower() in _TRUE
+    if kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            raise MlirkitError(f"{where}: expected {'an integer' if kind is int else 'a number'}") from None
+    return text
 
 
 def positive_int(text: str) -> int:
@@ -102,3 +122,43 @@ class LangListAction(argparse.Action):
                 return
             parser.error(f"argument {option_string}: {e}")
         setattr(namespace, self.dest, codes)
+
+
+def warn_renamed(old: str, new: str) -> None:
+    """The one line an option of an earlier release prints: ``warning: --max-length is renamed: use ...``."""
+    print(f"warning: {old} is renamed: use {new}", file=sys.stderr)
+
+
+class RenamedFlag(argparse.Action):
+    """An option of an earlier release, hidden from ``--help``: it still works, with :func:`warn_renamed`, and
+    stores its value where its new spelling does (``prefix`` given: appended as ``prefix + value`` to a list option
+    such as ``--encoder-option``; else set). ``value``: the value of an old flag that took none; the words of an old
+    ``nargs`` option are joined by commas."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *, new: str, value: Any = None,
+                 prefix: str | None = None, nargs: str | None = None, **kwargs: Any) -> None:
+        kwargs.setdefault("metavar", "VALUE")
+        super().__init__(option_strings, dest, nargs=0 if value is not None else nargs, default=argparse.SUPPRESS,
+                         help=argparse.SUPPRESS, **kwargs)
+        self.new, self.value, self.prefix = new, value, prefix
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        value = self.value if self.value is not None else values
+        if isinstance(value, list):  # an old option with several words: one comma-separated value
+            value = ",".join(value)
+        warn_renamed(option_string or self.option_strings[0], self.new.replace("VALUE", str(value)))
+        if self.prefix is None:
+            setattr(namespace, self.dest, value)
+            return
+        items = list(getattr(namespace, self.dest, None) or [])
+        items.append(self.prefix + str(value))
+        setattr(namespace, self.dest, items)
+
+
+def add_renamed_flag(container: Any, old: str, new: str, example: str = "", *, dest: str, value: str | None = None,
+                     prefix: str | None = None) -> argparse.Action:
+    """Accept ``old`` (hidden) as a spelling of ``new``: ``add_renamed_flag(g, "--max-length", "--encoder-option",
+    "max_length=VALUE", dest="encoder_option", prefix="max_length=")`` (VALUE: the value given)."""
+    return container.add_argument(old, action=RenamedFlag, dest=dest, new=f"{new} {example}".strip(), value=value,
+                                  prefix=prefix)

@@ -61,10 +61,8 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
     ``xquad`` and ``parallel_rows`` replace the registered DDTP benchmark, XQuAD-R collections and
     parallel sets (tests). ``config.benchmark`` / ``config.xquad`` None skips that part.
     """
-    from mlirkit.base.numba_cache import ensure_numba_cache_dir
     from mlirkit.base.fs import atomic_directory
 
-    ensure_numba_cache_dir()
     timer = Timer()
     total_start = time.perf_counter()
     cache_root = config.cache_dir

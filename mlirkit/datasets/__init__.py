@@ -1,6 +1,8 @@
-"""mlirkit's datasets as ir_datasets ids: importing this package registers them (no I/O, no network).
+"""mlirkit's datasets as ir_datasets ids: :func:`register_datasets` registers them (no I/O, no network), and
+so does importing this package (as ``import ir_datasets`` registers its own); ``import mlirkit`` does not.
 
-    import ir_datasets, mlirkit.datasets
+    import ir_datasets, mlirkit
+    mlirkit.register_datasets()
     ds = ir_datasets.load("mlirkit/belebele/en")    # docs/queries carry .lang; qrels binary
 
 Ids (``python -m mlirkit.datasets list``; details in docs/datasets.md):
@@ -22,7 +24,19 @@ from typing import Iterator
 
 from mlirkit.base.errors import MlirkitError
 
-from mlirkit.datasets.catalog import DATASETS, DatasetInfo
+try:  # ir_datasets is imported here; an unusable IR_DATASETS_HOME is raised when the ids are used, so that
+    # `python -m mlirkit.datasets` (which imports this package first) reports it as its one-line error
+    from mlirkit.io.sources import import_ir_datasets
+
+    import_ir_datasets()  # IR_DATASETS_HOME checked before ir_datasets makes directories there
+    from mlirkit.datasets.catalog import DATASETS, DatasetInfo
+except MlirkitError as _error:
+    _unusable: MlirkitError | None = _error
+
+    def __getattr__(name: str):
+        raise _unusable
+else:
+    _unusable = None
 from mlirkit.datasets.sources import MissingDataError
 from mlirkit.io.records import Doc, ParallelDoc, Query
 
@@ -31,7 +45,18 @@ LangDoc = Doc
 LangQuery = Query
 
 __all__ = ["DATASETS", "DatasetInfo", "LangDoc", "LangQuery", "ParallelDoc", "MissingDataError",
-           "parallel_rows", "dataset_ids"]
+           "parallel_rows", "dataset_ids", "register_datasets"]
+
+
+def register_datasets() -> None:
+    """Register every ``mlirkit/...`` id with ir_datasets and :data:`DATASETS` (idempotent, cheap: collections
+    are built on first use). ir_datasets has no plugin discovery: like its other extension packages,
+    mlirkit's ids are visible to ``ir_datasets.load`` once this ran (every mlirkit CLI calls it)."""
+    from mlirkit.datasets import _register
+    from mlirkit.datasets.ddtp_nonparallel import register_nonparallel
+
+    _register.register_all()
+    register_nonparallel()
 
 
 def dataset_ids() -> list[str]:
@@ -72,10 +97,5 @@ def _did_you_mean(name: str) -> str:
     return did_you_mean(name, DATASETS.names())
 
 
-from mlirkit.datasets import _register  # noqa: E402  (registers every id)
-
-_register.register_all()
-
-from mlirkit.datasets.ddtp_nonparallel import register_nonparallel  # noqa: E402
-
-register_nonparallel()
+if _unusable is None:
+    register_datasets()

@@ -18,14 +18,14 @@ Language codes are those of the source data with region variants folded: ``pt-BR
 from __future__ import annotations
 
 import functools
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Iterator
 
-from mlirkit.base.errors import MlirkitError, format_error
+from mlirkit.base.errors import format_error
 
 from mlirkit.datasets._io import read_jsonl
+from mlirkit.datasets.resources import manifest, resource, resources_dir  # noqa: F401  (bundled.manifest(), ...)
 from mlirkit.datasets.records import Collection, TrecQrel
 from mlirkit.io.records import Doc, ParallelDoc, ParallelQuery
 
@@ -40,30 +40,6 @@ PARALLEL_LICENCES = {
     "ddtp": "package metadata of Debian 12 (licence of each package); translations via Debian DDTP",
 }
 DDTP_LICENCE = PARALLEL_LICENCES["ddtp"]
-
-
-def resources_dir() -> Path:
-    """The installed ``mlirkit.resources`` package, or ``resources/`` of a source checkout."""
-    try:
-        from importlib.resources import files
-
-        return Path(str(files("mlirkit.resources")))
-    except ModuleNotFoundError:
-        return Path(__file__).resolve().parents[2] / "resources"
-
-
-def resource(rel: str) -> Path:
-    p = resources_dir() / rel
-    if not p.is_file():
-        raise MlirkitError(f"bundled file {rel} is missing from {resources_dir()}: reinstall mlirkit, or rebuild it "
-                           "with `python scripts/build_bundled.py` from the shared data (see docs/datasets.md)")
-    return p
-
-
-@functools.lru_cache(maxsize=None)
-def manifest() -> dict:
-    p = resources_dir() / "manifest.json"
-    return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else {}
 
 
 @functools.lru_cache(maxsize=1)

@@ -35,7 +35,9 @@ def register(info: DatasetInfo, collection: LazyCollection, *, doc_cls: type = D
     """Register ``info.dataset_id`` with ir_datasets (docs, and queries + qrels unless ``with_queries``
     is False; ``query_cls``: :class:`~mlirkit.io.records.ParallelQuery` for translated queries).
     Registering an id twice is a no-op (re-import safe)."""
-    import ir_datasets
+    from mlirkit.io.sources import import_ir_datasets
+
+    ir_datasets = import_ir_datasets()
     from ir_datasets.datasets.base import Dataset
 
     if info.dataset_id in DATASETS:

@@ -4,7 +4,7 @@ The ``ir_datasets`` CLI on mlirkit ids: ``python -m mlirkit.datasets export ID {
 [--format F] [--fields ...]`` is ``ir_datasets export`` itself (same flags, output on stdout), and
 ``python -m mlirkit.datasets ir_datasets ARGS...`` runs any ``ir_datasets`` command (``lookup``,
 ``list``, ...) after the mlirkit ids are registered. Without mlirkit's entry point:
-``python -c "import mlirkit, ir_datasets; ir_datasets.main_cli()" export mlirkit/ddtp/en docs``.
+``python -c "import mlirkit, ir_datasets; mlirkit.register_datasets(); ir_datasets.main_cli()" export mlirkit/ddtp/en docs``.
 """
 from __future__ import annotations
 
@@ -14,6 +14,13 @@ from typing import Sequence
 
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples, with_examples
+
+
+#: the entity types of ``ir_datasets export ID ENTITY``
+IR_DATASETS_ENTITIES = ("docs", "queries", "qrels", "scoreddocs", "docpairs")
+#: the commands of the ir_datasets CLI (its ``commands.COMMANDS``, named here so that --help imports nothing)
+IR_DATASETS_COMMANDS = ("export", "lookup", "list", "doc_fifos", "clean", "build_download_cache", "generate_metadata",
+                        "build_clueweb_warc_indexes", "build_c4_checkpoints")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,14 +33,32 @@ def build_parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("list", help="ids, languages, sizes, whether their files are here (offline)")
     ls.add_argument("--family", help="only this family (belebele, xquad-r, mlqa, multieup-v2, mmarco-pairs, ddtp, parallel)")
     ls.add_argument("--json", action="store_true", help="one JSON object per line")
-    sub.add_parser("ir_datasets", add_help=False,
-                   help="run the ir_datasets CLI with the mlirkit ids registered (e.g. ir_datasets lookup ID ...)")
-    ex = sub.add_parser("export", help="write a collection as BEIR or TREC/Pyserini files; "
-                                       "export ID {docs,queries,qrels} [--format F] is ir_datasets' own export")
-    ex.add_argument("dataset_id")
-    ex.add_argument("--format", required=True, choices=[f.value for f in ExportFormat])
-    ex.add_argument("--output", required=True, help="output directory (written atomically)")
+    ir = sub.add_parser("ir_datasets", help="run an ir_datasets command with the mlirkit ids registered",
+                        description="Run the ir_datasets command line (ir_datasets COMMAND ...) with the mlirkit ids "
+                                    "registered; ir_datasets COMMAND --help shows that command's own options.")
+    ir.add_argument("ir_datasets_args", nargs=argparse.REMAINDER, metavar="COMMAND ...",
+                    help=f"an ir_datasets command ({', '.join(IR_DATASETS_COMMANDS)}) and its arguments")
+    ex = sub.add_parser("export", help="write a collection as BEIR or TREC/Pyserini files, or one of its parts "
+                                       "(docs, queries, ...) to stdout as ir_datasets' own export does",
+                        usage="%(prog)s DATASET_ID --format {beir,trec} --output DIR [--overwrite]\n"
+                              "       %(prog)s DATASET_ID {docs,queries,qrels,scoreddocs,docpairs} [--format F] "
+                              "[--fields F ...]")
+    ex.add_argument("dataset_id", metavar="DATASET_ID")
+    ex.add_argument("--format", choices=[f.value for f in ExportFormat],
+                    help="required: the files written to --output (beir, trec)")
+    ex.add_argument("--output", help="required: output directory (written atomically)")
     ex.add_argument("--overwrite", action="store_true")
+    parts = ex.add_subparsers(dest="entity", title="one part to stdout (ir_datasets export)",
+                              metavar="{" + ",".join(IR_DATASETS_ENTITIES) + "}")
+    for entity in IR_DATASETS_ENTITIES:
+        part = parts.add_parser(entity, prog=f"python -m mlirkit.datasets export DATASET_ID {entity}",
+                                help=f"the {entity}, one record a line, every field (ir_datasets export)")
+        part.add_argument("--format", dest="entity_format", metavar="F",
+                          help="ir_datasets' format: tsv (default), jsonl" + (", trec" if entity in ("qrels", "scoreddocs")
+                                                                            else ""))
+        part.add_argument("--fields", nargs="+", metavar="F", help="only these fields, in this order")
+        if entity == "scoreddocs":
+            part.add_argument("--run-tag", help="run tag of the TREC lines (ir_datasets' default: run)")
     return with_examples(p, EXAMPLES)
 
 
@@ -41,7 +66,10 @@ EXAMPLES = {
     "": examples("python -m mlirkit.datasets list --family parallel",
                  "python -m mlirkit.datasets export mlirkit/ddtp/en/test --format trec --output out/ddtp-en-test"),
     "list": examples("python -m mlirkit.datasets list --family parallel"),
-    "export": examples("python -m mlirkit.datasets export mlirkit/ddtp/en/test --format trec --output out/ddtp-en-test"),
+    "ir_datasets": examples("python -m mlirkit.datasets ir_datasets lookup mlirkit/ddtp/en "
+                            "00158d11d140744fbdcfdd08e81901ad/en"),
+    "export": examples("python -m mlirkit.datasets export mlirkit/ddtp/en/test --format trec --output out/ddtp-en-test",
+                       "python -m mlirkit.datasets export mlirkit/ddtp/en/test queries --format jsonl"),
 }
 
 
@@ -68,8 +96,6 @@ def _list(family: str | None, as_json: bool) -> int:
     return 0
 
 
-#: the entity types of ``ir_datasets export ID ENTITY``
-IR_DATASETS_ENTITIES = ("docs", "queries", "qrels", "scoreddocs", "docpairs")
 
 
 def ir_datasets_cli(argv: Sequence[str]) -> int:
@@ -79,6 +105,7 @@ def ir_datasets_cli(argv: Sequence[str]) -> int:
     import mlirkit.datasets  # noqa: F401  (registers the ids)
 
     if list(argv[:1]) == ["export"]:
+        _check_export_id(argv)
         _check_export_fields(argv)
     try:
         ir_datasets.main(list(argv))
@@ -98,6 +125,21 @@ def ir_datasets_cli(argv: Sequence[str]) -> int:
         print(f"error: ir_datasets {argv[0]}: {type(e).__name__}{': ' + first if first else ''}", file=sys.stderr)
         return 1
     return 0
+
+
+def _check_export_id(argv: Sequence[str]) -> None:
+    """``export ID ...``: an id ir_datasets does not know is one error with the closest mlirkit ids (ir_datasets
+    itself ends in ``KeyError``)."""
+    import ir_datasets
+
+    if len(argv) < 2 or argv[1].startswith("-") or argv[1] in ir_datasets.registry:
+        return
+    from mlirkit.base.errors import MlirkitError
+    from mlirkit.base.registry import did_you_mean
+    from mlirkit.datasets import DATASETS
+
+    raise MlirkitError(f"unknown dataset id {argv[1]!r}{did_you_mean(argv[1], DATASETS.names())}; "
+                       "see `python -m mlirkit.datasets list`")
 
 
 def _check_export_fields(argv: Sequence[str]) -> None:
@@ -128,15 +170,29 @@ def _check_export_fields(argv: Sequence[str]) -> None:
 
 @cli_main
 def main(argv: Sequence[str] | None = None) -> int:
-    import sys
+    from pathlib import Path
 
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["ir_datasets"]:
-        return ir_datasets_cli(argv[1:])
-    if argv[:1] == ["export"] and len(argv) > 2 and argv[2] in IR_DATASETS_ENTITIES:
-        return ir_datasets_cli(argv)
-    args = build_parser().parse_args(argv)
+    from mlirkit.base.env import env_directory
+
+    env_directory("IR_DATASETS_HOME", Path.home() / ".ir_datasets")  # before ir_datasets makes directories there
+    parser = build_parser()
+    args = parser.parse_args(argv)
     configure_logging(args.verbose, quiet=args.quiet)
+    if args.command == "ir_datasets":
+        if not args.ir_datasets_args:
+            parser.error(f"ir_datasets: give a command ({', '.join(IR_DATASETS_COMMANDS)})")
+        return ir_datasets_cli(args.ir_datasets_args)
+    if args.command == "export" and args.entity is not None:
+        if args.format is not None or args.output is not None:
+            parser.error(f"export {args.dataset_id} {args.entity} writes to stdout in ir_datasets' formats: give "
+                         f"--format after {args.entity} and no --output (or drop {args.entity} for BEIR/TREC files)")
+        return ir_datasets_cli(["export", args.dataset_id, args.entity,
+                                *(["--format", args.entity_format] if args.entity_format else []),
+                                *(["--fields", *args.fields] if args.fields else []),
+                                *(["--runtag", args.run_tag] if getattr(args, "run_tag", None) else [])])
+    if args.command == "export" and (args.format is None or args.output is None):
+        parser.error(f"export {args.dataset_id}: give --format {{beir,trec}} and --output DIR, or a part "
+                     f"({', '.join(IR_DATASETS_ENTITIES)}) to write it to stdout")
     import mlirkit.datasets  # noqa: F401  (registers the ids)
 
     if args.command == "list":

@@ -66,14 +66,14 @@ def bundled_source(relpath: str, url: str, how: str, archive: str) -> SourceFile
 
 
 def _member_info(archive: str, relpath: str) -> dict:
-    from mlirkit.datasets.bundled import manifest
+    from mlirkit.datasets.resources import manifest
 
     return manifest().get("upstream", {}).get(archive, {}).get("members", {}).get(relpath, {})
 
 
 def bundled_available(files: list[SourceFile]) -> bool:
     """True when every file of ``files`` has a bundled copy in an archive that is installed."""
-    from mlirkit.datasets.bundled import resources_dir
+    from mlirkit.datasets.resources import resources_dir
 
     return all(sf.bundled and _member_info(sf.bundled, sf.relpath) and (resources_dir() / sf.bundled).is_file()
                for sf in files)
@@ -85,7 +85,7 @@ def read_bundled(files: list[SourceFile]) -> dict[str, BundledFile]:
     import lzma
     import tarfile
 
-    from mlirkit.datasets.bundled import resource
+    from mlirkit.datasets.resources import resource
 
     out: dict[str, BundledFile] = {}
     for archive in dict.fromkeys(sf.bundled for sf in files):
@@ -168,9 +168,31 @@ def _short(e: Exception, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def unreachable(url: str) -> str | None:
+    """Why ``url`` cannot be downloaded before trying (its host name does not resolve: no network, and no proxy
+    that would resolve it), or None. Spares the attempt and ir_datasets' retry lines on an offline machine."""
+    import socket
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(url)
+    if not parts.hostname or urllib.request.getproxies().get(parts.scheme):
+        return None
+    try:
+        socket.getaddrinfo(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+    except OSError as e:
+        return f"no network: {parts.hostname} does not resolve ({e.strerror or type(e).__name__})"
+    return None
+
+
 def _download(sf: SourceFile, target: Path, alternative: str = "") -> Path:
     from ir_datasets.util.download import Download, RequestsDownload
 
+    reason = unreachable(sf.url)
+    if reason is not None:
+        error = MissingDataError(missing_message(sf, why=f"download failed: {reason}", alternative=alternative))
+        error.reason = reason
+        raise error
     created = []
     parent = target.parent
     while not parent.exists():

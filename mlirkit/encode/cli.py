@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples, set_threads
+from mlirkit.encode.options import add_engine_args, ray_options
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN
@@ -20,12 +21,11 @@ from mlirkit.transforms.options import add_transform_args, transform_from_args
 from mlirkit.base.options import lang_code, non_negative_int, positive_int
 
 if TYPE_CHECKING:
+    from mlirkit.encode.ray_engine import RayOptions
     from mlirkit.index.types import IndexSpec
     from mlirkit.io.corpus import CorpusStats
     from mlirkit.io.records import Doc
     from mlirkit.transforms.options import TransformOptions
-
-ENGINES = ("local", "ray")
 
 logger = logging.getLogger(__name__)
 
@@ -53,16 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true", help="replace an existing index directory")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_index_type_args(p)
-    g = p.add_argument_group("engine")
-    g.add_argument("--engine", choices=ENGINES, default="local",
-                   help="local: this process; ray: a Ray cluster (pip install 'mlirkit[ray]')")
-    g.add_argument("--address", default=None, help="Ray cluster address (default: start a local one)")
-    g.add_argument("--num-workers", type=positive_int, default=1, help="Ray encoder actors (each loads the model once)")
-    g.add_argument("--num-gpus-per-worker", type=float, default=0.0, help="GPUs per Ray actor")
-    g.add_argument("--num-cpus-per-worker", type=float, default=1.0, help="CPUs per Ray actor")
-    g.add_argument("--block-size", type=positive_int, default=10_000, help="documents per Ray task and shard")
-    g.add_argument("--shard-root", default=None,
-                   help="directory for the Ray shards, shared by all workers (default: beside --index)")
+    add_engine_args(p)
     return p
 
 
@@ -77,10 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.langid is not None and args.default_lang is None:
         args.default_lang = UNKNOWN
     index_spec = index_spec_from_args(args)
-    ray_flags = [f for f, default in (("address", None), ("num_gpus_per_worker", 0.0), ("shard_root", None))
-                 if getattr(args, f) != default] + (["num_workers"] if args.num_workers != 1 else [])
-    if args.engine != "ray" and ray_flags:
-        raise MlirkitError(f"--{ray_flags[0].replace('_', '-')} needs --engine ray")
+    ray = ray_options(args)
 
     from mlirkit.encode.indexer import Indexer
     from mlirkit.io.corpus import CorpusStats, count_docs, read_corpus
@@ -110,11 +98,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         refuse_partial_fill(transform.transform, whole_corpus(), transform.missing,
                             f"--num-shards {args.num_shards}")
         transform = replace(transform, missing="keep")  # nothing to fill (refused above), or keep asked for
-    if args.engine == "ray":
-        return _encode_ray(args, _chain(first, docs), transform, index_spec, stats)
+    if ray is not None:
+        return _encode_ray(args, _chain(first, docs), transform, index_spec, stats, ray)
     encoder = encoder_from_args(args)
     indexer = Indexer(encoder, args.index, transform=transform.transform, alpha=transform.alpha,
-                      save_embeddings=args.save_embeddings, overwrite=args.overwrite, batch_size=args.batch_size,
+                      save_embeddings=args.save_embeddings, overwrite=args.overwrite,
+                      batch_size=encoder_options(args).get("batch_size"),
                       chunk_size=args.chunk_size, strict=transform.strict, force=transform.force,
                       show_progress=not args.quiet, langid_threshold=transform.langid_threshold,
                       encoder_name=args.encoder, encoder_options={"encoder_class": args.encoder_class, **encoder_options(args)},
@@ -131,18 +120,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _encode_ray(args: argparse.Namespace, docs: Iterable[Doc], transform: TransformOptions, index_spec: IndexSpec,
-                stats: CorpusStats) -> int:
-    from mlirkit.encode.ray_engine import RayOptions, encode_with_ray, encoder_factory
+                stats: CorpusStats, ray: RayOptions) -> int:
+    from mlirkit.encode.ray_engine import encode_with_ray, encoder_factory
 
     options = {"encoder_class": args.encoder_class, **encoder_options(args)}
     summary = encode_with_ray(
         docs, args.index, make_encoder=encoder_factory(args.encoder, args.encoder_class, **encoder_options(args)),
         encoder_name=args.encoder, encoder_options=options, transform=transform.transform, alpha=transform.alpha,
         strict=transform.strict, force=transform.force, save_embeddings=args.save_embeddings, overwrite=args.overwrite,
-        index_type=index_spec, chunk_size=args.chunk_size, batch_size=args.batch_size,
-        options=RayOptions(address=args.address, num_workers=args.num_workers,
-                           num_gpus_per_worker=args.num_gpus_per_worker, num_cpus_per_worker=args.num_cpus_per_worker,
-                           block_size=args.block_size, shard_root=args.shard_root),
+        index_type=index_spec, chunk_size=args.chunk_size, batch_size=options.get("batch_size"),
+        options=ray,
         extra_meta={"corpus": str(args.corpus), "shard": {"id": args.shard_id, "count": args.num_shards},
                                   **({"max_docs": args.max_docs} if args.max_docs is not None else {})},
         show_progress=not args.quiet,

@@ -1,7 +1,7 @@
 """The model family of a local model directory, read from what the directory itself says.
 
 In order: mlirkit's own ``mlirkit_encoder.json`` (``family`` or the original ``model`` id); the
-``family`` option (``--family NAME``, or ``none`` for "no family": mean pooling, no prompts, no
+``family`` option (``--encoder-option family=NAME``, or ``none`` for "no family": mean pooling, no prompts, no
 normalisation); ``config.json``'s ``_name_or_path`` when it is a known HF id; the
 sentence-transformers files (``modules.json``: Pooling mode, Normalize, prompts), which make an
 ad hoc family named ``sentence-transformers``. None when nothing says: the ``hf`` encoder then
@@ -68,14 +68,19 @@ def resolve_family(found: ModelFamily | str | None, option: str | None, director
     raise unknown_family_error(model)
 
 
+#: the command-line option that carries an encoder option (mlirkit.encoders.options)
+ENCODER_OPTION = "--encoder-option"
+
+
 def unknown_family_error(model: str) -> MlirkitError:
     names = ", ".join(FAMILIES.names())
     return MlirkitError(
         f"{model}: unknown model family (no mlirkit_encoder.json, no known id in config.json, no "
         f"sentence-transformers modules.json), so its pooling, prompts and normalisation are not known; "
-        f"name it with {option('family', 'NAME')} ({names}), or {option('family', NO_FAMILY)} for mean pooling without "
-        f"prompts or normalisation, or give "
-        + "/".join(option(k) for k in ("pooling", "normalize", "query_prefix", "doc_prefix")))
+        f"name it with {option('family', 'NAME', within=ENCODER_OPTION)} ({names}), or "
+        f"{option('family', NO_FAMILY, within=ENCODER_OPTION)} for mean pooling without prompts or normalisation, "
+        f"or give " + "/".join(option(k, within=ENCODER_OPTION) for k in ("pooling", "normalize", "query_prefix",
+                                                                          "doc_prefix")))
 
 
 def _json(path: Path) -> dict[str, Any]:

@@ -131,8 +131,6 @@ class HFEncoder(Encoder):
         if threads is not None:
             if int(threads) < 1:
                 raise MlirkitError(f"threads must be positive, got {threads}")
-        _fix_malloc_threshold()
-
         self.name = model
         self.batch_size = int(batch_size)
         self.max_batch_tokens = int(max_batch_tokens)
@@ -457,13 +455,16 @@ def _torch_precision(dtype: str, quantize: str | None) -> str:
 _MALLOC_FIXED = False
 
 
-def _fix_malloc_threshold() -> None:
-    """Pin glibc's mmap threshold at its 128 KiB default (process-wide, once, Linux/glibc only).
+def pin_malloc_threshold() -> None:
+    """Pin glibc's mmap threshold at its 128 KiB default (process-wide, once, Linux/glibc only): called by
+    the command lines that encode (:func:`mlirkit.encoders.options.encoder_from_args`, the benchmark), never
+    by building an encoder; a Python caller who encodes a large corpus may call it too.
 
     glibc raises the threshold each time a large block is freed, after which activation tensors of
     varying shapes come from the heap, fragment it and are never returned: the peak RSS of a long
     encode run then grows with the corpus (measured +37% from 400 to 4,000 DDTP documents with
     e5-small). A fixed threshold keeps large tensors in mmap'd blocks that are returned on free.
+    ``MALLOC_MMAP_THRESHOLD_`` set in the environment leaves malloc alone.
     """
     global _MALLOC_FIXED
     if _MALLOC_FIXED or not sys.platform.startswith("linux") or "MALLOC_MMAP_THRESHOLD_" in os.environ:

@@ -3,7 +3,7 @@
 Hugging Face model directories can carry Python files that transformers (``auto_map`` in ``config.json`` or
 ``tokenizer_config.json``) or sentence-transformers (a ``modules.json`` type outside ``sentence_transformers``)
 import when told ``trust_remote_code=True``. mlirkit passes that option only when it comes from the command
-line (``--trust-remote-code``, the Pyserini wrappers' ``--encoder-option trust_remote_code=true``) or an
+line (``--encoder-option trust_remote_code=true``) or an
 explicit Python argument (``trust_remote_code=True``):
 
 - options read from a file (an index's ``meta.json`` ``encoder_options``, ...) lose the options that run
@@ -24,7 +24,7 @@ from mlirkit.base.errors import MlirkitError
 #: encoder options that make a library import code from the model's files
 CODE_OPTIONS = ("trust_remote_code",)
 #: how a user allows a model's own code
-ALLOW = "pass --trust-remote-code (Python: trust_remote_code=True) to allow it"
+ALLOW = "pass --encoder-option trust_remote_code=true (Python: trust_remote_code=True) to allow it"
 
 
 def options_from_file(options: Mapping[str, Any] | None, where: object,

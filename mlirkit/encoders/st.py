@@ -71,7 +71,7 @@ class STEncoder(Encoder):
                                f"use {option('encoder_class_name', 'hf', flag='--encoder-class')} to choose another")
         if quantize is not None:
             raise MlirkitError(f"the st encoder does not quantise; use {option('encoder_class_name', 'hf', flag='--encoder-class')} "
-                               f"{option('quantize', 'int8')}")
+                               f"{option('quantize', 'int8', within='--encoder-option')}")
         if dtype not in DTYPES:
             raise MlirkitError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
         if int(batch_size) < 1:

@@ -2,17 +2,13 @@
 significance tests, reports and plots. ``python -m mlirkit.eval --help``.
 
 Public API: :func:`evaluate`, :func:`tlr_at_k`, :func:`write_report`, :mod:`mlirkit.eval.plots`.
-Imports are lazy so ``import mlirkit.eval`` stays cheap. Importing it points numba's compilation cache at
-``$MLIRKIT_CACHE/numba`` unless ``NUMBA_CACHE_DIR`` is set (:mod:`mlirkit.base.numba_cache`), so ranx,
-imported after it, compiles its kernels once and shares them with the CLIs.
+Imports are lazy so ``import mlirkit.eval`` stays cheap. ranx, imported on first use, keeps its compiled
+kernels in ``$MLIRKIT_CACHE/numba`` unless ``NUMBA_CACHE_DIR`` is set (:mod:`mlirkit.base.numba_cache`), so
+they are compiled once and shared with the CLIs.
 """
 from __future__ import annotations
 
 import importlib
-
-from mlirkit.base.numba_cache import ensure_numba_cache_dir
-
-ensure_numba_cache_dir()
 
 _EXPORTS = {
     "evaluate": "mlirkit.eval.api",

@@ -15,7 +15,8 @@ import numpy as np
 from mlirkit.base.errors import MlirkitError
 from mlirkit.eval.breakdowns import (doc_lang_recall, relevant_lang_share, samelang_expected, samelang_scores,
                                      topk_lang_share)
-from mlirkit.eval.inputs import as_doc_langs, as_qrels, as_runs
+from mlirkit.eval.belonging import check_provenance, check_run_overlap
+from mlirkit.eval.inputs import as_doc_langs, as_qrels, as_runs, run_sources
 from mlirkit.eval.means import macro_mean, micro_column, micro_mean
 from mlirkit.eval.metrics import MetricSpec, parse_metrics, ranx_per_query
 from mlirkit.eval.query_groups import describe_query_groups, resolve_query_groups
@@ -55,7 +56,8 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
              baseline: str | None = None, correction: str = "holm", max_p: float = 0.05,
              n_permutations: int = 1000, seed: int = 42, breakdown_k: int | None = None,
              query_groups: Mapping[str, str] | str | None = None, group_by: Sequence[str] = (),
-             group_micro: bool = False) -> EvaluationResult:
+             group_micro: bool = False, allow_partial_overlap: bool = False,
+             allow_provenance_mismatch: bool = False) -> EvaluationResult:
     """Evaluate ``runs`` (``{name: {qid: {docid: score}}}``) against ``qrels`` (``{qid: {docid: rel}}``).
 
     Each also comes as the user has it (:mod:`mlirkit.eval.inputs`): qrels as a ``ranx.Qrels``, a qrels
@@ -75,6 +77,11 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
     of query-language groups (``result.language_groups``; ``group_micro``: mean over the group's queries).
     Evaluated queries, tie-breaking and missing results: see :mod:`mlirkit.eval.ranking`.
 
+    Runs and qrels that do not belong together are refused (:mod:`mlirkit.eval.belonging`): a run with
+    results for fewer than half of the evaluated queries (``allow_partial_overlap=True`` scores it anyway),
+    and a run file whose provenance sidecar names other topics or another collection than qrels given as a
+    source (``allow_provenance_mismatch=True``).
+
     ``evaluate(...).to_ranx_report()`` is a ``ranx.Report`` (see :mod:`mlirkit.eval.ranx_interop`).
     """
     specs = parse_metrics(metrics)
@@ -83,8 +90,14 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
     CORRECTIONS.get(correction)
     if not 0 < max_p < 1:
         raise MlirkitError(f"max_p must be in (0, 1), got {max_p}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise MlirkitError(f"{option('seed')} must be an integer >= 0, got {seed!r}")
+    qrels_source = qrels if isinstance(qrels, (str, os.PathLike)) else None
+    sources = run_sources(runs)
     qrels = as_qrels(qrels)
     runs = as_runs(runs)
+    if qrels_source is not None and sources:
+        check_provenance(qrels_source, sources, runs, allow=allow_provenance_mismatch)
     doc_langs = as_doc_langs(doc_langs)
     for name in runs:
         if not isinstance(name, str) or not name or name in RESERVED_KEYS or name.startswith("_"):
@@ -104,6 +117,8 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
 
     judged = Judged.from_qrels(qrels)
     qids = judged.qids
+    for name, run in runs.items():
+        check_run_overlap(qids, run, name, allow=allow_partial_overlap)
     info: dict = {"queries_evaluated": judged.n_queries, "qrels_queries_without_relevant": judged.dropped_queries,
                   "runs": {}}
     q_langs = resolve_query_langs(qids, query_langs)  # all unknown without query_langs

@@ -6,15 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import sys
 from pathlib import Path
 from typing import Sequence
 
 from mlirkit.base.option_names import cli_main
-from mlirkit.base.cli import ArgumentParser, configure_logging, examples, with_examples
+from mlirkit.base.cli import ArgumentParser, configure_logging, examples
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.options import lang_code, non_negative_int, positive_int, split_key_value
-from mlirkit.base.numba_cache import ensure_numba_cache_dir
 from mlirkit.eval.inputs import run_name
 from mlirkit.eval.query_groups import unit_phrase
 from mlirkit.io.qrels import read_qrels
@@ -53,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     from mlirkit.eval.query_groups import QUERY_GROUP_RULES
     from mlirkit.eval.significance import CORRECTIONS, TESTS
 
-    p = ArgumentParser(prog="python -m mlirkit.eval", description=__doc__, epilog=examples(
+    p = ArgumentParser(prog="python -m mlirkit.eval", description=__doc__, usage=USAGE, epilog=examples(
         "python -m mlirkit.eval --qrels mlirkit/ddtp/en --runs runs/base.trec runs/shift.trec \\\n"
         "      --metrics ndcg@20 recall@20 mrr@10 tlr@20 --doc-langs mlirkit/ddtp/en --query-lang en \\\n"
         "      --report report.md --report report.json",
@@ -61,13 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
         "      --metrics ndcg@20 --topics mlirkit/ddtp/multi/test --baseline base --report report.md",
         "python -m mlirkit.eval plot mix --runs runs/base.trec runs/shift.trec --doc-langs mlirkit/ddtp/en \\\n"
         "      --query-lang en --k 20 --qrels mlirkit/ddtp/en --out figs/mix"))
-    p.add_argument("--qrels", required=True,
-                   help="TREC 4-column qrels or BEIR TSV (with header), optionally .gz, a BEIR dataset folder "
+    p.add_argument("--qrels",
+                   help="required: TREC 4-column qrels or BEIR TSV (with header), optionally .gz, a BEIR dataset folder "
                         "(qrels/test.tsv), or an ir_datasets id")
-    p.add_argument("--runs", required=True, nargs="+", help="TREC run files (6 columns), optionally .gz")
+    p.add_argument("--runs", nargs="+", help="required: TREC run files (6 columns), optionally .gz")
     p.add_argument("--names", nargs="+", help="run names (default: file name without extension)")
-    p.add_argument("--metrics", required=True, nargs="+",
-                   help=f"metric@k names; families: {', '.join(known_metric_examples())}")
+    p.add_argument("--metrics", nargs="+",
+                   help=f"required: metric@k names; families: {', '.join(known_metric_examples())}")
     _add_lang_args(p)
     p.add_argument("--report", "--output", dest="report", action="append", default=[], metavar="PATH",
                    help=f"write a report; type by extension ({', '.join(REPORT_FORMATS.names())}); repeatable")
@@ -80,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-p", type=float, default=0.05, help="significance threshold for marks (default 0.05)")
     p.add_argument("--permutations", type=positive_int, default=1000,
                    help="Fisher test permutations R (default 1000, as ranx; p = (b+1)/(R+1), exact with <= 16 units)")
-    p.add_argument("--seed", type=int, default=42, help="Fisher test random seed (default 42)")
+    p.add_argument("--seed", type=non_negative_int, default=42, help="Fisher test random seed, an integer >= 0 (default 42)")
     p.add_argument("--query-groups", default="auto", metavar="auto|none|RULE|FILE",
                    help="unit of the paired tests: queries of one group (the translations of one question) move "
                         "together. auto (default): the groups the --topics carry (group_id), else one unit per "
@@ -96,10 +94,26 @@ def build_parser() -> argparse.ArgumentParser:
                         "repeatable")
     p.add_argument("--group-micro", action="store_true",
                    help="group score = mean over the group's queries (default: mean over its languages)")
+    p.add_argument("--allow-partial-overlap", action="store_true",
+                   help="score a run that has results for fewer than half of the evaluated queries (default: refuse "
+                        "it, the run and the qrels do not belong together; queries without results score 0)")
+    p.add_argument("--allow-provenance-mismatch", action="store_true",
+                   help="score a run whose provenance sidecar names other topics or another collection than the "
+                        "qrels (default: refuse it)")
     p.add_argument("--overwrite", action="store_true", help="replace existing report files")
     p.add_argument("-v", "--verbose", action="store_true")
     p.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr (no INFO lines, no progress bars)")
+    commands = p.add_subparsers(dest="command", title="subcommands", metavar="plot")
+    _add_plot_commands(commands.add_parser(
+        "plot", prog="python -m mlirkit.eval plot", help="figures (PNG and SVG): alpha, mix, projection; python -m mlirkit.eval plot --help",
+        description="Figures: PNG and SVG.", epilog=PLOT_EXAMPLES[""]))
     return p
+
+
+#: the evaluation's own options are required unless a subcommand is given (argparse cannot say that itself)
+EVALUATION_REQUIRED = ("--qrels", "--runs", "--metrics")
+USAGE = ("%(prog)s --qrels QRELS --runs RUN [RUN ...] --metrics METRIC [METRIC ...] [options]\n"
+         "       %(prog)s plot {alpha,mix,projection} [options]")
 
 
 def _topics(args) -> tuple[dict[str, str] | str | None, dict[str, str] | None]:
@@ -142,12 +156,14 @@ def _read_runs(paths: Sequence[str], names: Sequence[str] | None) -> dict[str, d
 
 @cli_main
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    ensure_numba_cache_dir()  # before anything imports numba (ranx)
-    if argv and argv[0] == "plot":
-        return plot_main(argv[1:])
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     configure_logging(args.verbose, quiet=args.quiet)
+    if args.command == "plot":
+        return _plot(args)
+    missing = [flag for flag in EVALUATION_REQUIRED if not getattr(args, flag[2:])]
+    if missing:
+        parser.error(f"the following arguments are required: {', '.join(missing)}")
     from mlirkit.eval.api import evaluate
     from mlirkit.eval.report import report_format, write_report
     from mlirkit.base.fs import refuse_existing
@@ -167,11 +183,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     query_groups = query_groups_arg(args.query_groups, topic_groups)
     if args.group_by and query_langs is None:
         raise MlirkitError("--group-by needs query languages (--query-lang or --topics)")
+    from mlirkit.eval.belonging import check_provenance
+
+    check_provenance(args.qrels, dict(zip(runs, args.runs)), runs, allow=args.allow_provenance_mismatch)
     result = evaluate(qrels, runs, args.metrics, doc_langs=doc_langs, query_langs=query_langs,
                       significance=None if args.significance == "none" else args.significance,
                       baseline=args.baseline, correction=args.correction, max_p=args.max_p,
                       n_permutations=args.permutations, seed=args.seed, breakdown_k=args.breakdown_k,
-                      query_groups=query_groups, group_by=args.group_by, group_micro=args.group_micro)
+                      query_groups=query_groups, group_by=args.group_by, group_micro=args.group_micro,
+                      allow_partial_overlap=args.allow_partial_overlap)
     if result.significance:
         logger.info("paired tests over %s", unit_phrase(result.info["test_unit"]))
     from mlirkit.io.provenance import describe_file, describe_source
@@ -195,12 +215,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # ---------------------------------------------------------------------------------------------- plots
 
-def build_plot_parser() -> argparse.ArgumentParser:
+def _add_plot_commands(p: argparse.ArgumentParser) -> None:
+    """``plot alpha``, ``plot mix``, ``plot projection``: the subcommands of ``python -m mlirkit.eval plot``."""
     from mlirkit.transforms.alpha import Alpha, add_alpha_arg
 
-    p = ArgumentParser(prog="python -m mlirkit.eval plot", description="Figures: PNG and SVG.")
-    sub = p.add_subparsers(dest="kind", required=True)
-    a = sub.add_parser("alpha", help="metrics against SHIFT's alpha")
+    sub = p.add_subparsers(dest="kind", required=True, title="figures", metavar="{alpha,mix,projection}")
+    a = sub.add_parser("alpha", prog="python -m mlirkit.eval plot alpha", help="metrics against SHIFT's alpha")
     a.add_argument("--sweep", help="JSON {alpha: {metric: value}}")
     a.add_argument("--point", nargs="+", metavar="ALPHA=REPORT.json[:RUN]",
                    help="one point per alpha from mlirkit.eval JSON reports (RUN, else --run, else the first run)")
@@ -211,7 +231,7 @@ def build_plot_parser() -> argparse.ArgumentParser:
     a.add_argument("--title")
     a.add_argument("--out", "--output", dest="out", required=True, metavar="PREFIX",
                    help="output file prefix (PREFIX.png and PREFIX.svg)")
-    m = sub.add_parser("mix", help="language distribution of the top k per run")
+    m = sub.add_parser("mix", prog="python -m mlirkit.eval plot mix", help="language distribution of the top k per run")
     m.add_argument("--runs", required=True, nargs="+")
     m.add_argument("--names", nargs="+")
     _add_lang_args(m, doc_langs_required=True)
@@ -220,7 +240,7 @@ def build_plot_parser() -> argparse.ArgumentParser:
     m.add_argument("--title")
     m.add_argument("--out", "--output", dest="out", required=True, metavar="PREFIX",
                    help="output file prefix (PREFIX.png and PREFIX.svg)")
-    j = sub.add_parser("projection", help="2-D projection of document embeddings by language, before/after")
+    j = sub.add_parser("projection", prog="python -m mlirkit.eval plot projection", help="2-D projection of document embeddings by language, before/after")
     j.add_argument("--index", required=True, help="index directory (embeddings.npy if present, else its vectors)")
     j.add_argument("--after-index", help="index of the same documents after a transform (its indexed vectors)")
     j.add_argument("--transform", help="transform file to apply to --index's embeddings (mlirkit.shift)")
@@ -233,7 +253,7 @@ def build_plot_parser() -> argparse.ArgumentParser:
     for sp in (a, m, j):
         sp.add_argument("-v", "--verbose", action="store_true")
         sp.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr (no INFO lines, no progress bars)")
-    return with_examples(p, PLOT_EXAMPLES)
+        sp.epilog = PLOT_EXAMPLES[sp.prog.rsplit(" ", 1)[-1]]
 
 
 PLOT_EXAMPLES = {
@@ -330,14 +350,11 @@ def _plot_projection(args) -> list[Path]:
                            seed=args.seed, titles=p.titles)
 
 
-@cli_main
-def plot_main(argv: Sequence[str]) -> int:
-    args = build_plot_parser().parse_args(argv)
-    configure_logging(args.verbose, quiet=args.quiet)
+def _plot(args: argparse.Namespace) -> int:
     paths = {"alpha": _plot_alpha, "mix": _plot_mix, "projection": _plot_projection}[args.kind](args)
     for path in paths:
         print(path)
     return 0
 
 
-__all__ = ["build_parser", "build_plot_parser", "main", "plot_main", "run_names"]
+__all__ = ["build_parser", "main", "run_names"]

@@ -117,6 +117,17 @@ def as_runs(runs: Any) -> dict[str, RunDict]:
                        f"got {_kind(runs)}")
 
 
+def run_sources(runs: Any) -> dict[str, str | os.PathLike]:
+    """``{name: run file}`` of the runs given as files, named as :func:`as_runs` names them."""
+    if _is_single_run(runs):
+        return {run_name(runs): runs} if _is_source(runs) else {}
+    if isinstance(runs, Mapping):
+        return {name: run for name, run in runs.items() if _is_source(run)}
+    if isinstance(runs, (list, tuple)):
+        return {_name_of(run, i): run for i, run in enumerate(runs) if _is_source(run)}
+    return {}
+
+
 def _name_of(run: Any, i: int) -> str:
     """The name of the ``i``-th run of a list: a ``ranx.Run``'s own, a file's; anything else has none."""
     if _is_ranx(run, "Run"):
@@ -141,4 +152,4 @@ def as_doc_langs(doc_langs: Any) -> Mapping[str, str] | None:
                        f"ir_datasets id; got {_kind(doc_langs)}")
 
 
-__all__ = ["as_doc_langs", "as_qrels", "as_run", "as_runs", "run_name"]
+__all__ = ["as_doc_langs", "as_qrels", "as_run", "as_runs", "run_name", "run_sources"]

@@ -26,6 +26,9 @@ def to_ranx_report(result: Any, rounding_digits: int = 3, show_percentages: bool
     None and are not significant. Metrics ranx has no label for (``tlr@k``, ``samelang@k``) are
     labelled by their own name in the table.
     """
+    from mlirkit.base.numba_cache import import_ranx
+
+    import_ranx()  # ranx's kernels in mlirkit's cache
     from ranx.data_structures.frozenset_dict import FrozensetDict
     from ranx.data_structures.report import Report
 

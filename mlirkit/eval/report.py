@@ -12,11 +12,16 @@ Significance marks: with a baseline, ``†`` marks a run whose score differs sig
 baseline's; without one, each run gets a letter (a, b, c, ...) and a score carries the letters of
 the runs it is significantly *higher* than (as ranx's reports do). Significant = corrected p-value
 <= ``max_p``. p values are printed with the resolution they have (:func:`~mlirkit.eval.significance.format_p`).
+
+What a report prints can come from files (a run's name, a provenance sidecar's command): every cell, title
+and note is escaped for its format (:func:`one_line`: control characters such as a newline are printed as
+their escapes; in Markdown ``|`` as ``\\|``), so a cell never becomes a row or a table of its own.
 """
 from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Union
@@ -43,6 +48,20 @@ class Block:
     header: list[str]
     rows: list[list[Cell]]
     notes: list[str] = field(default_factory=list)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text: object) -> str:
+    """``text`` on one line: each control character (newline, carriage return, tab, escape, U+2028, ...)
+    written as its Python escape (``\\n``), so printed text cannot start a new row or line."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
+
+
+def _md(text: object) -> str:
+    """A Markdown table cell: :func:`one_line`, and ``|`` escaped (GitHub Markdown shows ``\\|`` as ``|``)."""
+    return one_line(text).replace("|", "\\|")
 
 
 def run_letters(runs: list[str]) -> dict[str, str]:
@@ -217,7 +236,8 @@ def blocks(result: Result, digits: int = 4) -> list[Block]:
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:
-    """A Markdown table whose columns are padded to their widest cell."""
+    """A Markdown table whose columns are padded to their widest cell; cells escaped (:func:`_md`)."""
+    header, rows = [_md(h) for h in header], [[_md(c) for c in row] for row in rows]
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
 
     def line(cells):
@@ -237,14 +257,14 @@ def render_markdown(result: Result, digits: int = 4) -> str:
     parts = []
     for b in blocks(result, digits):
         table = markdown_table(b.header, [[_markdown_cell(c) for c in row] for row in b.rows])
-        parts.append(table if b.title is None else f"**{b.title}**\n\n{table}")
+        parts.append(table if b.title is None else f"**{_md(b.title)}**\n\n{table}")
         if b.notes:
-            parts.append("\n".join(b.notes))
+            parts.append("\n".join(one_line(n) for n in b.notes))
     return "\n\n".join(parts) + "\n"
 
 
 def _tex(text: str) -> str:
-    out = str(text)
+    out = one_line(text)
     for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
                  ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}"),
                  ("<", r"\textless{}")):
@@ -311,6 +331,6 @@ def write_report(result: Result, path: str | os.PathLike, *, overwrite: bool = T
     return path
 
 
-__all__ = ["Block", "DAGGER", "REPORT_FORMATS", "SECTIONS", "blocks", "language_group_dict", "render_latex",
+__all__ = ["Block", "DAGGER", "REPORT_FORMATS", "SECTIONS", "blocks", "language_group_dict", "one_line", "render_latex",
            "render_markdown", "report_format", "run_letters", "significance_marks", "describe_test",
            "write_report"]

@@ -38,8 +38,15 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--tune-runs", nargs="+", default=None, metavar="RUN",
                    help="dev runs of the same systems, in the order of --runs; the method's parameters are chosen on them")
     t.add_argument("--qrels", default=None, help="judgements of the dev queries (file, BEIR folder or ir_datasets id)")
-    t.add_argument("--metric", default="ndcg@20", help="metric the tuning maximises (ranx name)")
-    t.add_argument("--step", type=float, default=None, help="weight grid step of the tuning (ranx's default 0.1)")
+    t.add_argument("--metric", default="ndcg@20", help="metric the tuning maximises (ndcg@k, recall@k, mrr@k, map@k, ...)")
+    t.add_argument("--step", type=float, default=None,
+                   help="step of the tuning grid: in (0, 1] for weights and gamma/phi/sigma (ranx's defaults 0.1, 0.01), "
+                        "an integer >= 1 for rrf's k (default 10)")
+    t.add_argument("--allow-partial-overlap", action="store_true",
+                   help="tune on qrels that judge fewer than half of the dev runs' queries (default: refuse them)")
+    t.add_argument("--allow-provenance-mismatch", action="store_true",
+                   help="tune on dev runs whose provenance sidecars name other topics or another collection than "
+                        "--qrels (default: refuse them)")
     b = p.add_argument_group("language-preserving fusion")
     b.add_argument("--keep-languages", action="store_true",
                    help="each rank keeps the document language the first run has there (lexical evidence reorders "
@@ -94,6 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         params["weights"] = args.weights
     if tuning and params:
         raise MlirkitError("give the parameters (--weights/--param) or tune them (--tune-runs/--qrels), not both")
+    if not tuning:
+        from mlirkit.fuse.fusion import check_params
+
+        params = check_params(m.name, params, len(args.runs))  # out-of-range values fail before any run is read
     runs = [read_run(r) for r in args.runs]
     doc_langs = None
     if args.doc_langs is not None:
@@ -104,12 +115,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     report: dict[str, Any] = {"run": str(args.output), "method": m.name, "norm": args.norm}
     if tuning:
-        from mlirkit.io.qrels import read_qrels
+        from mlirkit.fuse.fusion import check_tuning
 
-        dev = [read_run(r) for r in args.tune_runs]
-        extra = {"step": args.step} if args.step is not None else {}
-        params = tune(read_qrels(args.qrels), dev, method=m.name, norm=args.norm, metric=args.metric,
-                      names=args.tune_runs, allow_missing=args.allow_missing, show_progress=not args.quiet, **extra)
+        check_tuning(m.name, args.metric, args.step)  # before any run is read
+        params = tune(args.qrels, args.tune_runs, method=m.name, norm=args.norm, metric=args.metric,
+                      names=args.tune_runs, allow_missing=args.allow_missing, show_progress=not args.quiet,
+                      step=args.step, allow_partial_overlap=args.allow_partial_overlap,
+                      allow_provenance_mismatch=args.allow_provenance_mismatch)
         report["tuned"] = {"on": args.tune_runs, "qrels": str(args.qrels), "metric": args.metric}
     fused = fuse(runs, method=m.name, norm=args.norm, params=params, names=args.runs, allow_missing=args.allow_missing)
     if args.keep_languages:

@@ -10,6 +10,8 @@ Runs may be ``ranx.Run`` objects or ``{qid: {docid: score}}`` dicts; ``names`` l
 from __future__ import annotations
 
 import logging
+import math
+import os
 import warnings
 from contextlib import contextmanager
 from typing import Any, Iterator, Mapping, Sequence
@@ -86,7 +88,12 @@ def check_params(method: str, params: Mapping[str, Any] | None, n_runs: int) -> 
                                f"or tune them: {_tuned()})")
         if len(weights) != n_runs:
             raise MlirkitError(f"{method}: {len(weights)} weights for {n_runs} runs")
-        params["weights"] = [float(w) for w in weights]
+        params["weights"] = [_number(w, "weights", method) for w in weights]
+        bad = [w for w in params["weights"] if not m.bounds.holds(w)]
+        if bad or not any(w > 0 for w in params["weights"]):
+            given = " ".join(f"{w:g}" for w in params["weights"])
+            raise MlirkitError(f"{method}: " + (f"--weights {given}" if in_cli() else f"weights [{given}]")
+                               + ": each weight must be a number >= 0 and one at least > 0")
     elif m.needs == "scalar" and m.param not in params:
         raise MlirkitError(f"{method} needs {_given(f'--param {m.param}=VALUE', m.param)} (or tune it: {_tuned()})")
     elif m.needs == "trained" and not params:
@@ -96,7 +103,47 @@ def check_params(method: str, params: Mapping[str, Any] | None, n_runs: int) -> 
     if unknown:
         raise MlirkitError(f"{method} takes no parameter {unknown[0]!r}"
                            + (f" (it takes {m.param})" if m.param else " (it takes none)"))
+    if m.needs in ("default", "scalar") and m.param in params:
+        value = _number(params[m.param], m.param, method)
+        if m.bounds is not None and not m.bounds.holds(value):
+            given = f"--param {m.param}={params[m.param]}" if in_cli() else f"params={{{m.param!r}: {params[m.param]!r}}}"
+            raise MlirkitError(f"{method}: {given} is out of range: {m.bounds.describe(m.param)}")
+        params[m.param] = value
     return params
+
+
+def _number(value: Any, name: str, method: str) -> float | int:
+    """A parameter value that is a finite real number (a bool, a string, NaN are refused)."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise MlirkitError(f"{method}: {name} must be a finite number, got {value!r}")
+    return value
+
+
+def check_tuning(method: str, metric: str, step: float | None) -> tuple[str, dict[str, Any]]:
+    """The ranx name of ``metric`` (one of mlirkit's ranx metrics, :mod:`mlirkit.eval.metrics`) and the
+    grid arguments of ``method``'s tuning: ``step`` must fit the method's grid (rrf: an integer >= 1, the
+    grid of k; the weight and parameter grids: 0 < step <= 1; other methods have no grid)."""
+    from mlirkit.eval.metrics import parse_metric
+
+    try:
+        spec = parse_metric(metric)
+    except MlirkitError as e:
+        raise MlirkitError(f"{option('metric')}: {e}") from None
+    if spec.kind != "ranx":
+        raise MlirkitError(f"{option('metric')} {metric!r}: fusion is tuned with ranx's metrics (ndcg@k, recall@k, "
+                           f"mrr@k, map@k, precision@k, hit_rate@k, r-precision), not {spec.family.name}")
+    m = get_method(method)
+    if step is None:
+        return spec.ranx_name, {}
+    if m.step is None:
+        raise MlirkitError(f"{option('step')}: {method} has no grid to step through")
+    valid = (isinstance(step, int) or float(step).is_integer()) and step >= 1 if m.step == "int" else 0 < step <= 1
+    if isinstance(step, bool) or not math.isfinite(step) or not valid:
+        raise MlirkitError(f"{option('step')} {step:g}: {method}'s grid takes "
+                           + ("an integer step >= 1 (of k)" if m.step == "int" else "a step in (0, 1]"))
+    return spec.ranx_name, {"step": int(step) if m.step == "int" else float(step)}
 
 
 def to_ranx(run: Mapping[str, Mapping[str, float]], name: str):
@@ -121,17 +168,32 @@ def fuse(runs: Sequence[RunLike], *, method: str = "rrf", norm: str | None = "mi
 
 def tune(qrels: Any, runs: Sequence[RunLike], *, method: str = "wsum", norm: str | None = "min-max",
          metric: str = "ndcg@20", names: Sequence[str] | None = None, allow_missing: bool = False,
-         show_progress: bool = False, **kwargs: Any) -> dict[str, Any]:
+         show_progress: bool = False, step: float | None = None, allow_partial_overlap: bool = False,
+         allow_provenance_mismatch: bool = False) -> dict[str, Any]:
     """The parameters of ``method`` that maximise ``metric`` on judged dev ``runs``:
     ``ranx.optimize_fusion(qrels, runs, norm, method, metric)`` over the queries that have judgements
-    (``kwargs`` go to ranx's search, e.g. ``step=0.05`` for weights)."""
+    (``step``: the step of ranx's grid, :func:`check_tuning`).
+
+    The qrels must judge at least half of the dev runs' queries, and dev run files whose provenance names
+    other topics or another collection than qrels given as a source are refused
+    (:mod:`mlirkit.eval.belonging`; ``allow_partial_overlap``, ``allow_provenance_mismatch``)."""
+    from mlirkit.eval.belonging import check_overlap, check_provenance
+
     m = get_method(method)
     if m.tuning is None:
         raise MlirkitError(f"{method} has no parameters to tune")
+    ranx_metric, kwargs = check_tuning(method, metric, step)
     if m.tuning == "search":
         kwargs["show_progress"] = show_progress
     aligned = align_runs(runs, names, allow_missing)
+    qrels_source = qrels if isinstance(qrels, (str, os.PathLike)) else None
     judged = {q: dict(d) for q, d in as_qrels(qrels).items() if any(v > 0 for v in d.values())}
+    labels = list(names) if names is not None else [f"run{i + 1}" for i in range(len(aligned))]
+    if qrels_source is not None:
+        files = {label: r for label, r in zip(labels, runs) if isinstance(r, (str, os.PathLike))}
+        check_provenance(qrels_source, files, dict(zip(labels, aligned)), allow=allow_provenance_mismatch)
+    check_overlap(list(aligned[0]), judged, "the qrels judge {n} of the {total} queries of the dev runs ({share})",
+                  allow=allow_partial_overlap)
     queries = sorted(set(aligned[0]) & set(judged))
     if not queries:
         raise MlirkitError("no query of the dev runs has a relevant document in the qrels")
@@ -139,11 +201,10 @@ def tune(qrels: Any, runs: Sequence[RunLike], *, method: str = "wsum", norm: str
     if dropped:
         logger.info("tuning on %d queries (%d without relevant documents left out)", len(queries), dropped)
     ranx = _ranx()
-    labels = list(names) if names is not None else [f"run{i + 1}" for i in range(len(aligned))]
     dev = [to_ranx({q: r[q] for q in queries}, n) for r, n in zip(aligned, labels)]
     with _quiet_casts():
         best = ranx.optimize_fusion(ranx.Qrels({q: judged[q] for q in queries}), dev, norm=get_norm(norm),
-                                    method=method, metric=metric, **kwargs)
+                                    method=method, metric=ranx_metric, **kwargs)
     return {k: _plain(v) for k, v in best.items()}
 
 
@@ -156,4 +217,4 @@ def _plain(value: Any) -> Any:
     return value
 
 
-__all__ = ["align_runs", "check_params", "fuse", "to_ranx", "tune"]
+__all__ = ["align_runs", "check_params", "check_tuning", "fuse", "to_ranx", "tune"]

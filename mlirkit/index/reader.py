@@ -21,6 +21,8 @@ _META_TYPES: dict[str, tuple[type, ...]] = {
     "dim": (int,), "count": (int,), "encoder": (dict,), "transform": (dict, type(None)),
     "normalized": (bool,), "has_embeddings": (bool,), "lang_counts": (dict,), "shard": (dict, type(None)),
     "index_type": (dict, type(None)), "encoder_name": (str, type(None)), "encoder_options": (dict, type(None)),
+    "format": (str,), "format_version": (int,), "mlirkit_version": (str,), "created": (str,), "metric": (str,),
+    "corpus": (str, type(None)), "merged_from": (list, type(None)), "posthoc": (dict,), "rows": (list,),
 }
 _POSITIVE = ("dim",)
 
@@ -43,7 +45,8 @@ def read_meta(path: Path) -> dict[str, Any]:
         bad_bool = isinstance(value, bool) and bool not in types
         if bad_bool or not isinstance(value, types) or (key in _POSITIVE and value < 1):
             allowed = " or ".join("null" if t is type(None) else {"dict": "an object", "int": "an integer",
-                                                                   "str": "a string", "bool": "a boolean"}[t.__name__]
+                                                                   "str": "a string", "bool": "a boolean",
+                                                                   "list": "a list"}[t.__name__]
                                   for t in types)
             raise MlirkitError(f"{path}: field {key!r} must be {allowed}{' >= 1' if key in _POSITIVE else ''}, "
                                f"got {value!r:.60}")

@@ -14,8 +14,13 @@ The run file itself stays a plain 6-column TREC run (``ranx.Run.from_file(path, 
 trec_eval read it unchanged); mlirkit's readers never read the sidecar as a run (a sidecar named in a
 list of runs is skipped, :func:`is_sidecar`). ``run_sha256`` ties the sidecar to the bytes it describes:
 :func:`describe_file` reports a sidecar whose hash differs (the run was replaced by another program) as
-``stale`` and does not use it. The sidecar is written while the run's output lock is held, before the
-run is renamed into place; it replaces an older sidecar (only one mlirkit wrote, judged by its format).
+``stale`` and does not use it. The sidecar comes last: run and sidecar are written to temporaries under
+both output locks and fsync-ed, then the run is renamed into place and only then the sidecar
+(:func:`mlirkit.base.fs.claim_outputs`), so a failed write (a full disk) leaves neither a new run nor a
+new sidecar and an old run keeps its own; it replaces an older sidecar (only one mlirkit wrote, judged by
+its format). A sidecar is checked where it is read (:data:`SIDECAR`, :mod:`mlirkit.io.json_fields`): a
+file at the sidecar's path that is not JSON, or a field of another type (an ``index`` that is a string,
+a ``command`` that is a number), is one error naming the file and the field.
 """
 from __future__ import annotations
 
@@ -26,8 +31,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
+from mlirkit.base.errors import MlirkitError
 from mlirkit.base.outputs import PROVENANCE_FORMAT as FORMAT
 from mlirkit.io.files import file_sha256
+from mlirkit.io.json_fields import (OPT_SHA256, OPT_STRING, POSITIVE_INT, SHA256, STRING, check_json, either,
+                                    list_of, map_of, read_json_file, record, value)
 
 SUFFIX = ".provenance.json"
 FORMAT_VERSION = 1
@@ -58,35 +66,68 @@ def command() -> list[str]:
     return list(current_command() or sys.argv)
 
 
-def write_sidecar(run_path: str | os.PathLike, run_sha256: str, provenance: Mapping[str, Any] | None = None) -> Path:
-    """Write ``RUN.provenance.json`` for the run at ``run_path`` whose bytes hash to ``run_sha256``, with the
-    common fields (version, time, command) and the producer's ``provenance``; an older sidecar is replaced."""
-    import sys
+def _file_record(v: Any, field: str) -> None:
+    """What :func:`describe_file` / :func:`describe_source` write (a run's inputs are described so)."""
+    FILE(v, field)
 
-    from mlirkit.base.fs import atomic_file
+
+def _sidecar(v: Any, field: str) -> None:
+    SIDECAR(v, field)
+
+
+#: an input as :func:`describe_source` records it: a file (path, sha256, its own sidecar) or a name
+FILE = record({"path": STRING, "sha256": SHA256, "provenance": _sidecar, "provenance_stale": STRING, "source": STRING})
+#: the fields of a sidecar and their shapes (fields a newer mlirkit adds are allowed)
+SIDECAR = record({
+    "format": value("string", test=lambda v: v == FORMAT, what=repr(FORMAT)),
+    "format_version": value("int", test=lambda v: v == FORMAT_VERSION, what=str(FORMAT_VERSION)),
+    "run": STRING, "run_sha256": SHA256, "mlirkit_version": STRING, "created": STRING,
+    "command": list_of(STRING), "producer": STRING,
+    "index": record({"path": STRING, "meta_sha256": OPT_SHA256, "name": OPT_STRING,
+                     "shards": list_of(record({"path": STRING, "meta_sha256": OPT_SHA256}, required=("path",)))}),
+    "encoder": record({"name": OPT_STRING, "digest": OPT_STRING, "class": OPT_STRING,
+                       "fingerprint": value("object", "null")}),
+    "transform": either(value("null"), record({"method": OPT_STRING, "sha256": OPT_STRING, "file": OPT_STRING,
+                                               "alpha": either(value("number", "null"), map_of(value("number")))})),
+    "query_shift": value("object", "null"), "topics": _file_record, "hits": POSITIVE_INT, "k": POSITIVE_INT,
+    "bm25": record({"k1": value("number", test=lambda v: v >= 0, what="a number >= 0"),
+                    "b": value("number", test=lambda v: 0 <= v <= 1, what="a number in [0, 1]"),
+                    "statistics": STRING}),
+    "fusion": record({"method": STRING, "norm": STRING, "params": value("object"), "keep_languages": value("bool")}),
+    "runs": list_of(_file_record),
+    "tuned": record({"on": list_of(_file_record), "qrels": _file_record, "metric": STRING}),
+    "benchmark": record({"split": STRING, "system": STRING}),
+}, required=("format", "format_version", "run", "run_sha256", "command"))
+
+
+def sidecar_bytes(run_path: str | os.PathLike, run_sha256: str, provenance: Mapping[str, Any] | None = None) -> bytes:
+    """The sidecar of the run at ``run_path`` whose bytes hash to ``run_sha256``: the common fields (version,
+    time, command) and the producer's ``provenance``, as the bytes of ``RUN.provenance.json``; the writer
+    publishes them after the run (:func:`mlirkit.io.trec.write_run`)."""
+    import sys
 
     # the package is imported before any of its modules; read here without an import statement, so this low
     # layer does not depend on the package root (which registers the dataset ids)
     __version__ = getattr(sys.modules.get("mlirkit"), "__version__", "unknown")
 
-    record = {"format": FORMAT, "format_version": FORMAT_VERSION, "run": Path(run_path).name,
-              "run_sha256": run_sha256, "mlirkit_version": __version__,
-              "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "command": command(),
-              **dict(provenance or {})}
-    path = sidecar_path(run_path)
-    with atomic_file(path, overwrite=True, mode="w", kind="provenance") as f:
-        f.write(json.dumps(record, indent=2, ensure_ascii=False, sort_keys=False, default=str) + "\n")
-    return path
+    record_ = {"format": FORMAT, "format_version": FORMAT_VERSION, "run": Path(run_path).name,
+               "run_sha256": run_sha256, "mlirkit_version": __version__,
+               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "command": command(),
+               **dict(provenance or {})}
+    text = json.dumps(record_, indent=2, ensure_ascii=False, sort_keys=False, default=str) + "\n"
+    check_json(sidecar_path(run_path), json.loads(text), SIDECAR)  # what is written reads back
+    return text.encode("utf-8")
 
 
 def read_sidecar(run_path: str | os.PathLike) -> dict[str, Any] | None:
-    """The sidecar of ``run_path`` as a dict, or None when there is none or it is not one mlirkit wrote."""
+    """The sidecar of ``run_path`` as a dict, or None when there is none; a file there that is not a sidecar
+    with its fields of their types (:data:`SIDECAR`) is one error naming the file and the field."""
     path = sidecar_path(run_path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+    if not (path.exists() or path.is_symlink()):
         return None
-    return data if isinstance(data, dict) and data.get("format") == FORMAT else None
+    if path.is_dir():
+        raise MlirkitError(f"{path}: a directory, not a provenance sidecar")
+    return check_json(path, read_json_file(path), SIDECAR)
 
 
 def describe_file(path: str | os.PathLike) -> dict[str, Any]:
@@ -128,5 +169,5 @@ def summary(record: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
-__all__ = ["FORMAT", "SUFFIX", "command", "describe_file", "describe_source", "is_sidecar", "read_sidecar",
-           "sha256_bytes", "sidecar_path", "summary", "write_sidecar"]
+__all__ = ["FILE", "FORMAT", "SIDECAR", "SUFFIX", "command", "describe_file", "describe_source", "is_sidecar",
+           "read_sidecar", "sha256_bytes", "sidecar_bytes", "sidecar_path", "summary"]

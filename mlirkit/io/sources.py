@@ -1,12 +1,18 @@
 """Resolve an input named on the command line: a local file, a directory, or an ir_datasets id.
 
-:func:`source_kind` is the one place that decides what a source is; readers dispatch on its answer.
+:func:`source_kind` is the one place that decides what a source is; readers dispatch on its answer;
+:func:`load_ir_dataset` the one place that looks an id up. mlirkit's own ids (``mlirkit/...``) are registered
+by the datasets layer, above this one: the package root hands its registration in (:func:`on_first_lookup`),
+and it runs before the first id is looked up, so every reader takes them and ``import mlirkit`` reads nothing.
 """
 from __future__ import annotations
 
 import os
+import sys
+import threading
 from enum import Enum
 from pathlib import Path
+from typing import Callable
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.registry import did_you_mean
@@ -28,11 +34,37 @@ def source_kind(source: str | os.PathLike) -> SourceKind:
     return SourceKind.DATASET
 
 
-def load_ir_dataset(dataset_id: str):
-    """``ir_datasets.load(id)`` with a clear error for unknown ids (``import mlirkit`` makes the
-    ``mlirkit/...`` ids visible to ir_datasets; see :mod:`mlirkit._ir_datasets_hook`)."""
+_registrars: list[Callable[[], None]] = []
+_registrars_lock = threading.RLock()
+
+
+def on_first_lookup(register: Callable[[], None]) -> None:
+    """Call ``register()`` (once) before :func:`load_ir_dataset` first looks an id up."""
+    with _registrars_lock:
+        if register not in _registrars:
+            _registrars.append(register)
+
+
+def import_ir_datasets():
+    """``import ir_datasets``, its home checked first: ir_datasets makes directories under
+    ``$IR_DATASETS_HOME`` while it is imported, and a file in the way is then one error, not a traceback."""
+    if "ir_datasets" not in sys.modules:
+        from mlirkit.base.env import env_directory
+
+        env_directory("IR_DATASETS_HOME", Path.home() / ".ir_datasets")
     import ir_datasets
 
+    return ir_datasets
+
+
+def load_ir_dataset(dataset_id: str):
+    """``ir_datasets.load(id)``, mlirkit's ids included (:func:`on_first_lookup`), with a clear error for
+    unknown ids."""
+    ir_datasets = import_ir_datasets()
+    with _registrars_lock:  # held while registering: no other thread looks an id up half-registered
+        while _registrars:
+            _registrars[0]()
+            _registrars.pop(0)
     try:
         return ir_datasets.load(dataset_id)
     except KeyError:
@@ -52,4 +84,4 @@ def file_format(path: str | os.PathLike) -> str:
     raise MlirkitError(f"{path}: unknown file type (expected .jsonl, .json, .tsv, optionally .gz)")
 
 
-__all__ = ["SourceKind", "file_format", "load_ir_dataset", "source_kind"]
+__all__ = ["SourceKind", "file_format", "import_ir_datasets", "load_ir_dataset", "on_first_lookup", "source_kind"]

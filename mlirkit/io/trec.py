@@ -214,9 +214,9 @@ def _format_score(score: float) -> str:
 def _write_bytes(path: str | os.PathLike, data: bytes, overwrite: bool, kind: str,
                  sidecar: dict[str, Any] | None = None) -> None:
     """``data`` (UTF-8 text) to ``path`` atomically, gzip-compressed for a ``.gz`` path (zero timestamp: equal
-    text, equal bytes); with ``sidecar``, the provenance sidecar is written under the output's lock, before
-    the file is renamed into place."""
-    from mlirkit.base.fs import atomic_file
+    text, equal bytes); with ``sidecar``, the provenance sidecar is published after the file, both written
+    and fsync-ed first (:func:`mlirkit.base.fs.claim_outputs`): a failed write publishes neither."""
+    from mlirkit.base.fs import claim_outputs, write_durably
 
     path = Path(path)
     if path.suffix == ".gz":
@@ -224,12 +224,16 @@ def _write_bytes(path: str | os.PathLike, data: bytes, overwrite: bool, kind: st
         with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0) as gz:
             gz.write(data)
         data = buffer.getvalue()
-    with atomic_file(path, overwrite=overwrite, mode="wb", kind=kind) as f:
-        f.write(data)
-        if sidecar is not None:
-            from mlirkit.io.provenance import sha256_bytes, write_sidecar
+    outputs = [(path, overwrite, kind, False)]
+    if sidecar is not None:
+        from mlirkit.io.provenance import sha256_bytes, sidecar_bytes, sidecar_path
 
-            write_sidecar(path, sha256_bytes(data), sidecar)
+        side = sidecar_bytes(path, sha256_bytes(data), sidecar)
+        outputs.append((sidecar_path(path), True, "provenance", False))
+    with claim_outputs(outputs) as tmps:
+        write_durably(tmps[0], data)
+        if sidecar is not None:
+            write_durably(tmps[1], side)
 
 
 def write_run(run: Mapping[str, Mapping[str, float]], path: str | os.PathLike, tag: str,

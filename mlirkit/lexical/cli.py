@@ -56,10 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 EXAMPLES = {
-    "": examples("python -m mlirkit.lexical index --corpus mlirkit/ddtp/multi --index indexes/ddtp-bm25",
+    "": examples("python -m mlirkit.lexical index --corpus mlirkit/ddtp/multi --index indexes/ddtp-bm25 "
+                 "--fallback-analyzer standard",
                  "python -m mlirkit.lexical search --index indexes/ddtp-bm25 --topics mlirkit/ddtp/multi/test "
                  "--output runs/bm25.trec"),
-    "index": examples("python -m mlirkit.lexical index --corpus mlirkit/ddtp/multi --index indexes/ddtp-bm25"),
+    "index": examples("python -m mlirkit.lexical index --corpus mlirkit/ddtp/multi --index indexes/ddtp-bm25 "
+                      "--fallback-analyzer standard"),
     "search": examples("python -m mlirkit.lexical search --index indexes/ddtp-bm25 --topics mlirkit/ddtp/multi/test "
                        "--output runs/bm25.trec"),
 }
@@ -70,13 +72,14 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    help="analyzer for languages Anserini has none for: standard = Unicode words, lower-cased, no "
                         "stemming or stopwords; english = Anserini's English analyzer (default: refuse such languages)")
     p.add_argument("--threads", type=positive_int, default=1, help="Java threads")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug messages, with Anserini's log and Java stacks")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 @cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging(quiet=args.quiet)
+    configure_logging(args.verbose, quiet=args.quiet)
     if args.command == "index":
         return _index(args)
     return _search(args)
@@ -99,8 +102,9 @@ def _search(args: argparse.Namespace) -> int:
     from mlirkit.base.fs import refuse_existing
     from mlirkit.io.topics import read_topics
     from mlirkit.io.trec import run_tag_for, write_run
-    from mlirkit.lexical.searcher import Bm25Searcher
+    from mlirkit.lexical.searcher import Bm25Searcher, check_bm25
 
+    check_bm25(args.k1, args.b)
     refuse_existing(Path(args.output), args.overwrite, "run")
     tag = run_tag_for(args.run_tag, args.output)
     queries = read_topics(args.topics, default_lang=args.query_lang)
@@ -109,7 +113,13 @@ def _search(args: argparse.Namespace) -> int:
             searcher.analyzer(q.lang, where=f"{args.topics}: query {q.query_id!r}, field lang")
         run = searcher.search(queries, k=args.hits, threads=args.threads, show_progress=not args.quiet)
         statistics = searcher.statistics
+        no_terms = searcher.queries_without_terms
     empty = [qid for qid, docs in run.items() if not docs]
+    if len(empty) == len(run):
+        from mlirkit.base.errors import MlirkitError
+
+        raise MlirkitError(f"{args.topics}: no query has a result in {args.index} ({len(no_terms)} of {len(run)} have no "
+                           "term left after analysis: only stopwords or punctuation); nothing to write")
     from mlirkit.index.reader import index_provenance
     from mlirkit.io.provenance import describe_source
 
@@ -118,5 +128,6 @@ def _search(args: argparse.Namespace) -> int:
                           "bm25": {"k1": args.k1, "b": args.b, "statistics": statistics},
                           "topics": describe_source(args.topics), "hits": args.hits})
     print(json.dumps({"run": str(args.output), "queries": len(run), "hits": args.hits, "k1": args.k1, "b": args.b,
-                      "statistics": statistics, "queries_without_hits": len(empty)}))
+                      "statistics": statistics, "queries_without_hits": len(empty),
+                      "queries_without_terms": len(no_terms)}))
     return 0

@@ -156,6 +156,7 @@ def _merge(parts: list[Path], out: Path, threads: int) -> None:
     config = c.IndexWriterConfig(c.WhitespaceAnalyzer())  # no text is analysed here: postings are copied
     config.setOpenMode(c.OpenMode.CREATE)
     config.setUseCompoundFile(False)
+    config.setMergeScheduler(c.SerialMergeScheduler())  # merges in this thread: a failure is its exception
     writer = c.IndexWriter(fs_directory(out), config)
     try:
         writer.addIndexes(*[fs_directory(p) for p in parts])

@@ -18,7 +18,6 @@ Lucene never touches these files (they do not follow its file-name pattern).
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -48,15 +47,44 @@ def require_lucene_index(path: str | Path) -> Path:
     return path
 
 
+def _meta_shape():
+    from mlirkit.io.json_fields import NON_NEGATIVE_INT, POSITIVE_INT, STRING, list_of, map_of, record, value
+    from mlirkit.lexical.analyzers import FALLBACKS, LANGUAGE_ANALYZERS
+
+    names = sorted({*LANGUAGE_ANALYZERS, *FALLBACKS})
+    analyzer = value("string", test=lambda v: v in LANGUAGE_ANALYZERS or v in FALLBACKS,
+                     what=f"an analyzer name ({', '.join(names)})")
+    return record({
+        "format": value("string", test=lambda v: v == LUCENE_INDEX_FORMAT, what=repr(LUCENE_INDEX_FORMAT)),
+        "mlirkit_version": STRING, "corpus": STRING, "documents": POSITIVE_INT, "max_docs": POSITIVE_INT,
+        "skipped_empty": NON_NEGATIVE_INT, "lang_counts": map_of(NON_NEGATIVE_INT),
+        "analyzers": map_of(record({"analyzer": analyzer, "class": STRING, "anserini_args": list_of(STRING),
+                                    "pyserini": STRING}, required=("analyzer",))),
+        "fields": map_of(STRING),
+        "fallback_analyzer": value("string", "null", test=lambda v: v in FALLBACKS,
+                                   what=f"null or a fallback analyzer ({', '.join(FALLBACKS)})"),
+        "anserini_jar": STRING, "lucene_version": STRING,
+    }, required=("format", "analyzers", "fields"))
+
+
 def read_meta(path: str | Path) -> dict[str, Any]:
-    """The index's ``meta.json``, or ``{}`` for a Lucene index mlirkit did not write (e.g. Pyserini's)."""
-    file = require_lucene_index(path) / META_FILE
+    """The index's ``meta.json``, its fields checked (types, analyzer names, ``fields`` = ``contents_<lang>``),
+    or ``{}`` for a Lucene index mlirkit did not write (e.g. Pyserini's). An index mlirkit wrote whose
+    ``meta.json`` is gone (its ``docid`` / ``langs`` are there) is refused: the analyzers and the language
+    fields are recorded there, and a search that guessed them would rank differently."""
+    from mlirkit.io.json_fields import check_json, read_json_file
+
+    index = require_lucene_index(path)
+    file = index / META_FILE
     if not file.is_file():
+        found = [name for name in (DOCID_FILE, LANGS_FILE) if (index / name).is_file()]
+        if found:
+            raise MlirkitError(f"{file} is missing: {index} is a BM25 index written by mlirkit ({', '.join(found)} "
+                               "are there) whose analyzers and language fields meta.json records; rebuild it "
+                               "(python -m mlirkit.lexical index)")
         return {}
-    try:
-        meta = json.loads(file.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise MlirkitError(f"{file}: not valid JSON ({e})") from None
-    if not isinstance(meta, dict) or meta.get("format") != LUCENE_INDEX_FORMAT:
-        raise MlirkitError(f"{file}: field 'format' is not {LUCENE_INDEX_FORMAT!r}")
+    meta = check_json(file, read_json_file(file), _meta_shape())
+    for lang, field in meta["fields"].items():
+        if field != language_field(lang):
+            raise MlirkitError(f"{file}: field 'fields.{lang}' must be {language_field(lang)!r}, got {field!r}")
     return meta

@@ -2,9 +2,10 @@
 encoder classes selectable.
 
 Pyserini's CLIs declare ``--encoder-class`` with a hard-coded ``choices`` list inside their
-``if __name__ == "__main__"`` block. :func:`run_pyserini_module` runs that block (``runpy``) while
-:func:`extended_choices` appends mlirkit's class names to exactly that option's list; everything else
-is Pyserini's code, arguments and behaviour. The patches are undone when the run ends.
+``if __name__ == "__main__"`` block. :func:`run_pyserini_module` runs that block (``runpy``) with its own
+``import argparse`` answered by :func:`argparse_with_choices`, a copy of the module whose parsers append
+mlirkit's class names to exactly that option's list; argparse itself is not changed, and everything else
+is Pyserini's code, arguments and behaviour. The other patches are undone when the run ends.
 
 The wrapper's own options (``--encoder-option``, ``--transform``, ...) are taken out of the command line
 first (:func:`split_wrapper_args`); the rest goes to Pyserini untouched. ``-h`` prints the wrapper's help
@@ -13,15 +14,16 @@ without importing Pyserini (which starts Java); ``--pyserini-help`` runs Pyserin
 from __future__ import annotations
 
 import argparse
+import builtins
 import logging
 import runpy
 import sys
+import types
 from contextlib import ExitStack, contextmanager
 from typing import Any, Iterator, Sequence
 
-from mlirkit.encoders.options import OPTION_NAMES
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import split_key_value
+from mlirkit.encoders.options import OPTION, parse_encoder_options
 
 logger = logging.getLogger(__name__)
 
@@ -29,34 +31,6 @@ ENCODER_CLASS_OPTION = "--encoder-class"
 HELP_FLAGS = frozenset({"-h", "--help"})
 PYSERINI_HELP_HEADING = "Pyserini's own options (passed through):"
 PYSERINI_HELP = "--pyserini-help"
-_INT_OPTIONS = {"batch_size", "max_length", "threads"}
-_BOOL_OPTIONS = {"normalize", "trust_remote_code"}
-_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
-
-
-def parse_encoder_options(items: Sequence[str] | None) -> dict[str, Any]:
-    """``["max_length=64", "normalize=false"]`` -> ``{"max_length": 64, "normalize": False}`` (keys checked)."""
-    from mlirkit.base.registry import did_you_mean
-
-    out: dict[str, Any] = {}
-    for item in items or []:
-        key, value = split_key_value(item, "--encoder-option")
-        key = key.replace("-", "_")
-        if key not in OPTION_NAMES:
-            raise MlirkitError(f"--encoder-option: unknown option {key!r}{did_you_mean(key, list(OPTION_NAMES))}; "
-                               f"known: {', '.join(OPTION_NAMES)}")
-        if key in _INT_OPTIONS:
-            try:
-                out[key] = int(value)
-            except ValueError:
-                raise MlirkitError(f"--encoder-option {key}: {value!r} is not an integer") from None
-        elif key in _BOOL_OPTIONS:
-            if value.lower() not in _TRUE | _FALSE:
-                raise MlirkitError(f"--encoder-option {key}: {value!r} is not true/false")
-            out[key] = value.lower() in _TRUE
-        else:
-            out[key] = value
-    return out
 
 
 def wrapper_parser(prog: str, usage: str, description: str, pyserini_module: str, encoder_options: str,
@@ -73,7 +47,7 @@ def wrapper_parser(prog: str, usage: str, description: str, pyserini_module: str
                    help="show this help and exit (Pyserini is not started)")
     g.add_argument(PYSERINI_HELP, action="store_true",
                    help=f"show the help of python -m {pyserini_module} and exit")
-    g.add_argument("--encoder-option", action="append", default=[], metavar="KEY=VALUE",
+    g.add_argument(OPTION, action="append", default=[], metavar="KEY=VALUE",
                    help=f"mlirkit encoder option ({encoder_options}); repeatable")
     return p, g
 
@@ -120,21 +94,33 @@ def peek_option(argv: Sequence[str], option: str, type_: Any = str) -> Any:
         raise MlirkitError(f"{option} {value!r}: expected {getattr(type_, '__name__', type_)}") from None
 
 
-@contextmanager
-def extended_choices(option: str, names: Sequence[str]) -> Iterator[None]:
-    """While active, an ``add_argument(option, choices=[...])`` call gets ``names`` appended to its choices."""
-    original = argparse._ActionsContainer.add_argument
+def argparse_with_choices(option: str, names: Sequence[str]) -> types.ModuleType:
+    """A copy of the ``argparse`` module whose parsers (and their subparsers) append ``names`` to the
+    choices of an ``add_argument(option, choices=[...])`` call; the real module is left as it is."""
 
-    def add_argument(self, *args, **kwargs):
-        if option in args and kwargs.get("choices") is not None:
-            kwargs["choices"] = list(kwargs["choices"]) + [n for n in names if n not in kwargs["choices"]]
-        return original(self, *args, **kwargs)
+    class ArgumentParser(argparse.ArgumentParser):
+        def add_argument(self, *args, **kwargs):
+            if option in args and kwargs.get("choices") is not None:
+                kwargs["choices"] = list(kwargs["choices"]) + [n for n in names if n not in kwargs["choices"]]
+            return super().add_argument(*args, **kwargs)
 
-    argparse._ActionsContainer.add_argument = add_argument
-    try:
-        yield
-    finally:
-        argparse._ActionsContainer.add_argument = original
+    module = types.ModuleType("argparse", argparse.__doc__)
+    vars(module).update({k: v for k, v in vars(argparse).items() if not k.startswith("__")})
+    module.ArgumentParser = ArgumentParser
+    return module
+
+
+def builtins_importing(replacements: dict[str, types.ModuleType]) -> dict[str, Any]:
+    """The builtins of a module run with ``runpy`` whose ``import NAME`` gives ``replacements[NAME]`` (only
+    that module's own code sees them; ``sys.modules`` is not touched)."""
+    real_import = builtins.__import__
+
+    def __import__(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A001, N807
+        if level == 0 and name in replacements:
+            return replacements[name]
+        return real_import(name, globals, locals, fromlist, level)
+
+    return {**vars(builtins), "__import__": __import__}
 
 
 @contextmanager
@@ -169,12 +155,13 @@ def run_pyserini_module(module: str, argv: Sequence[str], class_names: Sequence[
 
     with ExitStack() as stack:
         stack.enter_context(patched_attr(dynamic_modules, "TIME_OUT_REMOTE_CODE", 0))
-        stack.enter_context(extended_choices(ENCODER_CLASS_OPTION, class_names))
         for obj, name, value in patches:
             stack.enter_context(patched_attr(obj, name, value))
         stack.enter_context(patched_argv([f"python -m {module}", *argv]))
         try:
-            runpy.run_module(module, run_name="__main__", alter_sys=False)
+            own_builtins = builtins_importing({"argparse": argparse_with_choices(ENCODER_CLASS_OPTION, class_names)})
+            runpy.run_module(module, init_globals={"__builtins__": own_builtins}, run_name="__main__",
+                             alter_sys=False)
         except SystemExit as e:  # argparse errors, Pyserini's exit()
             if e.code is None or isinstance(e.code, int):
                 return int(e.code or 0)

@@ -91,7 +91,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mlirkit.search.query_shift import require_query_langs
 
         require_query_langs(queries, args.topics)
-    encoder = encoder_from_args(args) if args.encoder else None
+    if args.encoder:
+        encoder = encoder_from_args(args)
+    else:  # the index's own encoder, built by the searcher
+        from mlirkit.encoders.hf import pin_malloc_threshold
+
+        pin_malloc_threshold()
+        encoder = None
     from mlirkit.search.sharded import open_index
 
     set_threads(args.threads)
@@ -100,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     searcher = Searcher(index, encoder, force=args.force, encoder_overrides=encoder_options(args),
                         query_shift=args.query_shift, alpha=args.alpha, transform=args.transform,
                         candidates=args.candidates, missing=args.missing)
-    results = searcher.search(queries, k=args.hits, batch_size=args.batch_size or 64, show_progress=not args.quiet)
+    results = searcher.search(queries, k=args.hits, batch_size=encoder_options(args).get("batch_size", 64), show_progress=not args.quiet)
     from mlirkit.io.provenance import describe_source
 
     write_run(results.to_run(), args.output, tag=tag, overwrite=args.overwrite,

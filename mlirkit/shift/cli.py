@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples, with_examples
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import LANG_LIST_HELP, LangListAction, lang_code, positive_int
+from mlirkit.base.options import LANG_LIST_HELP, LangListAction, lang_code, non_negative_int, positive_int
 from mlirkit.transforms.defaults import DEFAULT_MIN_DOCS
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--grid", nargs="+", type=float, default=None, help="alphas to try (default 0.0 ... 2.0 by 0.1)")
     s.add_argument("--max-probes", type=positive_int, default=2000,
                    help="documents used as probes, shared evenly by the languages (knn)")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--seed", type=non_negative_int, default=0, help="random seed of the probes, an integer >= 0")
     for sp in sub.choices.values():
         sp.add_argument("-q", "--quiet", action="store_true",
                         help="only warnings and errors on stderr (no INFO lines, no progress bars)")
@@ -165,12 +165,12 @@ def cmd_fit(args: argparse.Namespace) -> int:
         return _import_pt(args)
     if not args.source_lang:
         raise MlirkitError("--source-lang is required when fitting from parallel text")
-    from mlirkit.encoders.options import encoder_from_args
+    from mlirkit.encoders.options import encoder_from_args, encoder_options
     from mlirkit.transforms.fit import fit_from_pairs
 
     t = fit_from_pairs(lambda: encoder_from_args(args), args.pairs, source_lang=args.source_lang, method=args.method,
                        text_field=args.text_field, langs=args.langs, max_pairs=args.max_pairs,
-                       batch_size=args.batch_size or 64, langid=args.langid, show_progress=not args.quiet, **recipe)
+                       batch_size=encoder_options(args).get("batch_size", 64), langid=args.langid, show_progress=not args.quiet, **recipe)
     t.meta["encoder_name"] = args.encoder
     return _save(args, t, {**t.meta["fit"], "pairs": t.meta.get("pairs"),
                            "langid": None if t.langid is None else t.langid.to_meta()})

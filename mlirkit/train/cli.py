@@ -1,8 +1,10 @@
-"""``python -m mlirkit.train``: train a DCL retriever from a config file and/or flags.
+"""``python -m mlirkit.train``: train a DCL retriever from a config file (JSON or YAML: the fields of
+:class:`~mlirkit.train.config.TrainConfig`), changed by ``--set FIELD=VALUE`` and a few flags.
 
-Every :class:`~mlirkit.train.config.TrainConfig` field is a flag (``--max-steps 200``,
-``--no-use-ldcl``); flags override the config file; ``--ablation NAME`` applies a preset first.
-Multi-process: ``torchrun --nproc_per_node 2 -m mlirkit.train --config run.json``.
+``--set`` takes any field (``--set lr=1e-4 --set use_ldcl=false --set parallel_langs=de,fr``), its value read as
+the field's type; the flags of the fields most runs change (``--output``, ``--backbone``, ``--max-steps``, ``--seed``,
+``--device``) are generated from the dataclass too; ``--ablation NAME`` applies a preset first; ``--print-config``
+shows every field. Multi-process: ``torchrun --nproc_per_node 2 -m mlirkit.train run.json``.
 """
 from __future__ import annotations
 
@@ -14,57 +16,116 @@ from typing import Any, Sequence
 
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples
-from mlirkit.base.options import LANG_LIST_HELP, LangListAction
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.options import RenamedFlag, split_key_value, split_lang_list, typed_value
 from mlirkit.train.config import ABLATIONS, TrainConfig
 
+#: the fields with a flag of their own (the rest: --set FIELD=VALUE)
+OVERRIDES = {"output_dir": "--output", "backbone": "--backbone", "max_steps": "--max-steps", "seed": "--seed",
+             "device": "--device"}
+SET = "--set"
 
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
+
+def _hints() -> dict[str, Any]:
+    return typing.get_type_hints(TrainConfig)
+
+
+def _inner(hint: Any) -> tuple[Any, bool]:
+    """``(the type, whether None is allowed)`` of a field's hint (``int | None`` -> ``(int, True)``)."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if typing.get_origin(hint) is not list and len(args) < len(typing.get_args(hint)):
+        return args[0], True
+    return hint, False
+
+
+def field_value(name: str, text: str, option: str = SET) -> Any:
+    """The text of ``FIELD=VALUE`` as the field's type: ``true``/``false``, a number, a comma-separated list (language
+    codes checked), ``none`` for a field that may be None, else the text itself."""
+    kind, optional = _inner(_hints()[name])
+    where = f"{option} {name}={text}"
+    if optional and text.strip().lower() in ("none", "null"):
+        return None
+    if typing.get_origin(kind) is list:
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        if name.endswith("_langs"):
+            try:
+                return split_lang_list(items)
+            except ValueError as e:
+                raise MlirkitError(f"{where}: {e}") from None
+        return items
+    return typed_value(text, kind, where)
+
+
+def parse_sets(items: Sequence[str] | None) -> dict[str, Any]:
+    """``--set FIELD=VALUE`` items -> ``{field: value}`` (unknown fields: one error with "did you mean")."""
+    from mlirkit.base.registry import did_you_mean
+
+    names = [f.name for f in dataclasses.fields(TrainConfig)]
+    out: dict[str, Any] = {}
+    for item in items or []:
+        name, text = split_key_value(item, SET, expected="FIELD=VALUE")
+        name = name.replace("-", "_")
+        if name not in names:
+            raise MlirkitError(f"{SET} {name}: TrainConfig has no field {name!r}{did_you_mean(name, names)} "
+                               "(python -m mlirkit.train --print-config lists them)")
+        out[name] = field_value(name, text)
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="python -m mlirkit.train", description=__doc__.splitlines()[0], epilog=examples(
-        "python -m mlirkit.train run.json --max-steps 200"))
-    p.add_argument("config_path", nargs="?", help="config file (JSON or YAML); same as --config")
-    p.add_argument("--config", dest="config_opt", help="config file (JSON or YAML)")
+    from mlirkit.train.config_help import field_help
+
+    p = ArgumentParser(prog="python -m mlirkit.train", description=__doc__, epilog=examples(
+        "python -m mlirkit.train run.json --max-steps 200 --set use_ldcl=false --output runs/dcl"))
+    p.add_argument("config_path", nargs="?", metavar="CONFIG", help="config file (JSON or YAML)")
+    p.add_argument(SET, dest="set", action="append", default=None, metavar="FIELD=VALUE",
+                   help="set any config field, repeatable: lr=1e-4, use_orth=false, parallel=a.jsonl,b.jsonl, "
+                        "head_dim=none (--print-config lists the fields; docs/training.md)")
+    fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    for name, flag in OVERRIDES.items():  # generated from the dataclass: type and help are the field's
+        kind, _ = _inner(_hints()[name])
+        p.add_argument(flag, dest=name, type=kind if kind in (int, float) else str, default=None,
+                       metavar=getattr(kind, "__name__", "X").upper(), help=field_help(TrainConfig, fields[name]))
     p.add_argument("--ablation", choices=ABLATIONS.names(), help="apply an ablation preset")
     p.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in output_dir")
     p.add_argument("--overwrite", action="store_true", help="replace a previous run in output_dir")
     p.add_argument("--print-config", action="store_true", help="print the resolved config as JSON and exit")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--no-progress", dest="quiet", action="store_true", help=argparse.SUPPRESS)  # deprecated alias
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    hints = typing.get_type_hints(TrainConfig)
-    from mlirkit.train.config_help import field_help
-
-    for f in dataclasses.fields(TrainConfig):
-        hint, text = hints[f.name], field_help(TrainConfig, f)
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
-        base = args[0] if args else hint
-        if hint is bool:
-            p.add_argument(_flag(f.name), dest=f.name, action=argparse.BooleanOptionalAction, default=None,
-                           help=text)
-        elif f.name.endswith("_langs"):  # language codes: "de fr" or "de,fr"
-            p.add_argument(_flag(f.name), dest=f.name, action=LangListAction, nargs="*", default=None,
-                           metavar="LANG", help=f"{text} ({LANG_LIST_HELP})")
-        elif typing.get_origin(base) is list or typing.get_origin(hint) is list:
-            p.add_argument(_flag(f.name), dest=f.name, nargs="*", default=None, metavar="X", help=text)
-        else:
-            flags = [_flag(f.name)] + (["--output"] if f.name == "output_dir" else [])  # --output: the CLIs' name
-            p.add_argument(*flags, dest=f.name, type=base if base in (int, float) else str, default=None,
-                           metavar=base.__name__.upper() if hasattr(base, "__name__") else "X", help=text)
+    _add_renamed(p)
     return p
 
 
+def _add_renamed(p: argparse.ArgumentParser) -> None:
+    """The spellings of earlier releases, hidden: a flag per field (``--lr 1e-4``, ``--no-use-ldcl``), ``--output-dir``,
+    ``--config FILE``, ``--no-progress``; each works with a one-line warning."""
+    p.add_argument("--config", dest="config_opt", action=RenamedFlag, new="the positional CONFIG")
+    p.add_argument("--no-progress", dest="quiet", action=RenamedFlag, new="--quiet", value=True)
+    p.add_argument("--output-dir", dest="output_dir", action=RenamedFlag, new="--output VALUE")
+    for f in dataclasses.fields(TrainConfig):
+        if f.name in OVERRIDES:
+            continue
+        flag, kind = "--" + f.name.replace("_", "-"), _inner(_hints()[f.name])[0]
+        if kind is bool:
+            for old, value in ((flag, "true"), ("--no-" + flag[2:], "false")):
+                p.add_argument(old, dest="set", action=RenamedFlag, new=f"{SET} {f.name}={value}", value=value,
+                               prefix=f"{f.name}=")
+        else:
+            p.add_argument(flag, dest="set", action=RenamedFlag, new=f"{SET} {f.name}=VALUE", prefix=f"{f.name}=",
+                           nargs="*" if typing.get_origin(kind) is list else None)
+
+
 def resolve_config(args: argparse.Namespace) -> TrainConfig:
-    path = args.config_opt or args.config_path
+    """The config file (positional), then ``--ablation``, then ``--set``, then the override flags."""
+    path = getattr(args, "config_opt", None) or args.config_path
     data: dict[str, Any] = TrainConfig.load(path).to_dict() if path else {}
     if args.ablation:
         data.update(ABLATIONS.get(args.ablation))
-    for f in dataclasses.fields(TrainConfig):
-        v = getattr(args, f.name)
-        if v is not None:
-            data[f.name] = v
+    data.update(parse_sets(args.set))
+    for name in (*OVERRIDES, "output_dir"):
+        value = getattr(args, name, None)
+        if value is not None:
+            data[name] = value
     return TrainConfig.from_dict(data, "command line").validate()
 
 
@@ -83,3 +144,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if trainer.rank == 0:
         print(final)
     return 0
+
+
+__all__ = ["OVERRIDES", "build_parser", "field_value", "main", "parse_sets", "resolve_config"]

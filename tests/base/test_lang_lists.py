@@ -56,19 +56,23 @@ def _lang_list_options(parser: argparse.ArgumentParser):
 
 
 def test_every_cli_language_list_option_uses_the_action():
-    """shift fit --langs, benchmark --query-langs/--languages, train --parallel-langs: commas split."""
+    """shift fit --langs, benchmark --query-langs/--languages, train --set parallel_langs=: commas split."""
     from mlirkit.benchmark.cli import build_parser as benchmark_parser
     from mlirkit.shift.cli import build_parser as shift_parser
     from mlirkit.train.cli import build_parser as train_parser
 
     found = {opt for build in (shift_parser, benchmark_parser, train_parser) for _, opt in _lang_list_options(build())}
-    assert found == {"--langs", "--query-langs", "--languages", "--parallel-langs"}
+    assert found == {"--langs", "--query-langs", "--languages"}
     fit = shift_parser().parse_args(["fit", "--output", "o", "--langs", "de,fr", "ja"])
     assert fit.langs == ["de", "fr", "ja"]
     bench = benchmark_parser().parse_args(["--query-langs", "en,de", "--languages", "en", "de,fr"])
     assert bench.query_langs == ["en", "de"] and bench.languages == ["en", "de", "fr"]
     assert benchmark_parser().parse_args([]).query_langs == ["en"]
-    assert train_parser().parse_args(["--parallel-langs", "de,fr"]).parallel_langs == ["de", "fr"]
+    from mlirkit.train.cli import parse_sets
+
+    assert parse_sets(train_parser().parse_args(["--set", "parallel_langs=de,FR"]).set) == {"parallel_langs": ["de", "fr"]}
+    with pytest.raises(MlirkitError, match="--set parallel_langs=de,en_US: invalid language 'en_US'"):
+        parse_sets(["parallel_langs=de,en_US"])
     # no other option of these CLIs takes language codes by nargs without the action
     for build in (shift_parser, benchmark_parser, train_parser):
         stack = [build()]

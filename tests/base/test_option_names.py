@@ -1,6 +1,7 @@
 """Errors name keyword arguments in Python and flags in a CLI: one message, spelt for whoever called."""
 from __future__ import annotations
 
+import contextvars
 import threading
 
 import pytest
@@ -18,11 +19,37 @@ def test_option_spelling_in_python_and_in_a_cli():
             ("--max-pairs", "--force", "--index-type flat")
         assert option("query_langs", flag="--query-lang") == "--query-lang" and in_cli()
         seen = []
-        worker = threading.Thread(target=lambda: seen.append(option("skip_empty", True)))
+        worker = threading.Thread(target=contextvars.copy_context().run,
+                                  args=(lambda: seen.append(option("skip_empty", True)),))
         worker.start()
         worker.join()
-        assert seen == ["--skip-empty"]  # a CLI's worker threads speak its language too
+        assert seen == ["--skip-empty"]  # a worker the CLI starts in its context speaks its language
     assert option("max_pairs") == "max_pairs"
+
+
+def test_a_cli_in_one_thread_leaves_a_python_caller_in_another_alone():
+    """The wording is per context, not process-wide: while a CLI runs (and waits) in one thread, a Python
+    caller in another thread still reads keyword names."""
+    cli_running, python_done = threading.Event(), threading.Event()
+    seen = {}
+
+    @cli_main
+    def main(argv=None):
+        cli_running.set()
+        python_done.wait(10)
+        seen["cli"] = option("max_pairs")
+
+    def python_caller():
+        cli_running.wait(10)
+        seen["python"] = option("max_pairs")
+        python_done.set()
+
+    threads = [threading.Thread(target=main), threading.Thread(target=python_caller)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == {"cli": "--max-pairs", "python": "max_pairs"}
 
 
 def test_cli_main_speaks_flags_only_while_main_runs_even_when_it_fails():

@@ -35,7 +35,7 @@ def test_parse_key_values():
 def test_every_cli_key_value_option_uses_it():
     """--index-param, --encoder-option, --alpha, eval plot --point/--baseline: the same error wording."""
     from mlirkit.index.types import IndexSpec
-    from mlirkit.pyserini.wrapper import parse_encoder_options
+    from mlirkit.encoders.options import parse_encoder_options
     from mlirkit.transforms.alpha import Alpha
 
     with pytest.raises(MlirkitError, match="--index-param 'M' is not KEY=VALUE"):

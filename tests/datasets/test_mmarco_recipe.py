@@ -107,7 +107,7 @@ def test_shift_fit_pairs_mmarco_equals_numpy_recipe(upstream, tiny_model_dir, ti
 
     out = upstream / f"{alias}.safetensors"
     assert main(["fit", "--pairs", alias, "--source-lang", "en", "--encoder", str(tiny_model_dir),
-                 "--encoder-class", "hf", "--max-length", "64", "--output", str(out)]) == 0
+                 "--encoder-class", "hf", "--encoder-option", "max_length=64", "--output", str(out)]) == 0
     report = json.loads(capsys.readouterr().out)
     n_groups = 5 if weighting == "pairs" else 4  # 104 has no English passage
     assert report["groups_used"] == n_groups and report["skipped_no_source"] == 1

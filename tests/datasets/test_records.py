@@ -43,8 +43,8 @@ def test_docs_iter_iterates_and_slices_like_ir_datasets(docs):
     assert next(it).doc_id == "d0" and next(it).doc_id == "d1"  # still a plain iterator
 
 
-def test_registered_id_slices_after_plain_import():
-    code = ("import mlirkit, ir_datasets; "
+def test_registered_id_slices_after_register_datasets():
+    code = ("import mlirkit, ir_datasets; mlirkit.register_datasets(); "
             "print(next(iter(ir_datasets.load('mlirkit/ddtp/en').docs_iter()[:1])).doc_id); "
             "print(len(list(ir_datasets.load('mlirkit/ddtp/en').docs_iter()[10:20])))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600,
@@ -70,8 +70,8 @@ def test_ir_datasets_export_writes_full_records(capsys):
     assert qrels and all(len(line.split()) == 4 for line in qrels)
 
 
-def test_ir_datasets_cli_itself_after_import_mlirkit():
-    code = "import mlirkit, ir_datasets; ir_datasets.main_cli()"
+def test_ir_datasets_cli_itself_after_register_datasets():
+    code = "import mlirkit, ir_datasets; mlirkit.register_datasets(); ir_datasets.main_cli()"
     out = subprocess.run([sys.executable, "-c", code, "export", "mlirkit/ddtp/en/dev", "queries", "--format", "jsonl"],
                          cwd=REPO, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import json
 import os
 from pathlib import Path
@@ -60,6 +61,7 @@ def failing_downloads(monkeypatch) -> list[str]:
     """Online, with every download failing after a few bytes; the URLs asked for are appended to the list."""
     for var in sources.OFFLINE_ENVS:
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(sources, "unreachable", lambda url: None)  # online: every host name resolves
     from ir_datasets.util.download import RequestsDownload
 
     calls = []
@@ -99,10 +101,41 @@ def test_failed_download_falls_back_to_the_bundled_copy(monkeypatch, caplog):
     assert not any(p.is_file() for p in home().rglob("*"))
 
 
+def test_no_network_reads_the_bundled_copy_with_one_line_and_no_attempt(monkeypatch, caplog):
+    """A machine without network but without an offline variable: the host name does not resolve, so no download
+    is tried (no retry lines of ir_datasets'), one warning says why, and the bundled copy is read."""
+    import socket
+
+    calls: list[str] = []
+    for var in sources.OFFLINE_ENVS:
+        monkeypatch.delenv(var, raising=False)
+    for var in ("https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    from ir_datasets.util.download import RequestsDownload
+
+    monkeypatch.setattr(RequestsDownload, "stream", lambda self: calls.append(self.url))
+
+    def no_dns(host, *args, **kwargs):
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_dns)
+    with caplog.at_level("INFO"):
+        assert ir_datasets.load("mlirkit/xquad-r/en").docs_count() == 1920
+    assert calls == []
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and warnings[0].name == "mlirkit.datasets.sources", [r.getMessage() for r in warnings]
+    assert "no network: raw.githubusercontent.com does not resolve" in warnings[0].getMessage()
+    assert not [r for r in caplog.records if r.name.startswith("ir_datasets")]
+    assert sources.unreachable("https://example.org/x") is not None
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")  # a proxy resolves names itself
+    assert sources.unreachable("https://example.org/x") is None
+
+
 def test_successful_download_must_match_the_bundled_md5(monkeypatch):
     """Online, XQuAD-R still comes from upstream, and a download must be the bundled file (its MD5)."""
     for var in sources.OFFLINE_ENVS:
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(sources, "unreachable", lambda url: None)  # online: every host name resolves
     from ir_datasets.util.download import RequestsDownload
 
     bundle = sources.read_bundled(xquad_r.files(xquad_r.LANGS))
@@ -131,6 +164,7 @@ def test_successful_download_must_match_the_bundled_md5(monkeypatch):
 def test_successful_download_is_atomic(monkeypatch):
     for var in sources.OFFLINE_ENVS:
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(sources, "unreachable", lambda url: None)  # online: every host name resolves
     from ir_datasets.util.download import RequestsDownload
 
     @contextlib.contextmanager

@@ -59,7 +59,7 @@ def test_fit_cli_on_tatoeba(tmp_path, tiny_model_dir, capsys):
 
     out = tmp_path / "tatoeba.shift"
     assert main(["fit", "--method", "shift", "--pairs", "mlirkit/parallel/tatoeba", "--langs", "tzl", "swg",
-                 "--encoder", str(tiny_model_dir), "--encoder-class", "hf", "--max-length", "32",
+                 "--encoder", str(tiny_model_dir), "--encoder-class", "hf", "--encoder-option", "max_length=32",
                  "--source-lang", "en", "--output", str(out)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["pairs"] == {"swg": 112, "tzl": 104}

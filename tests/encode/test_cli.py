@@ -42,7 +42,7 @@ def run(main, argv, capsys):
 def test_encode_then_search(tmp_path, corpus, tiny_model_dir, capsys):
     index = tmp_path / "index"
     code, out, err = run(encode_main, ["--corpus", str(corpus), "--index", str(index), "--encoder", str(tiny_model_dir),
-                                       "--max-length", "32", "--batch-size", "2", "--save-embeddings", "--quiet"], capsys)
+                                       "--encoder-option", "max_length=32", "--encoder-option", "batch_size=2", "--save-embeddings", "--quiet"], capsys)
     assert code == 0, err
     assert json.loads(out)["documents"] == 5
     assert DenseIndex(index).langs == ["en", "de", "fr", "ru", "ja"]
@@ -74,7 +74,7 @@ def test_encode_then_search(tmp_path, corpus, tiny_model_dir, capsys):
 def test_max_docs_limits_the_corpus(tmp_path, corpus, tiny_model_dir, capsys):
     index = tmp_path / "index"
     code, out, err = run(encode_main, ["--corpus", str(corpus), "--index", str(index), "--encoder", str(tiny_model_dir),
-                                       "--max-length", "16", "--max-docs", "2", "--quiet"], capsys)
+                                       "--encoder-option", "max_length=16", "--max-docs", "2", "--quiet"], capsys)
     assert code == 0, err
     assert json.loads(out)["documents"] == 2 and DenseIndex(index).docids == ["d1", "d2"]
     assert DenseIndex(index).meta["max_docs"] == 2
@@ -149,7 +149,7 @@ def test_search_refuses_other_encoder(tmp_path, corpus, tiny_model_dir, capsys):
     topics = tmp_path / "q.tsv"
     topics.write_text("q1\tferry\ten\n", encoding="utf-8")
     argv = ["--index", str(index), "--topics", str(topics), "--output", str(tmp_path / "r.trec"), "--quiet"]
-    code, _, err = run(search_main, [*argv, "--encoder", str(tiny_model_dir), "--pooling", "cls"], capsys)
+    code, _, err = run(search_main, [*argv, "--encoder", str(tiny_model_dir), "--encoder-option", "pooling=cls"], capsys)
     assert code == 2 and "made with another encoder" in err and "pooling" in err
     assert not (tmp_path / "r.trec").exists()
     code, _, err = run(search_main, [*argv, "--encoder", "usem"], capsys)

@@ -24,7 +24,7 @@ def _jsonl(rows) -> bytes:
 
 
 def _encode_argv(corpus, index, model, *extra):
-    return ["--corpus", str(corpus), "--index", str(index), "--encoder", str(model), "--max-length", "16", "--quiet",
+    return ["--corpus", str(corpus), "--index", str(index), "--encoder", str(model), "--encoder-option", "max_length=16", "--quiet",
             *extra]
 
 
@@ -54,13 +54,23 @@ def test_encode_strips_a_byte_order_mark(tmp_path, tiny_model_dir, capsys):
     assert (tmp_path / "index" / "docid").read_text(encoding="utf-8") == "d1\nd2\n"
 
 
-@pytest.mark.parametrize("option", ["--chunk-size", "--batch-size", "--num-shards", "--max-length"])
+@pytest.mark.parametrize("option", ["--chunk-size", "--num-shards"])
 @pytest.mark.parametrize("value", ["0", "-3", "x"])
 def test_encode_counts_must_be_positive(tmp_path, tiny_model_dir, capsys, option, value):
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_bytes(_jsonl(GOOD))
     assert_usage_error(encode_main, _encode_argv(corpus, tmp_path / "index", tiny_model_dir, option, value), capsys,
                        tmp_path, option)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("batch_size", "0", "batch_size must be positive, got 0"), ("batch_size", "x", "batch_size=x: expected an integer"),
+    ("max_length", "-3", "max_length must be at least 2, got -3"), ("max_length", "x", "max_length=x: expected an integer")])
+def test_encode_encoder_counts_are_checked(tmp_path, tiny_model_dir, capsys, key, value, message):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_bytes(_jsonl(GOOD))
+    argv = _encode_argv(corpus, tmp_path / "index", tiny_model_dir, "--encoder-option", f"{key}={value}")
+    assert_refused(encode_main, argv, capsys, tmp_path, message)
 
 
 def test_encode_alpha_for_a_language_the_transform_lacks(tmp_path, tiny_encoder, tiny_model_dir, capsys):

@@ -44,7 +44,7 @@ def same_vectors(a, b, atol=0.0):
 
 def encode(tmp_path, tiny_model_dir, capsys, out, *extra):
     code = run_cli(encode_main, ["--corpus", str(corpus(tmp_path)), "--index", str(tmp_path / out), "--encoder",
-                                 str(tiny_model_dir), "--encoder-class", "hf", "--max-length", "64", "--quiet", *extra])
+                                 str(tiny_model_dir), "--encoder-class", "hf", "--encoder-option", "max_length=64", "--quiet", *extra])
     return code, capsys.readouterr().err
 
 

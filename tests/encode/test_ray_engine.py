@@ -115,7 +115,7 @@ def test_ray_cli_equals_local_cli(tmp_path, tiny_model_dir, capsys):
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps({"_id": d.doc_id, "text": d.text, "lang": d.lang}) + "\n"
                               for d in make_docs(45)), encoding="utf-8")
-    common = ["--corpus", str(corpus), "--encoder", str(tiny_model_dir), "--max-length", "16", "--quiet",
+    common = ["--corpus", str(corpus), "--encoder", str(tiny_model_dir), "--encoder-option", "max_length=16", "--quiet",
               "--save-embeddings"]
     assert run_cli(encode_main, [*common, "--index", str(tmp_path / "local")]) == 0
     capsys.readouterr()

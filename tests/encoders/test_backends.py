@@ -211,22 +211,22 @@ def test_index_searchable_across_equivalent_backends_int8_refused(tmp_path, tiny
     topics.write_text("q1\tferry harbour\ten\nq2\tcopy files\ten\n", encoding="utf-8")
     index = tmp_path / "index"
     assert run_cli(encode_main, ["--corpus", str(corpus), "--index", str(index), "--encoder", str(tiny_model_dir),
-                                 "--backend", "torch", "--max-length", "64", "--quiet"]) == 0
+                                 "--encoder-option", "backend=torch", "--encoder-option", "max_length=64", "--quiet"]) == 0
     meta = DenseIndex(index).meta
     assert meta["encoder"]["backend"] == "torch" and meta["encoder_options"]["backend"] == "torch"
     search = ["--index", str(index), "--topics", str(topics), "--hits", "6", "--quiet"]
     runs = {}
     for backend in ("torch", "openvino"):
         out = tmp_path / f"{backend}.trec"
-        assert run_cli(search_main, [*search, "--output", str(out), "--backend", backend]) == 0
+        assert run_cli(search_main, [*search, "--output", str(out), "--encoder-option", f"backend={backend}"]) == 0
         runs[backend] = read_run(out)
     assert {q: sorted(h) for q, h in runs["torch"].items()} == {q: sorted(h) for q, h in runs["openvino"].items()}
     capsys.readouterr()
-    code = run_cli(search_main, [*search, "--output", str(tmp_path / "int8.trec"), "--quantize", "int8"])
+    code = run_cli(search_main, [*search, "--output", str(tmp_path / "int8.trec"), "--encoder-option", "quantize=int8"])
     err = capsys.readouterr().err
     assert code == 2 and "made with another encoder" in err and "quantize" in err and "--force" in err
     assert not (tmp_path / "int8.trec").exists()
-    assert run_cli(search_main, [*search, "--output", str(tmp_path / "int8.trec"), "--quantize", "int8", "--force"]) == 0
+    assert run_cli(search_main, [*search, "--output", str(tmp_path / "int8.trec"), "--encoder-option", "quantize=int8", "--force"]) == 0
 
 
 def test_pyserini_search_wrapper_batches_queries_by_default(monkeypatch):
@@ -278,7 +278,7 @@ def test_real_e5_backends_keep_fp32_fidelity():
 
 
 def test_pyserini_wrappers_take_backend_options():
-    from mlirkit.pyserini.wrapper import parse_encoder_options
+    from mlirkit.encoders.options import parse_encoder_options
 
     assert parse_encoder_options(["backend=openvino", "precision=bf16", "threads=2"]) == {
         "backend": "openvino", "precision": "bf16", "threads": 2}

@@ -25,7 +25,7 @@ def crafted(tmp_path_factory, tiny_model_dir):
     (root / "c.jsonl").write_text("".join(json.dumps({"_id": f"d{i}", "text": f"ferry {i}", "lang": "en"}) + "\n"
                                           for i in range(4)), "utf-8")
     assert run_cli(encode_main, ["--corpus", str(root / "c.jsonl"), "--index", str(root / "index"), "--encoder",
-                                 str(tiny_model_dir), "--encoder-class", "hf", "--max-length", "32",
+                                 str(tiny_model_dir), "--encoder-class", "hf", "--encoder-option", "max_length=32",
                                  "--save-embeddings", "--quiet"]) == 0
     meta = json.loads((root / "index" / "meta.json").read_text("utf-8"))
     meta["encoder_name"] = str(model)
@@ -39,7 +39,7 @@ def test_options_from_a_file_never_carry_trust_remote_code():
     assert options_from_file({"max_length": 8, "trust_remote_code": False}, "m.json") == {"max_length": 8}
     assert options_from_file({"trust_remote_code": True}, "m.json", {"trust_remote_code": True}) == {}
     with pytest.raises(MlirkitError, match=r"^m\.json: asks for encoder option trust_remote_code=true.*"
-                                           r"pass --trust-remote-code \(Python: trust_remote_code=True\)"):
+                                           r"pass --encoder-option trust_remote_code=true \(Python: trust_remote_code=True\)"):
         options_from_file({"trust_remote_code": True}, "m.json")
 
 
@@ -67,7 +67,7 @@ def test_search_of_a_crafted_index_runs_no_code(crafted, capsys):
     cmd = ["--index", str(root / "index"), "--topics", str(root / "t.tsv"), "--output", str(root / "run.trec"), "--quiet"]
     assert run_cli(main, cmd) == 2
     err = _one_line(capsys)
-    assert "meta.json: asks for encoder option trust_remote_code=true" in err and "--trust-remote-code" in err
+    assert "meta.json: asks for encoder option trust_remote_code=true" in err and "--encoder-option trust_remote_code=true" in err
     with pytest.raises(MlirkitError, match="trust_remote_code=True"):
         Searcher(root / "index")
     assert not (root / "marker").exists() and not (root / "run.trec").exists()
@@ -87,7 +87,7 @@ def test_encode_and_shift_with_a_model_that_ships_code_run_none_of_it(crafted, t
                                  "--encoder", str(model), "--encoder-class", "hf", "--quiet"]) == 2
     err = _one_line(capsys)
     assert "the model ships its own code (config.json auto_map modeling_evil.EvilConfig" in err
-    assert "pass --trust-remote-code" in err and not (tmp_path / "ix").exists()
+    assert "pass --encoder-option trust_remote_code=true" in err and not (tmp_path / "ix").exists()
     torch.save({"source_lang": "en", "v_de": torch.ones(32)}, tmp_path / "v.pt")
     for argv in (["fit", "--pairs", str(tmp_path / "v.pt"), "--encoder", str(model), "--encoder-class", "hf",
                   "--output", str(tmp_path / "t.safetensors")],
@@ -103,21 +103,21 @@ def test_encode_and_shift_with_a_model_that_ships_code_run_none_of_it(crafted, t
 
 
 def test_the_flag_named_in_the_refusal_allows_the_code(crafted, tmp_path, capsys):
-    """An index built with --trust-remote-code records it; searching it needs the flag again, and with it
+    """An index built with --encoder-option trust_remote_code=true records it; searching it needs the flag again, and with it
     the model's code runs (the marker) and the search succeeds."""
     from mlirkit.encode.cli import main as encode_main
     from mlirkit.search.cli import main as search_main
 
     root, model = crafted
     assert run_cli(encode_main, ["--corpus", str(root / "c.jsonl"), "--index", str(tmp_path / "ix"), "--encoder",
-                                 str(model), "--encoder-class", "hf", "--max-length", "32", "--trust-remote-code",
+                                 str(model), "--encoder-class", "hf", "--encoder-option", "max_length=32", "--encoder-option", "trust_remote_code=true",
                                  "--quiet"]) == 0
     assert (root / "marker").exists()
     (root / "marker").unlink()
     cmd = ["--index", str(tmp_path / "ix"), "--topics", str(root / "t.tsv"), "--output", str(tmp_path / "r.trec"),
            "--quiet"]
     capsys.readouterr()
-    assert run_cli(search_main, cmd) == 2 and "--trust-remote-code" in _one_line(capsys)
+    assert run_cli(search_main, cmd) == 2 and "--encoder-option trust_remote_code=true" in _one_line(capsys)
     assert not (root / "marker").exists()
-    assert run_cli(search_main, [*cmd, "--trust-remote-code"]) == 0
+    assert run_cli(search_main, [*cmd, "--encoder-option", "trust_remote_code=true"]) == 0
     assert (tmp_path / "r.trec").exists()

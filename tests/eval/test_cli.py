@@ -100,23 +100,10 @@ def test_cli_parsers_import_nothing_heavy():
     import sys
 
     heavy = ("torch", "faiss", "pyserini", "ranx", "numba", "matplotlib", "pandas", "scipy", "sklearn")
-    code = ("import sys, mlirkit.eval, mlirkit.eval.cli as c\nc.build_parser(); c.build_plot_parser()\n"
+    code = ("import sys, mlirkit.eval, mlirkit.eval.cli as c\nc.build_parser()\n"
             f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
-
-
-def test_cli_sets_numba_cache_dir_before_ranx(tmp_path):
-    import subprocess
-    import sys
-
-    env = {k: v for k, v in __import__("os").environ.items() if k != "NUMBA_CACHE_DIR"}
-    env["MLIRKIT_CACHE"] = str(tmp_path / "cache")
-    code = ("import os, sys\nfrom mlirkit.base.numba_cache import ensure_numba_cache_dir\n"
-            "ensure_numba_cache_dir()\nimport numba\nprint(os.environ['NUMBA_CACHE_DIR'], numba.config.CACHE_DIR)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
-    expected = str(tmp_path / "cache" / "numba")
-    assert out.split() == [expected, expected]
 
 
 def test_plot_projection_cli_with_transform_and_after_index(tmp_path):

@@ -145,3 +145,91 @@ def test_allow_missing_fuses_a_query_from_the_runs_that_list_it():
     alone = ranx.fuse([ranx.Run({"q3": a["q3"]}), ranx.Run({"q3": a["q3"]})], method="rrf").to_dict()["q3"]
     assert fused["q3"].keys() == a["q3"].keys()
     np.testing.assert_allclose([fused["q3"][d] for d in sorted(a["q3"])], [alone[d] / 2 for d in sorted(a["q3"])])
+
+
+def _two_runs(tmp_path):
+    a, b = tmp_path / "a.trec", tmp_path / "b.trec"
+    write_run(_run(1), a, tag="a")
+    write_run(_run(2), b, tag="b")
+    (tmp_path / "dev.qrels").write_text("".join(f"{q} 0 {d} 1\n" for q, docs in _qrels().items() for d in docs))
+    return [str(a), str(b)]
+
+
+TUNE = ["--tune-runs", "{a}", "{b}", "--qrels", "{qrels}"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--method", "rrf", "--param", "k=-1.5"], "rrf: --param k=-1.5 is out of range: k >= 0"),
+    (["--method", "rrf", "--param", "k=nan"], "rrf: k must be a finite number, got nan"),
+    (["--method", "rbc", "--param", "phi=1"], "rbc: --param phi=1 is out of range: 0 < phi < 1"),
+    (["--method", "logn_isr", "--param", "sigma=2"], "logn_isr: --param sigma=2 is out of range: 0 <= sigma <= 1"),
+    (["--method", "gmnz", "--param", "gamma=-1"], "gmnz: --param gamma=-1 is out of range: gamma >= 0"),
+    (["--method", "wsum", "--weights", "1", "-1"], "wsum: --weights 1 -1: each weight must be a number >= 0"),
+    (["--method", "wsum", "--weights", "0", "0"], "each weight must be a number >= 0 and one at least > 0"),
+    (["--method", "wsum", *TUNE, "--metric", "bogus@5"], "--metric: unknown metric 'bogus@5'"),
+    (["--method", "wsum", *TUNE, "--metric", "tlr@10"], "fusion is tuned with ranx's metrics"),
+    (["--method", "wsum", *TUNE, "--step", "0"], "--step 0: wsum's grid takes a step in (0, 1]"),
+    (["--method", "wsum", *TUNE, "--step", "-0.1"], "--step -0.1: wsum's grid takes a step in (0, 1]"),
+    (["--method", "rrf", *TUNE, "--step", "0.5"], "--step 0.5: rrf's grid takes an integer step >= 1"),
+    (["--method", "probfuse", *TUNE, "--step", "0.1"], "--step: probfuse has no grid to step through"),
+])
+def test_bad_parameters_are_one_line_naming_the_range(tmp_path, capsys, args, message):
+    from tests.helpers import assert_refused
+
+    a, b = _two_runs(tmp_path)
+    args = [x.format(a=a, b=b, qrels=tmp_path / "dev.qrels") for x in args]
+    assert_refused(main, ["--runs", a, b, "--output", str(tmp_path / "out.trec"), "--quiet", *args], capsys,
+                   tmp_path, message)
+
+
+def test_python_refuses_the_same_parameters():
+    with pytest.raises(MlirkitError, match=r"rrf: params=\{'k': -1.5\} is out of range: k >= 0"):
+        fuse([_run(1), _run(2)], method="rrf", params={"k": -1.5})
+    with pytest.raises(MlirkitError, match=r"step 0: wsum's grid"):
+        tune(_qrels(), [_run(11), _run(12)], method="wsum", step=0)
+
+
+@pytest.mark.parametrize("method,params", [("rrf", {"k": 0}), ("rbc", {"phi": 0.8}), ("gmnz", {"gamma": 0.5}),
+                                           ("logn_isr", {"sigma": 1}), ("wsum", {"weights": [0, 1]})])
+def test_parameters_in_range_are_ranx_fusion(method, params):
+    a, b = _run(1), _run(2)
+    ours = fuse([a, b], method=method, norm="min-max", params=params)
+    _close(ours, ranx.fuse([ranx.Run(a), ranx.Run(b)], norm="min-max", method=method, params=params))
+
+
+def test_a_valid_step_is_ranx_optimize_fusion_with_that_step():
+    dev, qrels = [_run(11), _run(12)], _qrels()
+    theirs = ranx.optimize_fusion(ranx.Qrels(qrels), [ranx.Run(r) for r in dev], norm="min-max", method="wsum",
+                                  metric="ndcg@10", step=0.25, show_progress=False)
+    assert tune(qrels, dev, method="wsum", metric="ndcg@10", step=0.25) == {"weights": list(theirs["weights"])}
+
+
+def test_dev_qrels_that_barely_overlap_the_dev_runs_are_refused(tmp_path, capsys):
+    from tests.helpers import assert_refused
+
+    a, b = _two_runs(tmp_path)
+    (tmp_path / "dev.qrels").write_text("q1 0 d1 1\nx1 0 d1 1\nx2 0 d2 1\n")  # 1 of the 8 dev queries judged
+    argv = ["--runs", a, b, "--method", "wsum", "--tune-runs", a, b, "--qrels", str(tmp_path / "dev.qrels"),
+            "--output", str(tmp_path / "out.trec"), "--quiet"]
+    line = assert_refused(main, argv, capsys, tmp_path, "the qrels judge 1 of the 8 queries of the dev runs (12.5 %)")
+    assert "--allow-partial-overlap" in line
+    assert run_cli(main, [*argv, "--allow-partial-overlap"]) == 0
+    with pytest.raises(MlirkitError, match="allow_partial_overlap=True"):
+        tune({"q1": {"d1": 1}}, [_run(11), _run(12)], method="wsum")
+
+
+def test_dev_runs_searched_with_other_topics_are_refused(tmp_path, capsys):
+    """The provenance rule of mlirkit.eval for the dev qrels: German XQuAD-R qrels, dev runs of the Chinese topics."""
+    from mlirkit.io.qrels import read_qrels
+    from tests.helpers import assert_refused
+
+    qrels = read_qrels("mlirkit/xquad-r/zh")
+    paths = []
+    for name, shift in (("a", 0), ("b", 1)):
+        run = {q: {d: 1.0 / (i + 1 + shift) for i, d in enumerate(sorted(docs)[:3])} for q, docs in qrels.items()}
+        write_run(run, tmp_path / f"{name}.trec", name, provenance={"topics": {"source": "mlirkit/xquad-r/zh"}})
+        paths.append(str(tmp_path / f"{name}.trec"))
+    capsys.readouterr()
+    argv = ["--runs", *paths, "--method", "wsum", "--tune-runs", *paths, "--qrels", "mlirkit/xquad-r/de",
+            "--output", str(tmp_path / "out.trec"), "--quiet"]
+    assert_refused(main, argv, capsys, tmp_path, "was searched with the topics mlirkit/xquad-r/zh")

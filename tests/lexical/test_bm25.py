@@ -221,3 +221,136 @@ def test_a_java_failure_while_writing_is_one_line_and_leaves_nothing(tmp_path, c
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"cannot write {tmp_path / 'index'}: java.lang.IllegalArgumentException" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl"]
+
+
+# ------------------------------------------------------------------ queries of any length, stopwords, bad values
+def test_a_long_query_ranks_as_each_language_field_searched_alone(ddtp_index, tmp_path):
+    """74+ distinct terms on the 14 language fields pass Lucene's 1,024-clause limit (Anserini ended the whole
+    search with 'queryCount = 2 is not equal to completedTaskCount = 1'). A document has one language field,
+    so the reference is each field searched alone by Pyserini's LuceneSearcher, the hits merged."""
+    from pyserini.search.lucene import LuceneSearcher
+
+    from mlirkit.io.corpus import read_corpus
+
+    ids = set((ddtp_index / "docid").read_text().split())
+    words: dict[str, None] = {}
+    for d in read_corpus("mlirkit/ddtp/multi"):
+        if d.doc_id in ids and d.lang == "en":
+            words.update(dict.fromkeys(w for w in d.text.lower().split() if w.isalpha()))
+        if len(words) >= 150:
+            break
+    words = list(words)[:150]
+    from mlirkit.lexical import Bm25Searcher
+
+    with Bm25Searcher(ddtp_index) as bm25:
+        terms = bm25.terms(bm25._java_analyzer(bm25.analyzer("en")), " ".join(words))
+    assert len(terms) * len(json.loads((ddtp_index / "meta.json").read_text())["fields"]) > 1024  # over the limit
+    topics = tmp_path / "long.tsv"
+    topics.write_text(f"long\t{' '.join(words[:150])}\ten\nshort\tpackage manager\ten\n", encoding="utf-8")
+    run = _search(ddtp_index, topics, tmp_path / "long.trec")
+    assert len(run["long"]) == 10 and run["short"]
+    meta = json.loads((ddtp_index / "meta.json").read_text())
+    searcher = LuceneSearcher(str(ddtp_index))
+    _pyserini_analyzer(searcher, meta["analyzers"]["en"])
+    merged = {}
+    for field in meta["fields"].values():
+        merged.update({h.docid: h.score for h in searcher.search(" ".join(words[:150]), k=10, fields={field: 1.0})})
+    reference = sorted(merged.items(), key=lambda x: (-x[1], x[0]))[:10]
+    mine = sorted(run["long"].items(), key=lambda x: (-x[1], x[0]))
+    assert [d for d, _ in mine] == [d for d, _ in reference]
+    assert [round(s, 4) for _, s in mine] == [round(s, 4) for _, s in reference]
+
+
+def test_stopword_only_queries_are_counted_and_named(toy_index, tmp_path, capsys):
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("q-stop\tthe and of\ten\nq-en\thouse\ten\n", encoding="utf-8")
+    out = tmp_path / "run.trec"
+    assert run_cli(main, ["search", "--index", str(toy_index[1]), "--topics", str(topics), "--output", str(out),
+                          "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["queries_without_terms"] == 1
+    assert "1 of 2 queries have no term left after analysis (only stopwords or punctuation)" in captured.err
+    assert "'q-stop'" in captured.err
+    topics.write_text("q-stop\tthe and of\ten\nq-punct\t, . ;\ten\n", encoding="utf-8")
+    from tests.helpers import assert_refused
+
+    (tmp_path / "run.trec").unlink()
+    (tmp_path / "run.trec.provenance.json").unlink()
+    line = assert_refused(main, ["search", "--index", str(toy_index[1]), "--topics", str(topics), "--output",
+                                 str(out), "--quiet"], capsys, tmp_path, "none of the 2 queries has a term left")
+    assert "e.g. 'q-punct'" in line or "e.g. 'q-stop'" in line
+
+
+@pytest.mark.parametrize("args,message", [(["--k1", "-1"], "--k1 -1.0: BM25's k1 must be a finite number >= 0"),
+                                          (["--k1", "nan"], "--k1 nan: BM25's k1 must be a finite number >= 0"),
+                                          (["--b", "2"], "--b 2.0: BM25's b must be a number in [0, 1]")])
+def test_bm25_parameters_out_of_range_are_one_line(toy_index, tmp_path, capsys, args, message):
+    from tests.helpers import assert_refused
+
+    (tmp_path / "t.tsv").write_text("q1\thouse\ten\n", encoding="utf-8")
+    assert_refused(main, ["search", "--index", str(toy_index[1]), "--topics", str(tmp_path / "t.tsv"), "--output",
+                          str(tmp_path / "run.trec"), *args], capsys, tmp_path, message)
+
+
+def test_an_index_without_its_meta_json_is_refused_not_guessed(toy_index, tmp_path, capsys):
+    import shutil
+
+    from tests.helpers import assert_refused
+
+    index = tmp_path / "index"
+    shutil.copytree(toy_index[1], index)
+    (index / "meta.json").unlink()
+    (tmp_path / "t.tsv").write_text("q1\thouse\ten\n", encoding="utf-8")
+    argv = ["search", "--index", str(index), "--topics", str(tmp_path / "t.tsv"), "--output", str(tmp_path / "r.trec")]
+    assert_refused(main, argv, capsys, tmp_path, "meta.json is missing")
+    (index / "docid").unlink()
+    (index / "langs").unlink()
+    assert_refused(main, argv, capsys, tmp_path, "has no meta.json but mlirkit's language fields (contents_de")
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"analyzers": {"de": "de"}}, "field 'analyzers.de' must be an object, got 'de'"),
+    ({"analyzers": {"de": {"analyzer": "klingon"}}}, "field 'analyzers.de.analyzer' must be an analyzer name"),
+    ({"fields": {"de": "contents"}}, "field 'fields.de' must be 'contents_de', got 'contents'"),
+    ({"fallback_analyzer": 3}, "field 'fallback_analyzer' must be null or a fallback analyzer"),
+])
+def test_meta_json_fields_of_another_type_are_one_line(toy_index, tmp_path, capsys, change, message):
+    import shutil
+
+    from tests.helpers import assert_refused
+
+    index = tmp_path / "index"
+    shutil.copytree(toy_index[1], index)
+    meta = json.loads((index / "meta.json").read_text())
+    (index / "meta.json").write_text(json.dumps({**meta, **change}))
+    (tmp_path / "t.tsv").write_text("q1\thouse\ten\n", encoding="utf-8")
+    assert_refused(main, ["search", "--index", str(index), "--topics", str(tmp_path / "t.tsv"), "--output",
+                          str(tmp_path / "r.trec")], capsys, tmp_path, f"meta.json: {message}")
+
+
+def _limited(limit: int, argv: list[str]):
+    """``python -m mlirkit.lexical ARGV`` in a child whose files may hold at most ``limit`` bytes (ulimit -f)."""
+    import resource
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "mlirkit.lexical", *argv], capture_output=True, text=True,
+                          timeout=600, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE,
+                                                                             (limit, resource.RLIM_INFINITY)))
+
+
+@pytest.mark.parametrize("limit", [0, 600])
+def test_overwrite_on_a_full_disk_keeps_the_index_and_says_one_line(tmp_path, limit):
+    """A byte-less disk fails before Java starts; one of 600 bytes per file fails inside Lucene's merge, whose
+    stack (70 lines from its merge thread) is no longer printed: one line, the old index as it was."""
+    from tests.helpers import tree_listing
+
+    corpus = _write_jsonl(tmp_path / "corpus.jsonl", [r for r in TOY if r["lang"] != "vi"])
+    index = tmp_path / "index"
+    assert main(["index", "--corpus", str(corpus), "--index", str(index), "--quiet"]) == 0
+    before = {p: (tmp_path / p).read_bytes() for p in tree_listing(tmp_path) if (tmp_path / p).is_file()}
+    done = _limited(limit, ["index", "--corpus", str(corpus), "--index", str(index), "--overwrite", "--quiet"])
+    assert done.returncode == 2 and done.stdout == "", done
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"error: cannot write {index}: "), done.stderr
+    assert "File too large" in done.stderr
+    assert {p: (tmp_path / p).read_bytes() for p in tree_listing(tmp_path) if (tmp_path / p).is_file()} == before

@@ -56,41 +56,44 @@ def test_explicit_class_map_is_invisible_to_pyserini_substring_guessing():
     assert guessed is None  # never an mlirkit class by accident
 
 
-def test_extended_choices_patches_exactly_the_encoder_class_option():
-    from mlirkit.pyserini.wrapper import extended_choices
+def test_argparse_copy_extends_exactly_the_encoder_class_option_and_leaves_argparse_alone():
+    from mlirkit.pyserini.wrapper import argparse_with_choices
 
-    def build():
-        p = argparse.ArgumentParser()
+    copy = argparse_with_choices("--encoder-class", ["mlirkit", "mlirkit-hf"])
+    before = dict(vars(argparse._ActionsContainer)), dict(vars(argparse.ArgumentParser))
+
+    def build(module):
+        p = module.ArgumentParser()
         p.add_argument("--encoder-class", choices=["dpr", "auto"])
         p.add_argument("--pooling", choices=["cls", "mean"])
+        sub = p.add_subparsers().add_parser("encoder")  # Pyserini's encode declares it on a subcommand
+        sub.add_argument("--encoder-class", choices=["dpr"])
         return p
 
-    with extended_choices("--encoder-class", ["mlirkit", "mlirkit-hf"]):
-        p = build()
-        assert p.parse_args(["--encoder-class", "mlirkit-hf"]).encoder_class == "mlirkit-hf"
-        assert p.parse_args(["--encoder-class", "dpr"]).encoder_class == "dpr"
-        with pytest.raises(SystemExit):
-            p.parse_args(["--pooling", "mlirkit-hf"])
-    with pytest.raises(SystemExit):  # restored afterwards
-        build().parse_args(["--encoder-class", "mlirkit-hf"])
+    p = build(copy)
+    assert p.parse_args(["--encoder-class", "mlirkit-hf"]).encoder_class == "mlirkit-hf"
+    assert p.parse_args(["--encoder-class", "dpr"]).encoder_class == "dpr"
+    assert p.parse_args(["encoder", "--encoder-class", "mlirkit"]).encoder_class == "mlirkit"
+    with pytest.raises(SystemExit):
+        p.parse_args(["--pooling", "mlirkit-hf"])
+    with pytest.raises(SystemExit):  # the real argparse is not changed, not even while the copy is in use
+        build(argparse).parse_args(["--encoder-class", "mlirkit-hf"])
+    assert (dict(vars(argparse._ActionsContainer)), dict(vars(argparse.ArgumentParser))) == before
 
 
-def test_parse_encoder_options():
-    from mlirkit.pyserini.wrapper import parse_encoder_options
+def test_a_run_module_imports_the_argparse_copy_and_nothing_else_changes(tmp_path, monkeypatch, capsys):
+    """``import argparse`` inside the module run by the wrapper gives the copy; sys.modules keeps the real one."""
+    from mlirkit.pyserini.wrapper import run_pyserini_module
 
-    assert parse_encoder_options(["max_length=64", "normalize=false", "doc_prefix=passage: ", "max-length=32"]) == \
-        {"max_length": 32, "normalize": False, "doc_prefix": "passage: "}
-    assert parse_encoder_options(None) == {}
-    with pytest.raises(MlirkitError, match="did you mean: max_length"):
-        parse_encoder_options(["max_lenght=3"])
-    with pytest.raises(MlirkitError, match="not an integer"):
-        parse_encoder_options(["batch_size=many"])
-    with pytest.raises(MlirkitError, match="true/false"):
-        parse_encoder_options(["normalize=perhaps"])
-    with pytest.raises(MlirkitError, match="KEY=VALUE"):
-        parse_encoder_options(["max_length"])
-
-
+    (tmp_path / "choices_module.py").write_text(
+        "import argparse, sys\n"
+        "p = argparse.ArgumentParser()\n"
+        "p.add_argument('--encoder-class', choices=['dpr'])\n"
+        "print(p.parse_args().encoder_class, sys.modules['argparse'] is argparse)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert run_pyserini_module("choices_module", ["--encoder-class", "mlirkit-hf"], class_names=["mlirkit-hf"]) == 0
+    assert capsys.readouterr().out == "mlirkit-hf False\n"
+    assert run_pyserini_module("choices_module", ["--encoder-class", "mlirkit-hf"], class_names=()) == 2
 def test_peek_option_reads_without_consuming():
     from mlirkit.pyserini.wrapper import peek_option
 
@@ -108,7 +111,7 @@ def test_peek_option_reads_without_consuming():
     (["--transform", "t.safetensors", "encoder", "--encoder-class", "auto"], "need an mlirkit encoder class"),
     (["--save-embeddings", "encoder", "--encoder", "x"], "need an mlirkit encoder class"),
     (["--transform", "missing.safetensors", "encoder", "--encoder-class", "mlirkit"], "no such transform file"),
-    (["--encoder-option", "colour=red", "encoder", "--encoder-class", "mlirkit"], "unknown option 'colour'"),
+    (["--encoder-option", "colour=red", "encoder", "--encoder-class", "mlirkit"], "takes no option 'colour'"),
 ])
 def test_encode_wrapper_refuses_bad_options_before_starting_the_jvm(argv, message, tmp_path, monkeypatch):
     from mlirkit.pyserini.encode.cli import main

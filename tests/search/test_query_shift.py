@@ -221,7 +221,7 @@ def test_search_cli_per_query_languages(shift_index, tiny_model_dir, tmp_path, c
     topics = tmp_path / "topics.jsonl"
     topics.write_text("".join(json.dumps({"_id": q.query_id, "text": q.text, "lang": q.lang}) + "\n" for q in QUERIES))
     assert main(["--index", str(d / "pivot"), "--topics", str(topics), "--output", str(tmp_path / "run.trec"),
-                 "--encoder", str(tiny_model_dir), "--encoder-class", "hf", "--max-length", "64",
+                 "--encoder", str(tiny_model_dir), "--encoder-class", "hf", "--encoder-option", "max_length=64",
                  "--query-shift", "cosine", "--hits", "12", "--quiet"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["query_shift"]["metric"] == "cosine" and report["query_shift"]["alpha"] == 0.7
@@ -231,7 +231,7 @@ def test_search_cli_per_query_languages(shift_index, tiny_model_dir, tmp_path, c
         one = tmp_path / f"{q.query_id}.jsonl"
         one.write_text(json.dumps({"_id": q.query_id, "text": q.text, "lang": q.lang}) + "\n")
         assert main(["--index", str(rebased[q.lang]), "--topics", str(one), "--output", str(per),
-                     "--encoder", str(tiny_model_dir), "--encoder-class", "hf", "--max-length", "64",
+                     "--encoder", str(tiny_model_dir), "--encoder-class", "hf", "--encoder-option", "max_length=64",
                      "--hits", "12", "--quiet"]) == 0
         want = read_run(per)[q.query_id]
         assert sorted(run[q.query_id], key=lambda x: (-run[q.query_id][x], x)) == \
@@ -303,7 +303,7 @@ def test_search_cli_query_shift_hostile_topics_and_options(shift_index, tiny_mod
     topics.write_text("q1\tferry here\ten\nq2\tFähre hier\tde\nq3\tle fichier\n", encoding="utf-8")
     out = tmp_path / "run.trec"
     common = ["--index", str(d / "pivot"), "--topics", str(topics), "--output", str(out), "--encoder",
-              str(tiny_model_dir), "--encoder-class", "hf", "--max-length", "64", "--hits", "5", "--quiet"]
+              str(tiny_model_dir), "--encoder-class", "hf", "--encoder-option", "max_length=64", "--hits", "5", "--quiet"]
     for extra, msg in ((["--query-shift", "cosine"], f"{topics}: 1 of 3 queries have no language (first: query id 'q3')"),
                        (["--candidates", "10"], "--candidates is for the query-time shift"),
                        (["--query-shift", "cosine", "--query-lang", "fr", "--alpha", "0.5,dee=1"], "did you mean: de?"),

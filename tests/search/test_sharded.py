@@ -221,7 +221,7 @@ def test_encode_shards_merge_search_cli_with_tiny_model(tmp_path, tiny_model_dir
 
     corpus = tmp_path / "corpus.tsv"
     corpus.write_text("".join(f"{d.doc_id}\t{d.text}\t{d.lang}\n" for d in make_docs(24)), encoding="utf-8")
-    common = ["--corpus", str(corpus), "--encoder", str(tiny_model_dir), "--max-length", "16", "--quiet"]
+    common = ["--corpus", str(corpus), "--encoder", str(tiny_model_dir), "--encoder-option", "max_length=16", "--quiet"]
     assert run_cli(encode_main, [*common, "--index", str(tmp_path / "single")]) == 0
     for i in range(2):
         assert run_cli(encode_main, [*common, "--index", str(tmp_path / f"s{i}"), "--shard-id", str(i),
@@ -295,7 +295,7 @@ def test_search_cli_refuses_an_incomplete_shard_in_one_line(tmp_path, tiny_model
 
     (tmp_path / "c.jsonl").write_text("".join(json.dumps({"_id": f"d{i}", "text": f"text {i}", "lang": "en"}) + "\n"
                                               for i in range(6)), "utf-8")
-    enc = ["--encoder", str(tiny_model_dir), "--encoder-class", "hf", "--max-length", "32"]
+    enc = ["--encoder", str(tiny_model_dir), "--encoder-class", "hf", "--encoder-option", "max_length=32"]
     for i in range(2):
         assert run_cli(encode_main, ["--corpus", str(tmp_path / "c.jsonl"), "--index", str(tmp_path / "ix" / f"shard-{i}"),
                                      "--num-shards", "2", "--shard-id", str(i), *enc, "--quiet"]) == 0

@@ -223,7 +223,7 @@ def test_cli_trains_and_prints_model_dir(tiny_model_dir, tmp_path, data, capsys)
     cfg = make_cfg(tmp_path, data, backbone=str(tiny_model_dir), max_steps=1)
     path = tmp_path / "cfg.json"
     path.write_text(cfg.to_json())
-    assert main([str(path), "--max-steps", "2", "--no-use-orth", "--no-progress"]) == 0
+    assert main([str(path), "--max-steps", "2", "--set", "use_orth=false", "--quiet"]) == 0
     out = capsys.readouterr().out.strip().splitlines()[-1]
     saved = json.loads((tmp_path / "run" / "model" / "train_config.json").read_text())
     assert out.endswith("model") and saved["max_steps"] == 2 and saved["use_orth"] is False

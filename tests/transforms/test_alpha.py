@@ -94,7 +94,7 @@ def test_every_cli_alpha_is_an_alpha():
     """encode, shift apply, experiments' evaluate-langid, pyserini encode, eval plot projection: one type."""
     from experiments.cli import build_parser as experiments_parser
     from mlirkit.encode.cli import build_parser as encode_parser
-    from mlirkit.eval.cli import build_plot_parser
+    from mlirkit.eval.cli import build_parser as eval_parser
     from mlirkit.pyserini.encode.cli import build_parser as pyserini_parser
     from mlirkit.shift.cli import build_parser as shift_parser
 
@@ -106,4 +106,4 @@ def test_every_cli_alpha_is_an_alpha():
     assert sp.parse_args(["apply", "--index", "i", "--transform", "t", "--output", "o"]).alpha is None
     assert experiments_parser().parse_args(["evaluate-langid", "--transform", "t", "--pairs", "p"]).alpha == Alpha()
     assert pyserini_parser().parse_known_args(["--alpha", "0.6,ja=1"])[0].alpha == expected
-    assert build_plot_parser().parse_args(["projection", "--index", "i", "--out", "o"]).alpha == Alpha()
+    assert eval_parser().parse_args(["plot", "projection", "--index", "i", "--out", "o"]).alpha == Alpha()

@@ -227,7 +227,7 @@ def test_fit_cli_max_pairs_on_rows_grouped_by_language(tmp_path, tiny_model_dir,
     path = write_jsonl(tmp_path / "grouped.jsonl", _pairs_grouped_by_language(4))
     out = tmp_path / "t.safetensors"
     assert main(["fit", "--pairs", str(path), "--max-pairs", "2", "--encoder", str(tiny_model_dir),
-                 "--encoder-class", "hf", "--max-length", "32", "--source-lang", "en", "--output", str(out)]) == 0
+                 "--encoder-class", "hf", "--encoder-option", "max_length=32", "--source-lang", "en", "--output", str(out)]) == 0
     assert json.loads(capsys.readouterr().out)["pairs"] == {"de": 2, "fr": 2}
     assert sorted(load_transform(out).params_) == ["de", "fr"]
 
@@ -236,7 +236,7 @@ def test_fit_cli_with_tiny_encoder(tmp_path, tiny_model_dir, capsys):
     p = write_jsonl(tmp_path / "p.jsonl.gz", ROWS, gz=True)
     out = tmp_path / "transforms" / "shift-tiny.bin"
     argv = ["fit", "--method", "shift", "--pairs", str(p), "--encoder", str(tiny_model_dir), "--encoder-class", "hf",
-            "--max-length", "32", "--source-lang", "en", "--output", str(out)]
+            "--encoder-option", "max_length=32", "--source-lang", "en", "--output", str(out)]
     assert main(argv) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["skipped_no_source"] == 1 and report["pairs"] == {"de": 1, "fr": 2}
@@ -256,7 +256,7 @@ def test_fit_cli_imports_shift_pt(tmp_path, tiny_model_dir, tiny_encoder, capsys
                 **{f"v_{l}": torch.full((d,), float(i)) for i, l in enumerate(["ar", "de", "dt"])}}, tmp_path / "v.pt")
     out = tmp_path / "imported"
     args = ["fit", "--pairs", str(tmp_path / "v.pt"), "--encoder", str(tiny_model_dir), "--encoder-class", "hf",
-            "--max-length", "64", "--output", str(out)]
+            "--encoder-option", "max_length=64", "--output", str(out)]
     with pytest.raises(MlirkitError, match="made with model 'intfloat/multilingual-e5-large'.*--force"):
         main(args)  # the tiny model is not e5-large
     assert main(args + ["--force"]) == 0

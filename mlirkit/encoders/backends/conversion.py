@@ -54,7 +54,7 @@ def converted_path(backend: str, key: dict[str, Any], filename: str,
             except (RuntimeError, ValueError, TypeError, AttributeError) as e:  # tracing/export failures
                 first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
                 raise MlirkitError(f"converting {key.get('model')} for the {backend} backend failed ({first}); "
-                                   f"use {option('backend', 'torch')}") from e
+                                   f"use {option('backend', 'torch', within='--encoder-option')}") from e
             if not (tmp / filename).is_file():
                 raise RuntimeError(f"the {backend} conversion wrote no {filename}")
             (tmp / MARKER).write_text(json.dumps(key, indent=1, sort_keys=True) + "\n")

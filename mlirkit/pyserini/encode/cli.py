@@ -65,6 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     args, rest, options = parsed
     configure_logging()
+    from mlirkit.encoders.hf import pin_malloc_threshold
+
+    pin_malloc_threshold()  # a whole corpus is encoded in this process
 
     from mlirkit.pyserini.registration import EncoderSettings, class_names
 

@@ -233,25 +233,30 @@ def staged_output(pyserini_argv: Sequence[str], overwrite: bool, call: Callable[
     """``call(argv)`` with Pyserini's ``--output`` pointed at a temporary sibling that replaces the run
     file only when ``call`` returns 0: Pyserini writes its run query by query, so an error in the middle
     (an encoder, the query-time shift, a JVM failure) would otherwise leave a half-written run. With
-    ``provenance`` (a function giving the producer's record), the run's provenance sidecar is written
-    before the run is published (:func:`mlirkit.io.provenance.write_sidecar`)."""
-    from mlirkit.base.fs import claim_output
+    ``provenance`` (a function giving the producer's record), the run's provenance sidecar is published
+    after the run, both or neither (:func:`mlirkit.base.fs.claim_outputs`)."""
+    from mlirkit.base.fs import claim_outputs, fsync_file, write_durably
+    from mlirkit.io.provenance import sidecar_path
     from mlirkit.pyserini.wrapper import HELP_FLAGS, peek_option
 
     output = peek_option(pyserini_argv, "--output")
     if not output or HELP_FLAGS & set(pyserini_argv):
         return call(list(pyserini_argv))
     rc = 1
+    outputs = [(Path(output), overwrite, "run", False)]
+    if provenance is not None:  # published after the run (:func:`mlirkit.base.fs.claim_outputs`)
+        outputs.append((sidecar_path(output), True, "provenance", False))
     try:
-        with claim_output(Path(output), overwrite, "run", directory=False) as tmp:
-            rc = call(with_option(pyserini_argv, "--output", str(tmp)))
+        with claim_outputs(outputs) as tmps:
+            rc = call(with_option(pyserini_argv, "--output", str(tmps[0])))
             if rc != 0:
                 raise _NotPublished
+            fsync_file(tmps[0])
             if provenance is not None:
                 from mlirkit.io.files import file_sha256
-                from mlirkit.io.provenance import write_sidecar
+                from mlirkit.io.provenance import sidecar_bytes
 
-                write_sidecar(output, file_sha256(tmp), provenance())
+                write_durably(tmps[1], sidecar_bytes(output, file_sha256(tmps[0]), provenance()))
     except _NotPublished:
         logger.debug("pyserini exited %d: no run written to %s", rc, output)  # its error is the one line
     return rc

@@ -1,0 +1,33 @@
+"""The examples of ``python -m mlirkit.lexical --help`` run as printed, in order, on their own inputs (the bundled
+DDTP collection): the index example indexes every one of its 14 languages, the search example searches it."""
+from __future__ import annotations
+
+import re
+import shlex
+
+import pytest
+
+from mlirkit.base.cli import run_cli
+from mlirkit.lexical.cli import build_parser, main
+
+pytestmark = [pytest.mark.slow, pytest.mark.jvm]
+
+
+def _examples() -> list[list[str]]:
+    text = build_parser().format_help()
+    part = re.split(r"^examples?:$", text, flags=re.M)[1]
+    lines = re.sub(r"\\\n\s*", " ", part).splitlines()
+    return [shlex.split(line)[3:] for line in lines if line.strip().startswith("python -m mlirkit.lexical ")]
+
+
+def test_the_help_examples_run_on_their_own_inputs(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    examples = _examples()
+    assert [argv[0] for argv in examples] == ["index", "search"]
+    for argv in examples:
+        assert run_cli(main, argv) == 0, capsys.readouterr().err
+    from mlirkit.io.topics import read_topics
+
+    ran = {line.split()[0] for line in (tmp_path / "runs" / "bm25.trec").read_text(encoding="utf-8").splitlines()}
+    asked = {q.query_id for q in read_topics("mlirkit/ddtp/multi/test")}
+    assert ran <= asked and len(ran) >= 0.99 * len(asked)  # 14 languages searched (a few queries match no term)

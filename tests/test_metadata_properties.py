@@ -1,0 +1,228 @@
+"""Property tests of the metadata files the CLIs read (provenance sidecars, a dense index's ``meta.json``, a BM25
+index's ``meta.json``): a field changed to a value of another JSON type (a string where an object belongs, a
+number where a list does, ...) is one line naming the file and the field, exit 2, and nothing written, in
+every CLI that reads that file; never a traceback, never a table from a forged value.
+
+Every field is changed: nested ones too, except inside the objects whose content is the producer's own (an
+encoder's fingerprint, the description of a query-time shift, a fusion method's parameters: they are checked
+to be objects); the dense ``meta.json`` is changed in its top-level fields. A null field is left alone (a
+value may replace a null: ``"transform": null`` is an index without one).
+"""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mlirkit.base.cli import run_cli
+from tests.io.test_provenance import searched  # noqa: F401  (a fixture: index, topics, qrels, runs/a.trec)
+
+FAST, SLOW = 12, 80
+COMMON = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck))
+#: objects whose content the producer decides (checked to be objects; not descended into)
+OPAQUE = {"encoder.fingerprint", "query_shift", "fusion.params", "runs[0].provenance.encoder.fingerprint",
+          "runs[1].provenance.encoder.fingerprint", "runs[0].provenance.query_shift", "runs[1].provenance.query_shift"}
+
+VALUES = {"bool": st.booleans(), "int": st.integers(-3, 10**6), "float": st.floats(-5, 5).filter(lambda x: x != int(x)),
+          "string": st.text(max_size=6), "list": st.lists(st.integers(0, 3), max_size=2),
+          "object": st.dictionaries(st.sampled_from(["a", "path", "x"]), st.integers(0, 3), max_size=2)}
+
+
+def _kind(v) -> str:
+    return ("bool" if isinstance(v, bool) else "int" if isinstance(v, int) else "float" if isinstance(v, float)
+            else "string" if isinstance(v, str) else "list" if isinstance(v, list) else "object")
+
+
+def fields(doc, prefix: str = "", nested: bool = True) -> list[tuple[str, list]]:
+    """``(dotted name, path of keys)`` of every non-null field of ``doc`` (see the module docstring)."""
+    out = []
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc)
+    for key, value in items:
+        name = f"{prefix}[{key}]" if isinstance(key, int) else f"{prefix}.{key}" if prefix else str(key)
+        if value is None:
+            continue
+        out.append((name, [key]))
+        if nested and isinstance(value, (dict, list)) and name not in OPAQUE:
+            out += [(n, [key, *p]) for n, p in fields(value, name)]
+    return out
+
+
+def _changed(doc, path: list, value):
+    doc = copy.deepcopy(doc)
+    target = doc
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return doc
+
+
+@st.composite
+def type_change(draw, doc, nested: bool = True):
+    name, path = draw(st.sampled_from(fields(doc, nested=nested)))
+    old = doc
+    for key in path:
+        old = old[key]
+    kinds = [k for k in VALUES if k != _kind(old) and {k, _kind(old)} != {"int", "float"}]
+    return name, _changed(doc, path, draw(VALUES[draw(st.sampled_from(kinds))]))
+
+
+def _refused(main, argv, capsys, file: Path, field: str, root: Path) -> None:
+    from tests.helpers import tree_listing
+
+    mine = file.relative_to(root).as_posix()
+    before = [p for p in tree_listing(root) if p != mine]
+    capsys.readouterr()
+    code = run_cli(main, argv)
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2, (field, err)
+    assert lines and lines[-1].startswith("error: ") and "Traceback" not in err, (field, err)
+    assert sum(line.startswith("error") for line in lines) == 1, err
+    top = field.split(".")[0].split("[")[0]
+    assert file.name in lines[-1] and repr(top)[1:-1] in lines[-1], (field, lines[-1])
+    assert [p for p in tree_listing(root) if p != mine] == before, field
+
+
+def _property(file: Path, build, capsys, root: Path, n: int, nested: bool = True) -> list[str]:
+    original = file.read_bytes()
+    doc = json.loads(original)
+    seen = []
+
+    @settings(max_examples=n, derandomize=n == FAST, **COMMON)
+    @given(change=type_change(doc, nested))
+    def check(change):
+        field, changed = change
+        seen.append(field)
+        file.write_text(json.dumps(changed), "utf-8")
+        try:
+            main, argv = build()
+            _refused(main, argv, capsys, file, field, root)
+        finally:
+            file.write_bytes(original)
+
+    check()
+    return seen
+
+
+@pytest.fixture(scope="module")
+def ws(searched):
+    """A dense index and a run searched on it (``searched``), a fusion of that run with itself: sidecars of
+    every producer but BM25's."""
+    from mlirkit.fuse.cli import main as fuse_main
+
+    run = str(searched / "runs" / "a.trec")
+    assert run_cli(fuse_main, ["--runs", run, run, "--method", "rrf", "--output", str(searched / "runs" / "fused.trec"),
+                               "--quiet"]) == 0
+    return searched
+
+
+def _eval(ws, run: str):
+    from mlirkit.eval.cli import main
+
+    return lambda: (main, ["--qrels", str(ws / "qrels.txt"), "--runs", str(ws / run), "--metrics", "ndcg@3",
+                           "--significance", "none", "--report", str(ws / "out" / "r.md")])
+
+
+def _fuse(ws, run: str):
+    from mlirkit.fuse.cli import main
+
+    return lambda: (main, ["--runs", str(ws / run), str(ws / run), "--method", "rrf", "--output",
+                           str(ws / "out" / "f.trec"), "--quiet"])
+
+
+def _search(ws):
+    from mlirkit.search.cli import main
+
+    return lambda: (main, ["--index", str(ws / "index"), "--topics", str(ws / "t.tsv"), "--output",
+                           str(ws / "out" / "s.trec"), "--quiet"])
+
+
+def _index_info(ws):
+    from mlirkit.index.cli import main
+
+    return lambda: (main, ["info", str(ws / "index")])
+
+
+SIDECAR_CASES = {"eval reads a search run's sidecar": ("runs/a.trec", _eval), "fuse reads it": ("runs/a.trec", _fuse),
+                 "eval reads a fused run's sidecar": ("runs/fused.trec", _eval),
+                 "fuse reads that": ("runs/fused.trec", _fuse)}
+
+
+@pytest.mark.parametrize("case", sorted(SIDECAR_CASES))
+def test_a_sidecar_field_of_another_type_is_one_line(case, ws, capsys):
+    run, cli = SIDECAR_CASES[case]
+    seen = _property(ws / f"{run}.provenance.json", cli(ws, run), capsys, ws, FAST)
+    assert len(set(seen)) > 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(SIDECAR_CASES))
+def test_a_sidecar_field_of_another_type_is_one_line_many(case, ws, capsys):
+    run, cli = SIDECAR_CASES[case]
+    _property(ws / f"{run}.provenance.json", cli(ws, run), capsys, ws, SLOW)
+
+
+@pytest.mark.parametrize("cli", [_search, _index_info], ids=["search", "index info"])
+def test_a_dense_meta_json_field_of_another_type_is_one_line(cli, ws, capsys):
+    seen = _property(ws / "index" / "meta.json", cli(ws), capsys, ws, FAST, nested=False)
+    assert len(set(seen)) > 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cli", [_search, _index_info], ids=["search", "index info"])
+def test_a_dense_meta_json_field_of_another_type_is_one_line_many(cli, ws, capsys):
+    _property(ws / "index" / "meta.json", cli(ws), capsys, ws, SLOW, nested=False)
+
+
+@pytest.fixture(scope="module")
+def bm25(tmp_path_factory):
+    from mlirkit.lexical.cli import main
+
+    root = tmp_path_factory.mktemp("bm25meta")
+    (root / "c.jsonl").write_text(
+        "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in (
+            {"id": "de1", "contents": "Die Häuser sind groß", "lang": "de"},
+            {"id": "en1", "contents": "The houses are big", "lang": "en"})), "utf-8")
+    assert main(["index", "--corpus", str(root / "c.jsonl"), "--index", str(root / "index"), "--quiet"]) == 0
+    (root / "t.tsv").write_text("q1\thouse\ten\n", "utf-8")
+    assert main(["search", "--index", str(root / "index"), "--topics", str(root / "t.tsv"), "--output",
+                 str(root / "bm25.trec"), "--quiet"]) == 0
+    return root
+
+
+def _lexical_search(root):
+    from mlirkit.lexical.cli import main
+
+    return lambda: (main, ["search", "--index", str(root / "index"), "--topics", str(root / "t.tsv"), "--output",
+                           str(root / "out" / "r.trec"), "--quiet"])
+
+
+@pytest.mark.slow
+@pytest.mark.jvm
+def test_a_bm25_meta_json_field_of_another_type_is_one_line(bm25, capsys):
+    seen = _property(bm25 / "index" / "meta.json", _lexical_search(bm25), capsys, bm25, SLOW)
+    assert any(s.startswith("analyzers.") for s in seen)
+
+
+@pytest.mark.slow
+@pytest.mark.jvm
+def test_a_bm25_run_sidecar_field_of_another_type_is_one_line(bm25, capsys):
+    _property(bm25 / "bm25.trec.provenance.json", _eval_bm25(bm25), capsys, bm25, SLOW)
+
+
+def _eval_bm25(root):
+    from mlirkit.eval.cli import main
+
+    (root / "qrels.txt").write_text("q1 0 en1 1\n", "utf-8")
+    return lambda: (main, ["--qrels", str(root / "qrels.txt"), "--runs", str(root / "bm25.trec"), "--metrics",
+                           "ndcg@3", "--significance", "none"])
+
+
+def test_fields_lists_nested_fields_but_not_opaque_ones():
+    doc = {"a": 1, "b": None, "encoder": {"name": "x", "fingerprint": {"k": 1}}, "command": ["p", "q"]}
+    assert [n for n, _ in fields(doc)] == ["a", "encoder", "encoder.name", "encoder.fingerprint", "command",
+                                           "command[0]", "command[1]"]

@@ -1,0 +1,74 @@
+"""``python -m mlirkit.train``: a config file, ``--set FIELD=VALUE`` for any field, a few generated flags, and the
+per-field flags of earlier releases still working with a warning."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from mlirkit.base.errors import MlirkitError
+from mlirkit.train.cli import OVERRIDES, build_parser, field_value, main, parse_sets, resolve_config
+from mlirkit.train.config import TrainConfig
+
+BASE = ["--backbone", "b", "--output", "o", "--set", "triples=t.jsonl", "--set", "n_parallel=0", "--set",
+        "n_monolingual=0"]
+
+
+def _resolve(argv):
+    return resolve_config(build_parser().parse_args(argv))
+
+
+def test_few_own_options_and_every_field_reachable():
+    p = build_parser()
+    shown = [a for a in p._actions if a.help != "==SUPPRESS==" and a.option_strings and a.dest != "help"]
+    assert len(shown) <= 12, [a.option_strings for a in shown]
+    assert set(OVERRIDES) <= {f.name for f in dataclasses.fields(TrainConfig)}
+    defaults = TrainConfig().to_dict()
+    for name, value in defaults.items():  # every field through --set, read back as the dataclass's type
+        text = ("none" if value is None else str(value).lower() if isinstance(value, bool)
+                else ",".join(value) if isinstance(value, list) else str(value))
+        assert parse_sets([f"{name}={text}"]) == {name: value}, name
+
+
+@pytest.mark.parametrize("name, text, value", [
+    ("lr", "1e-4", 1e-4), ("max_steps", "7", 7), ("use_ldcl", "false", False), ("use_orth", "YES", True),
+    ("parallel", "a.jsonl,b.jsonl", ["a.jsonl", "b.jsonl"]), ("parallel_langs", "de, FR", ["de", "fr"]),
+    ("head_dim", "none", None), ("head_dim", "64", 64), ("query_prefix", "query: ", "query: ")])
+def test_field_values_read_as_the_fields_type(name, text, value):
+    assert field_value(name, text) == value
+
+
+@pytest.mark.parametrize("items, needle", [
+    (["lamda_t=1"], "--set lamda_t: TrainConfig has no field 'lamda_t' (did you mean: lambda_t"),
+    (["max_steps=ten"], "--set max_steps=ten: expected an integer"),
+    (["use_ldcl=maybe"], "--set use_ldcl=maybe: expected true or false"),
+    (["max_steps"], "--set 'max_steps' is not FIELD=VALUE")])
+def test_a_bad_set_is_one_error(items, needle):
+    with pytest.raises(MlirkitError) as e:
+        parse_sets(items)
+    assert needle in str(e.value)
+
+
+def test_file_then_ablation_then_set_then_flags(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"backbone": "file", "output_dir": "o", "triples": "t.jsonl", "n_parallel": 0,
+                                "n_monolingual": 0, "lr": 0.5, "max_steps": 3}))
+    cfg = _resolve([str(path), "--ablation", "no_ldcl", "--set", "lr=0.25", "--set", "max_steps=4", "--max-steps", "5"])
+    assert (cfg.backbone, cfg.lr, cfg.max_steps, cfg.use_ldcl) == ("file", 0.25, 5, False)
+
+
+def test_old_spellings_give_the_same_config_with_one_warning_each(capsys):
+    new = _resolve([*BASE, "--set", "lr=3e-5", "--set", "use_orth=false", "--set", "parallel_langs=de,fr"])
+    old = _resolve(["--backbone", "b", "--output-dir", "o", "--triples", "t.jsonl", "--n-parallel", "0",
+                    "--n-monolingual", "0", "--lr", "3e-5", "--no-use-orth", "--parallel-langs", "de", "fr"])
+    assert old == new
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 7 and all(line.startswith("warning: --") and " is renamed: use " for line in err)
+    assert "warning: --no-use-orth is renamed: use --set use_orth=false" in err
+    assert "warning: --output-dir is renamed: use --output o" in err
+
+
+def test_print_config_shows_every_field(capsys):
+    assert main([*BASE, "--print-config"]) == 0
+    assert set(json.loads(capsys.readouterr().out)) == {f.name for f in dataclasses.fields(TrainConfig)}
