@@ -338,7 +338,8 @@ def run(args) -> dict[str, Any]:
     from mlirkit.base.vectors import l2_normalize
     from mlirkit.io.corpus import read_corpus
     from mlirkit.benchmark.data import load_parallel
-    from mlirkit.transforms.fit import fit_shift_from_embeddings
+    from mlirkit.benchmark.config import BenchmarkConfig
+    from mlirkit.benchmark.steps import fit_transforms
 
     benchmark = args.benchmark
     notes: dict[str, Any] = {}
@@ -377,9 +378,7 @@ def run(args) -> dict[str, Any]:
                             pairs_per_lang=args.pairs)
     fit_embs = embed(f"parallel-{args.fit_name}", "doc", fit_set.texts, fit_set.langs)
     encode_seconds = time.perf_counter() - t0
-    t = fit_shift_from_embeddings(fit_embs, {la: (fit_embs[tg], np.asarray(sr, dtype=np.intp))
-                                             for la, (tg, sr) in fit_set.alignment.items()},
-                                  "en", encoder=encoder.fingerprint)
+    t = fit_transforms(fit_set, fit_embs, encoder.fingerprint, BenchmarkConfig())["shift"]
     report = {"pairs": fit_set.pairs, "texts_encoded": len(fit_set.texts)}
     systems = Systems(docids, embs, langs, t)
     doc_langs = dict(zip(docids, langs))

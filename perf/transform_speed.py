@@ -32,19 +32,20 @@ def main() -> None:
     import faiss
 
     from mlirkit.base.vectors import l2_normalize
-    from mlirkit.transforms import fit_centering_from_embeddings, fit_lir_from_embeddings
+    from mlirkit.transforms import CenteringTransform, LIRTransform
     from mlirkit.transforms.shift_transform import ShiftTransform
 
     if args.threads:
         faiss.omp_set_num_threads(args.threads)
     rng = np.random.default_rng(0)
-    langs_all = ["en"] + [f"l{i}" for i in range(1, args.langs)]
+    langs_all = ["en"] + [f"{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(1, args.langs)]  # aa, ab, ...: codes
     enc = {"model": "benchmark"}
     small = {l: rng.standard_normal((256, args.dim), dtype=np.float32) + i for i, l in enumerate(langs_all)}
     transforms = {
         "shift": ShiftTransform.from_tensors({l: rng.standard_normal(args.dim) for l in langs_all[1:]}, encoder=enc, source_lang="en"),
-        "centering": fit_centering_from_embeddings(small, encoder=enc),
-        "lir": fit_lir_from_embeddings(small, rank=1, encoder=enc),
+        "centering": CenteringTransform("en").fit(np.concatenate(list(small.values())),
+                                                  [l for l, v in small.items() for _ in v]),
+        "lir": LIRTransform("en", rank=1).fit(np.concatenate(list(small.values())), [l for l, v in small.items() for _ in v]),
     }
     x = np.empty((args.rows, args.dim), dtype=np.float32)
     for a in range(0, args.rows, args.chunk):
