@@ -64,9 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     from mlirkit.transforms import ShiftTransform
     from experiments.alpha_guard import select_guarded_alphas
     from mlirkit.transforms.alpha_select import select_alpha
-    from mlirkit.transforms.mining import fit_mined_shift
+    from experiments.mining_variants import fit_mined_shift
     from experiments.pseudo_recall import select_pseudo_recall_alpha
-    from mlirkit.transforms.topic_subspace import remove_topic, topic_subspace
+    from experiments.topic_projection import remove_topic
+    from mlirkit.transforms.topic_subspace import topic_subspace
 
     args = parse_args(argv)
     bed = open_bed(args)
@@ -74,12 +75,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"**{args.benchmark}**, `{args.encoder}`: base nDCG@20 dev {base['dev'][0]:.3f}, test {base['test'][0]:.3f}\n")
     auto = topic_subspace(bed.docs, bed.langs)
     systems = {
-        "corpus": bed.corpus.params,
-        "mined-c": fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, selection="mutual-margin", initial=bed.corpus, center=True).params,
-        "corpus-tr": remove_topic(bed.corpus, auto).params,
+        "corpus": bed.corpus.params_,
+        "mined-c": fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, selection="mutual-margin", initial=bed.corpus, center=True).params_,
+        "corpus-tr": remove_topic(bed.corpus, auto).params_,
         "mined-c-tr": fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, selection="mutual-margin", initial=bed.corpus, center=True,
-                                      topic_rank="auto").params,
-        "pairs-ddtp (parallel text)": bed.pairs.params,
+                                      topic_rank="auto").params_,
+        "pairs-ddtp (parallel text)": bed.pairs.params_,
     }
     grid = (0.0, *GRID)
     print("| vectors | alpha rule | alpha | dev nDCG@20 | dev worst language R@20 vs base | test nDCG@20 | "
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     probe_rows: list[str] = []
     dev_queries = bed.queries[bed.splits["dev"][0]]
     for name, params in systems.items():
-        t = ShiftTransform({l: np.asarray(v, np.float32) for l, v in params.items()}, encoder=FP, source_lang="en")
+        t = ShiftTransform.from_tensors({l: np.asarray(v, np.float32) for l, v in params.items()}, encoder=FP, source_lang="en")
         dev = {a: bed.score(params, a, "dev")[0] for a in GRID}
         pr = select_pseudo_recall_alpha(bed.docs, bed.langs, t, grid=grid, k=K)
         rules: dict[str, Any] = {

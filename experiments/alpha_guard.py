@@ -56,7 +56,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.vectors import l2_normalize
 from mlirkit.transforms.alpha_select import DEFAULT_GRID, DEFAULT_K, DEFAULT_MAX_PROBES, checked_grid, known_rows
 from experiments.pseudo_recall import pseudo_recall, pseudo_relevant_pairs
-from mlirkit.transforms.transform import LanguageTransform
+from mlirkit.transforms import LanguageTransform
 
 logger = logging.getLogger(__name__)
 
@@ -167,7 +167,7 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
         if len(probes) > max_probes:
             probes = probes[np.sort(np.random.default_rng(seed).choice(len(probes), size=max_probes, replace=False))]
         probes = l2_normalize(probes.astype(np.float64)).astype(np.float32)
-    moved = [l for l in languages if l in transform.params and l != src]
+    moved = [l for l in languages if l in transform.params_ and l != src]
     if not moved:
         raise MlirkitError("the transform has no vector for any non-source language of these documents")
     pairs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -175,7 +175,7 @@ def select_guarded_alphas(embs: np.ndarray, langs: Sequence[str | None], transfo
         pairs = pseudo_relevant_pairs(embs, codes, src_rows, [languages.index(l) for l in moved])
 
     def shifted(alpha: float | dict[str, float]) -> np.ndarray:
-        return l2_normalize(transform.apply(embs.copy(), lang_list, "doc", alpha)).astype(np.float32)
+        return l2_normalize(transform.transform(embs.copy(), lang_list, "doc", alpha)).astype(np.float32)
 
     # 1. per language on the two-language sub-corpus
     gap: dict[str, dict[float, float]] = {l: {} for l in moved}

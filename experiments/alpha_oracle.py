@@ -157,20 +157,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mlirkit.transforms.mining import fit_mined_shift
-    from mlirkit.transforms.topic_subspace import remove_topic, topic_subspace
+    from experiments.mining_variants import fit_mined_shift
+    from experiments.topic_projection import remove_topic
+    from mlirkit.transforms.topic_subspace import topic_subspace
 
     args = parse_args(argv)
     bed = open_bed(args)
     auto = topic_subspace(bed.docs, bed.langs)
     systems = {
-        "corpus": bed.corpus.params,
-        "corpus-tr": remove_topic(bed.corpus, auto).params,
+        "corpus": bed.corpus.params_,
+        "corpus-tr": remove_topic(bed.corpus, auto).params_,
         "mined-c-tr": fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, selection="mutual-margin", initial=bed.corpus, center=True,
-                                      topic_rank="auto").params,
+                                      topic_rank="auto").params_,
         "mined-u-tr": fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, initial=bed.corpus, center=True,
-                                      topic_rank="auto", selection="union-knn").params,
-        "pairs-ddtp (parallel text)": bed.pairs.params,
+                                      topic_rank="auto", selection="union-knn").params_,
+        "pairs-ddtp (parallel text)": bed.pairs.params_,
     }
     rng = np.random.default_rng(args.seed)
     check = {l: float(rng.choice(ORACLE_GRID)) for l in systems["corpus"]}

@@ -9,7 +9,8 @@ of ``python -m mlirkit.shift``.
   defaults of that time: mutual ratio-margin pairs, no centring), and the held-out options of the language
   classifier (``--heldout``, ``--langid-threshold``, ``--langid-max-per-lang``). The product's
   ``--vectors mined`` is ``--mine-pairs --mine-selection union-knn --mine-center --topic-rank auto
-  --topic-test 0.01`` (without the two topic options for USEM).
+  --topic-test 0.01`` where the mined vectors lie outside the topic subspace (the rule of
+  ``mlirkit.transforms.mining.mined_recipe``; without the two topic options where they do not, as with USEM).
 - ``select-alpha``: everything ``mlirkit.shift select-alpha`` prints, plus ``--guarded`` (per-language alphas
   that never lower a language's retrievability or pseudo-recall below alpha 0, :mod:`experiments.alpha_guard`;
   ``--probe-queries``: unlabelled query embeddings as probes) and ``--pseudo-recall`` (the global alpha of
@@ -33,17 +34,35 @@ from mlirkit.base.options import positive_int
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from mlirkit.base.options import LANG_LIST_HELP, LangListAction, lang_code
     from mlirkit.encoders.options import add_encoder_args
-    from mlirkit.shift.cli import add_fit_args, add_select_alpha_args
-    from mlirkit.transforms import mining
+    from mlirkit.transforms import TRANSFORMS
     from mlirkit.transforms.alpha import Alpha, add_alpha_arg
-    from mlirkit.transforms.transform import TRANSFORMS
+    from mlirkit.transforms.mining import DEFAULT_K, DEFAULT_MAX_ROUNDS, DEFAULT_MIN_PAIRS, DEFAULT_TOL
+
+    from experiments import corpus_variants  # noqa: F401 (registers shift-overall)
+    from experiments.mining_variants import DEFAULT_THRESHOLD
 
     p = ArgumentParser(prog="python -m experiments.cli", description=__doc__)
     p.add_argument("-v", "--verbose", action="store_true")
     sub = p.add_subparsers(dest="command", required=True)
     f = sub.add_parser("fit", help="mlirkit.shift fit with the knobs of the investigation")
-    add_fit_args(f, methods=TRANSFORMS.names())
+    f.add_argument("--method", choices=TRANSFORMS.names(), default="shift")
+    f.add_argument("--pairs", default=None, metavar="SRC", help="parallel text, as mlirkit.shift fit --pairs")
+    f.add_argument("--from-index", default=None, metavar="DIR", help="fit on this index's untransformed document vectors")
+    f.add_argument("--source-lang", type=lang_code, default=None, help="source (query) language, e.g. en")
+    f.add_argument("--output", required=True, help="transform file to write (exactly this path)")
+    f.add_argument("--langs", action=LangListAction, default=None, metavar="LANG",
+                   help=f"target languages to keep ({LANG_LIST_HELP}; default: all present)")
+    f.add_argument("--max-pairs", type=positive_int, default=None, help="at most N pairs per target language")
+    f.add_argument("--rank", type=positive_int, default=None, help="lir / lsar: the rank")
+    f.add_argument("--text-field", default="text", help="JSONL text field(s), comma-separated (joined by a space)")
+    f.add_argument("--langid", action="store_true", help="also fit a language classifier (stored in the file)")
+    f.add_argument("--hybrid-with", default=None, metavar="PAIRS_TRANSFORM",
+                   help="with --from-index: a pair-fitted shift transform, its vectors where it has them")
+    f.add_argument("--min-docs", type=positive_int, default=None, help="with --from-index: fewest documents per language")
+    f.add_argument("--overwrite", action="store_true", help="replace an existing output file")
+    add_encoder_args(f)
     h = f.add_argument_group("the language classifier's held-out figures (with --langid)")
     h.add_argument("--langid-max-per-lang", type=positive_int, default=5000,
                    help="classifier training passages per language")
@@ -67,27 +86,31 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--mine-pairs", action="store_true",
                    help="V_l = mean of (x - y) over mined pairs x in l, y in the source language, re-mined after "
                         "shifting until V_l stabilises (starts from the corpus vectors)")
-    m.add_argument("--mine-k", type=positive_int, default=None,
-                   help="neighbours in the ratio margin (default %d)" % mining.DEFAULT_K)
+    m.add_argument("--mine-k", type=positive_int, default=None, help="neighbours in the ratio margin (default %d)" % DEFAULT_K)
     m.add_argument("--mine-selection", default=None, metavar="NAME",
                    help="how a round picks its pairs: 'mutual-margin' (mutual best ratio-margin pairs, default here) "
                         "or 'union-knn' (every document with its --mine-k nearest documents on the other side, both "
                         "directions; no margin filter)")
     m.add_argument("--mine-threshold", type=float, default=None,
-                   help="keep mutual pairs with margin >= T (default %g; mutual-margin only)" % mining.DEFAULT_THRESHOLD)
+                   help="keep mutual pairs with margin >= T (default %g; mutual-margin only)" % DEFAULT_THRESHOLD)
     m.add_argument("--mine-min-pairs", type=positive_int, default=None,
-                   help="fewer kept pairs: keep the corpus vector for that language (default %d)"
-                        % mining.DEFAULT_MIN_PAIRS)
+                   help="fewer kept pairs: keep the corpus vector for that language (default %d)" % DEFAULT_MIN_PAIRS)
     m.add_argument("--mine-rounds", type=positive_int, default=None,
-                   help="at most this many shift/re-mine/re-fit rounds (default %d)" % mining.DEFAULT_MAX_ROUNDS)
+                   help="at most this many shift/re-mine/re-fit rounds (default %d)" % DEFAULT_MAX_ROUNDS)
     m.add_argument("--mine-center", action="store_true",
                    help="remove the source-language mean from both sides before the cosine (spreads the compressed "
                         "cosines of anisotropic encoders such as e5)")
     m.add_argument("--mine-tol", type=float, default=None,
-                   help="stop when ||V' - V|| <= TOL ||V|| (default %g)" % mining.DEFAULT_TOL)
+                   help="stop when ||V' - V|| <= TOL ||V|| (default %g)" % DEFAULT_TOL)
 
     s = sub.add_parser("select-alpha", help="mlirkit.shift select-alpha with the guarded and pseudo-recall rules")
-    add_select_alpha_args(s)
+    s.add_argument("--index", required=True, help="index directory (embeddings.npy or untransformed vectors)")
+    s.add_argument("--transform", required=True, help="transform file")
+    s.add_argument("--criterion", choices=["knn", "centroid"], default="knn", help="as mlirkit.shift select-alpha")
+    s.add_argument("--k", type=positive_int, default=20, help="neighbours per probe (knn)")
+    s.add_argument("--grid", nargs="+", type=float, default=None, help="alphas to try (default 0.0 ... 2.0 by 0.1)")
+    s.add_argument("--max-probes", type=positive_int, default=2000, help="documents used as probes")
+    s.add_argument("--seed", type=int, default=0)
     s.add_argument("--guarded", action="store_true",
                    help="also choose per-language alphas that never lower a language's --guard quantity below alpha 0 "
                         "(default retrievability: share of its documents in some source-language document's top k; "
@@ -132,7 +155,6 @@ def _print(obj: Any) -> None:
 
 def cmd_fit(args: argparse.Namespace) -> int:
     from mlirkit.base.fs import refuse_existing
-    from mlirkit.shift.cli import fit_from_pairs
 
     refuse_existing(Path(args.output), args.overwrite, "transform")
     corpus_only = [o for o, v in (("--relative-to-overall", args.relative_to_overall), ("--min-docs", args.min_docs),
@@ -146,20 +168,55 @@ def cmd_fit(args: argparse.Namespace) -> int:
         raise MlirkitError(f"{', '.join(corpus_only)} need --from-index DIR")
     if args.method == "shift-overall":
         raise MlirkitError("shift-overall vectors are fitted from an index: use --from-index DIR --relative-to-overall")
-    return fit_from_pairs(args, langid_max_per_lang=args.langid_max_per_lang, heldout=args.heldout,
-                          langid_threshold=args.langid_threshold)
+    if args.pairs is None or not args.source_lang:
+        raise MlirkitError("give --pairs SRC and --source-lang")
+    from mlirkit.encoders.options import encoder_from_args, encoder_options
+    from mlirkit.transforms import open_parallel
+
+    from experiments.langid_eval import fit_with_heldout
+
+    groups = open_parallel(args.pairs, text_field=args.text_field, langs=args.langs, source_lang=args.source_lang)
+    t = fit_with_heldout(encoder_from_args(args), groups, method=args.method, source_lang=args.source_lang,
+                         heldout=args.heldout, langid=args.langid, langid_max_per_lang=args.langid_max_per_lang,
+                         langid_threshold=args.langid_threshold, batch_size=encoder_options(args).get("batch_size", 64),
+                         langs=args.langs, max_pairs=args.max_pairs, show_progress=not args.quiet,
+                         **({} if args.rank is None else {"rank": args.rank}))
+    t.meta["encoder_name"] = args.encoder
+    return _save(args, t, {**t.meta["fit"], "pairs": t.meta.get("pairs"),
+                           "langid": None if t.langid is None else t.langid.to_meta()})
+
+
+def _save(args: argparse.Namespace, t: Any, report: dict[str, Any]) -> int:
+    from mlirkit.transforms import save_transform
+
+    save_transform(t, args.output, overwrite=args.overwrite)
+    _print({"output": str(args.output), "sha256": t.sha256, "method": t.method, "source_lang": t.source_lang,
+            "languages": t.languages, **report})
+    return 0
+
+
+def _index_report(t: Any) -> dict[str, Any]:
+    out = {k: t.meta[k] for k in ("recipe", "corpus_fit", "provenance", "hybrid", "topic_robust") if k in t.meta}
+    if "mining" in t.meta:
+        from mlirkit.transforms.mining import mining_summary
+
+        out["mining"] = mining_summary(t.meta["mining"])
+    return out
 
 
 def _fit_from_index(args: argparse.Namespace) -> int:
-    from mlirkit.shift.cli import hybrid_for_index, load_hybrid_pairs, save_index_fit
-    from mlirkit.shift.from_index import fit_corpus_shift_from_index, index_document_embeddings
-    from mlirkit.transforms import mining
-    from mlirkit.transforms.corpus_fit import DEFAULT_MIN_DOCS
+    from mlirkit.shift.from_index import index_document_embeddings
+    from mlirkit.transforms import hybrid_shift, load_transform
+
+    from experiments.corpus_variants import DEFAULT_MIN_DOCS, blend_shift, fit_corpus_shift
+    from experiments.mining_variants import SELECTIONS, fit_mined_shift
+    from experiments.topic_projection import parse_topic_rank, remove_topic
 
     if args.pairs is not None:
         raise MlirkitError("give either --pairs (parallel text) or --from-index (the corpus), not both")
     if args.method not in ("shift", "shift-overall"):
-        raise MlirkitError(f"--from-index fits shift vectors, not {args.method} (use --method shift)")
+        raise MlirkitError(f"--from-index fits shift vectors here, not {args.method} (use --method shift, or "
+                           f"python -m mlirkit.shift fit for lsar and leace)")
     if not args.source_lang:
         raise MlirkitError("--source-lang is required with --from-index")
     overall = args.relative_to_overall or args.method == "shift-overall"
@@ -174,56 +231,51 @@ def _fit_from_index(args: argparse.Namespace) -> int:
     if mine_opts and not args.mine_pairs:
         raise MlirkitError(f"{', '.join(mine_opts)} need --mine-pairs")
     if args.mine_selection is not None:
-        mining.SELECTIONS.get(args.mine_selection)  # unknown names fail here, with a did-you-mean
+        SELECTIONS.get(args.mine_selection)  # unknown names fail here, with a did-you-mean
         if args.mine_selection != "mutual-margin" and args.mine_threshold is not None:
             raise MlirkitError(f"--mine-threshold filters mutual-margin pairs; --mine-selection "
                                f"{args.mine_selection} keeps every neighbour")
-    if args.topic_rank is not None:
-        from mlirkit.transforms.topic_subspace import parse_topic_rank
-
-        parse_topic_rank(args.topic_rank)  # bad input fails before the embeddings are read
+    topic_rank = None if args.topic_rank is None else parse_topic_rank(args.topic_rank)  # fails before any reading
     if args.topic_test is not None and (args.topic_rank is None or not 0.0 < args.topic_test < 1.0):
         raise MlirkitError("--topic-test LEVEL needs --topic-rank and a level in (0, 1), e.g. 0.01")
     if args.topic_rank is not None and (overall or args.hybrid_with is not None):
         raise MlirkitError("--topic-rank is for vectors relative to the source language fitted on the index alone; "
                            "drop --relative-to-overall / --hybrid-with")
     min_docs = DEFAULT_MIN_DOCS if args.min_docs is None else args.min_docs
+    if args.mine_pairs and (overall or args.hybrid_with is not None):
+        raise MlirkitError("--mine-pairs fits vectors relative to the source language on their own; "
+                           "drop --relative-to-overall / --hybrid-with")
+    pairs_t = load_transform(args.hybrid_with) if args.hybrid_with is not None else None
+    embs, langs, encoder = index_document_embeddings(args.from_index)
+    meta = {"normalized": bool(encoder.get("normalize", False))}
     if args.mine_pairs:
-        if overall or args.hybrid_with is not None:
-            raise MlirkitError("--mine-pairs fits vectors relative to the source language on their own; "
-                               "drop --relative-to-overall / --hybrid-with")
-        from mlirkit.transforms.topic_subspace import parse_topic_rank
-
-        embs, langs, encoder = index_document_embeddings(args.from_index)
         opt = {"k": args.mine_k, "threshold": args.mine_threshold, "min_pairs": args.mine_min_pairs,
-               "max_rounds": args.mine_rounds, "tol": args.mine_tol,
-               "topic_rank": None if args.topic_rank is None else parse_topic_rank(args.topic_rank),
+               "max_rounds": args.mine_rounds, "tol": args.mine_tol, "topic_rank": topic_rank,
                "topic_test_level": args.topic_test}
-        t = mining.fit_mined_shift(embs, langs, args.source_lang, encoder=encoder, origin=str(args.from_index),
-                                   min_docs=min_docs, only_langs=args.langs,
-                                   meta={"normalized": bool(encoder.get("normalize", False))},
-                                   selection=args.mine_selection or "mutual-margin", center=args.mine_center,
-                                   **{k: v for k, v in opt.items() if v is not None})
-        return save_index_fit(args, t)
-    pairs_t = load_hybrid_pairs(args)
-    data = None
-    if args.topic_rank is not None:  # the topic subspace needs the embeddings too: read them once for both
-        data = index_document_embeddings(args.from_index)
-    t = fit_corpus_shift_from_index(args.from_index, args.source_lang, relative_to="overall" if overall else "source",
-                                    min_docs=min_docs, only_langs=args.langs, embeddings=data)
-    if data is not None:
-        from mlirkit.transforms.topic_subspace import parse_topic_rank, remove_topic, topic_subspace
+        t = fit_mined_shift(embs, langs, args.source_lang, encoder=encoder, origin=str(args.from_index),
+                            min_docs=min_docs, only_langs=args.langs, meta=meta,
+                            selection=args.mine_selection or "mutual-margin", center=args.mine_center,
+                            **{k: v for k, v in opt.items() if v is not None})
+        return _save(args, t, _index_report(t))
+    t = fit_corpus_shift(embs, langs, args.source_lang, encoder=encoder, relative_to="overall" if overall else "source",
+                         min_docs=min_docs, only_langs=args.langs, origin=str(args.from_index), meta=meta)
+    if topic_rank is not None:
+        from mlirkit.transforms.topic_subspace import topic_subspace
 
-        embs, langs, _ = data
-        t = remove_topic(t, topic_subspace(embs, langs, parse_topic_rank(args.topic_rank)),
-                         test_level=args.topic_test)
-    return save_index_fit(args, t if pairs_t is None else hybrid_for_index(args, pairs_t, t, blend=args.blend))
+        t = remove_topic(t, topic_subspace(embs, langs, topic_rank), test_level=args.topic_test)
+    if pairs_t is not None:
+        from mlirkit.base.langs import is_unknown
+
+        require = sorted({la for la in langs if not is_unknown(la)}) if args.langs is None else args.langs
+        t = (hybrid_shift(pairs_t, t, require_langs=require) if args.blend is None
+             else blend_shift(pairs_t, t, args.blend, require_langs=require))
+    return _save(args, t, _index_report(t))
 
 
 def cmd_select_alpha(args: argparse.Namespace) -> int:
-    from mlirkit.shift.cli import select_alpha_report
+    from mlirkit.shift import select_alpha_for_index
+    from mlirkit.transforms import load_transform
     from mlirkit.transforms.alpha_select import DEFAULT_GRID
-    from mlirkit.transforms.io import load_transform
 
     guard_only = [o for o, v in (("--guard", args.guard), ("--retrievability-k", args.retrievability_k),
                                  ("--probe-queries", args.probe_queries)) if v is not None]
@@ -232,8 +284,10 @@ def cmd_select_alpha(args: argparse.Namespace) -> int:
     if args.probe_queries is not None and (args.guard or "retrievability") != "retrievability":
         raise MlirkitError("--probe-queries works with --guard retrievability only")
     t = load_transform(args.transform)
-    out = select_alpha_report(args, t)
     grid = DEFAULT_GRID if args.grid is None else args.grid
+    sel = select_alpha_for_index(args.index, t, criterion=args.criterion, k=args.k, grid=grid,
+                                 max_probes=args.max_probes, seed=args.seed)
+    out = {"index": str(args.index), "transform": str(args.transform), **sel.as_dict()}
     if args.guarded or args.pseudo_recall:
         from mlirkit.shift.from_index import index_document_embeddings
 
@@ -268,8 +322,7 @@ def cmd_select_alpha(args: argparse.Namespace) -> int:
 def cmd_evaluate_langid(args: argparse.Namespace) -> int:
     from experiments.langid_eval import evaluate_langid
     from mlirkit.encoders.options import encoder_from_args, encoder_options
-    from mlirkit.transforms.io import load_transform
-    from mlirkit.transforms.parallel import open_parallel
+    from mlirkit.transforms import load_transform, open_parallel
 
     t = load_transform(args.transform)
     encoder = encoder_from_args(args)

@@ -8,9 +8,14 @@ classifier (documents below the confidence threshold stay unchanged), (c) no tra
 nDCG@10, Recall@10, TLR@10 and the share of the query language in the top 10 for each, computed by
 :func:`mlirkit.eval.evaluate` (ranx and mlirkit's TLR@k: the one evaluation path). Scores are exact inner
 products in numpy (the corpora here are small).
+
+The held-out split itself (:func:`is_heldout`) and the fit that keeps those ids out and measures the
+classifier on them (:func:`fit_with_heldout`, ``python -m experiments.cli fit --heldout F --langid``) live here
+too: the product fits its classifier on every passage it is given.
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 from typing import Any, Iterable, Sequence
 
@@ -21,11 +26,53 @@ from mlirkit.base.langs import UNKNOWN
 from mlirkit.base.vectors import l2_normalize
 from mlirkit.base.option_names import option
 from mlirkit.transforms.alpha import Alpha, AlphaLike
-from mlirkit.transforms.fit import is_heldout
-from mlirkit.transforms.parallel import ParallelGroup
-from mlirkit.transforms.transform import LanguageTransform
+from mlirkit.transforms.langid import fit_langid
+from mlirkit.transforms import LanguageTransform, ParallelGroup
 
 logger = logging.getLogger(__name__)
+
+
+def is_heldout(group_id: str, fraction: float) -> bool:
+    """Deterministic split by id: sha1(id) mapped to [0, 1) below ``fraction``."""
+    if fraction <= 0:
+        return False
+    h = int.from_bytes(hashlib.sha1(group_id.encode("utf-8")).digest()[:8], "big")
+    return h / 2**64 < fraction
+
+
+def fit_with_heldout(encoder: Any, groups: Iterable[ParallelGroup], *, method: str, source_lang: str,
+                     heldout: float, langid: bool = False, langid_max_per_lang: int = 5000,
+                     langid_threshold: float = 0.9, batch_size: int = 64, **options: Any) -> LanguageTransform:
+    """``mlirkit.transforms.fit_from_pairs`` on the groups not held out (:func:`is_heldout`, fraction ``heldout``);
+    with ``langid``, a classifier fitted on at most ``langid_max_per_lang`` passages per language of those and
+    its accuracy measured on the held-out ones (``t.langid.info["heldout"]``). ``options``: ``langs``,
+    ``max_pairs``, ``show_progress``, the method's recipe."""
+    from mlirkit.transforms import fit_from_pairs
+
+    if not 0.0 <= heldout < 1.0:
+        raise MlirkitError(f"held-out fraction {heldout} is outside [0, 1)")
+    groups = list(groups)
+    train = [g for g in groups if not is_heldout(g.id, heldout)]
+    test = [g for g in groups if is_heldout(g.id, heldout)]
+    t = fit_from_pairs(encoder, train, source_lang=source_lang, method=method, batch_size=batch_size, **options)
+    t.meta["fit"]["heldout_groups"] = len(test)
+    if langid:
+        def passages(gs: list[ParallelGroup]) -> tuple[np.ndarray, list[str]]:
+            texts: dict[str, list[str]] = {}
+            for g in gs:
+                for lang, text in g.texts.items():
+                    if len(texts.setdefault(lang, [])) < langid_max_per_lang:
+                        texts[lang].append(text)
+            langs = [lang for lang, ts in texts.items() for _ in ts]
+            flat = [text for ts in texts.values() for text in ts]
+            return np.asarray(encoder.encode_docs(flat, langs, batch_size=batch_size), dtype=np.float32), langs
+
+        x, y = passages(train)
+        t.langid = fit_langid(x, y)
+        if test:
+            xt, yt = passages(test)
+            t.langid.info["heldout"] = {**t.langid.evaluate(xt, yt, langid_threshold), "fraction": heldout}
+    return t
 
 
 def rank_metrics(scores: np.ndarray, doc_groups: Sequence[str], doc_langs: Sequence[str], query_groups: Sequence[str],
@@ -96,8 +143,8 @@ def evaluate_langid(encoder, t: LanguageTransform, groups: Iterable[ParallelGrou
     settings = {"no transform": None, "true labels": doc_langs, "predicted labels": pred_langs,
                 "predicted labels, no threshold": list(predicted)}
     for name, langs in settings.items():
-        vecs = docs if langs is None else t.apply(docs, langs, "doc", alpha)
+        vecs = docs if langs is None else t.transform(docs, langs, "doc", alpha)
         q = queries if langs is None or not t.touches("query") else l2_normalize(
-            t.apply(queries, [source_lang] * len(queries), "query", alpha))
+            t.transform(queries, [source_lang] * len(queries), "query", alpha))
         out["retrieval"][name] = rank_metrics(q @ l2_normalize(vecs).T, doc_groups, doc_langs, qgroups, source_lang, k)
     return out

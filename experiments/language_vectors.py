@@ -87,14 +87,15 @@ def main(argv: list[str] | None = None) -> int:
     from mlirkit.benchmark.cache import EmbeddingCache
     from mlirkit.benchmark.config import DEFAULT_FIT_SOURCES, METRICS, BenchmarkConfig
     from mlirkit.benchmark.data import load_benchmark, load_parallel
-    from mlirkit.benchmark.pipeline import cache_variant, fit_transforms as _fit
+    from mlirkit.benchmark.steps import cache_variant, fit_transforms as _fit
     from mlirkit.encoders import load_encoder
     from mlirkit.eval import evaluate
     from mlirkit.transforms.alpha_select import select_alpha
-    from mlirkit.transforms.corpus_fit import fit_corpus_shift
-    from mlirkit.transforms.hybrid import hybrid_shift
+    from experiments.corpus_variants import fit_corpus_shift
+    from mlirkit.transforms import hybrid_shift
+    from experiments.corpus_variants import blend_shift
     from experiments.alpha_guard import select_guarded_alphas
-    from mlirkit.transforms.mining import fit_mined_shift
+    from experiments.mining_variants import fit_mined_shift
 
     options: dict[str, Any] = {"max_length": args.max_length, "batch_size": args.batch_size}
     if args.quantize != "none":
@@ -157,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     # hybrid: OOD pairs for the languages with enough of them, corpus vectors for the others; and a blend
     ood = pair_fit["ood"]["shift"]
     transforms["hybrid-ood"] = hybrid_shift(ood, corpus, require_langs=data.languages)
-    transforms[f"hybrid-ood-blend{args.blend:g}"] = hybrid_shift(ood, corpus, blend=args.blend,
+    transforms[f"hybrid-ood-blend{args.blend:g}"] = blend_shift(ood, corpus, args.blend,
                                                                 require_langs=data.languages)
     # pairs for only some languages: the OOD vectors kept for the languages gettext has (cs, ko, sk dropped),
     # as when the parallel text does not cover every language of the index; the hybrid fills the gaps
@@ -165,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     from mlirkit.transforms import ShiftTransform
 
     covered = set(DATASETS.get("mlirkit/parallel/gettext").doc_langs)
-    partial = ShiftTransform({l: v for l, v in ood.params.items() if l in covered}, encoder=fp, source_lang="en",
+    partial = ShiftTransform.from_tensors({l: v for l, v in ood.params_.items() if l in covered}, encoder=fp, source_lang="en",
                              meta={**ood.meta, "pairs": {l: n for l, n in (ood.meta.get("pairs") or {}).items()
                                                          if l in covered}})
     transforms["shift-pairs-ood-partial"] = partial
@@ -177,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
                                                   k=args.mine_k, threshold=args.mine_threshold, center=True,
                                                   origin=data.name)
     # topic-robust variants: vectors kept out of the pooled within-language (topic) subspace
-    from mlirkit.transforms.topic_subspace import parse_topic_rank, remove_topic, topic_subspace
+    from experiments.topic_projection import parse_topic_rank, remove_topic
+    from mlirkit.transforms.topic_subspace import topic_subspace
 
     rank = parse_topic_rank(args.topic_rank)
     transforms["shift-corpus-tr"] = remove_topic(corpus, topic_subspace(doc_embs, doc_langs, rank))

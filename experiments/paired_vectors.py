@@ -35,7 +35,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mlirkit.transforms.mining import fit_mined_shift
+    from experiments.mining_variants import fit_mined_shift
 
     from mlirkit.transforms.alpha_select import DEFAULT_GRID
 
@@ -51,11 +51,11 @@ def main(argv: list[str] | None = None) -> int:
         return max(grid, key=lambda a: (bed.score(params, a, "dev")[0], -a))
 
     mine = {"initial": bed.corpus, "center": True, "encoder": FP}
-    corpus = bed.corpus.params
-    mined_c = fit_mined_shift(bed.docs, bed.langs, "en", selection="mutual-margin", **mine).params
-    mined_u = fit_mined_shift(bed.docs, bed.langs, "en", selection="union-knn", **mine).params
+    corpus = bed.corpus.params_
+    mined_c = fit_mined_shift(bed.docs, bed.langs, "en", selection="mutual-margin", **mine).params_
+    mined_u = fit_mined_shift(bed.docs, bed.langs, "en", selection="union-knn", **mine).params_
     mined_ut = fit_mined_shift(bed.docs, bed.langs, "en", selection="union-knn", topic_rank="auto",
-                               topic_test_level=0.01, **mine).params
+                               topic_test_level=0.01, **mine).params_
     rng = np.random.default_rng(0)
     name = (f"{args.encoder}, {args.benchmark}{' (quick slice)' if args.quick else ''}"
             + (", alphas on the CLI's default grid (0.1 steps)" if fine else ""))
@@ -66,8 +66,8 @@ def main(argv: list[str] | None = None) -> int:
             (("mined-u", mined_u, label_free(mined_u)), ("corpus", corpus, label_free(corpus))),
             (("mined-u-trt", mined_ut, label_free(mined_ut)), ("corpus", corpus, label_free(corpus))),
             (("mined-u", mined_u, label_free(mined_u)), ("mined-c", mined_c, label_free(mined_c))),
-            (("mined-u-trt", mined_ut, label_free(mined_ut)), ("in-domain pairs (dev alpha)", bed.pairs.params,
-                                                               dev(bed.pairs.params)))):
+            (("mined-u-trt", mined_ut, label_free(mined_ut)), ("in-domain pairs (dev alpha)", bed.pairs.params_,
+                                                               dev(bed.pairs.params_)))):
         first, second = bed.per_query(a, a_alpha, "test"), bed.per_query(b, b_alpha, "test")
         diff = first - second
         flips = np.abs((rng.choice([-1.0, 1.0], size=(10000, len(diff))) * diff).mean(axis=1))

@@ -45,8 +45,8 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.vectors import l2_normalize
 from mlirkit.transforms.alpha_select import (DEFAULT_GRID, DEFAULT_K, DEFAULT_MAX_PROBES, checked_grid, known_rows,
                                              select_alpha)
-from mlirkit.transforms.mining import mine_pairs
-from mlirkit.transforms.transform import LanguageTransform
+from experiments.mining_variants import mine_pairs
+from mlirkit.transforms import LanguageTransform
 
 logger = logging.getLogger(__name__)
 
@@ -135,7 +135,7 @@ def select_pseudo_recall_alpha(embs: np.ndarray, langs: Sequence[str | None], tr
     probe_rows = np.flatnonzero(codes == languages.index(src))
     if len(probe_rows) > max_probes:
         probe_rows = np.sort(np.random.default_rng(seed).choice(probe_rows, size=max_probes, replace=False))
-    moved = [l for l in languages if l in transform.params and l != src]
+    moved = [l for l in languages if l in transform.params_ and l != src]
     pairs = pseudo_relevant_pairs(embs, codes, probe_rows, [languages.index(l) for l in moved])
     judged = [l for l in moved if len(pairs[languages.index(l)][0])]
     if not judged:
@@ -143,7 +143,7 @@ def select_pseudo_recall_alpha(embs: np.ndarray, langs: Sequence[str | None], tr
     per: dict[str, dict[float, float]] = {l: {} for l in judged}
     curve: dict[float, float] = {}
     for alpha in grid:
-        docs = _normalize(transform.apply(embs.copy(), lang_list, "doc", alpha)).astype(np.float32)
+        docs = _normalize(transform.transform(embs.copy(), lang_list, "doc", alpha)).astype(np.float32)
         pr = pseudo_recall(docs, probe_rows, {languages.index(l): pairs[languages.index(l)] for l in judged}, k,
                            chunk_rows=chunk_rows)
         for l in judged:

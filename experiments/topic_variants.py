@@ -68,9 +68,9 @@ class Bed:
         from mlirkit.benchmark.cache import EmbeddingCache
         from mlirkit.benchmark.config import DEFAULT_FIT_SOURCES, BenchmarkConfig
         from mlirkit.benchmark.data import load_benchmark, load_parallel
-        from mlirkit.benchmark.pipeline import fit_transforms
+        from mlirkit.benchmark.steps import fit_transforms
         from mlirkit.encoders import load_encoder
-        from mlirkit.transforms.corpus_fit import fit_corpus_shift
+        from experiments.corpus_variants import fit_corpus_shift
 
         config = BenchmarkConfig(encoders=(args.encoder,), quick=args.quick, benchmark=args.benchmark,
                                  max_pairs=args.pairs, quick_pairs=args.pairs)
@@ -153,12 +153,12 @@ class Bed:
         sp = self.data.splits["test"]
         doc_ids = [d.doc_id for d in self.data.docs]
         runs = {}
-        for name, params in (("base", None), ("corpus", self.corpus.params)):
+        for name, params in (("base", None), ("corpus", self.corpus.params_)):
             top = self.top20(params, 1.0, "test")
             runs[name] = {q.query_id: {doc_ids[j]: 20.0 - p for p, j in enumerate(top[i])}
                           for i, q in enumerate(sp.queries)}
         ev = evaluate(sp.qrels, runs, ["ndcg@20"], significance=None)
-        for name, params in (("base", None), ("corpus", self.corpus.params)):
+        for name, params in (("base", None), ("corpus", self.corpus.params_)):
             mine = self.score(params, 1.0, "test")[0]
             assert abs(ev.value(name, "ndcg@20") - mine) < 1e-9, (name, ev.value(name, "ndcg@20"), mine)
         print(f"scoring checked against mlirkit.eval.evaluate (test nDCG@20 base {self.score(None, 1, 'test')[0]:.3f})")
@@ -179,9 +179,9 @@ def label_free_alpha(bed: Bed, params: dict[str, np.ndarray], grid: tuple[float,
     """The global kNN label-free alpha (:func:`mlirkit.transforms.alpha_select.select_alpha`, criterion ``knn-source``, k = 20) on
     0 and ``grid`` (default 0.2 ... 2.0)."""
     from mlirkit.transforms.alpha_select import select_alpha
-    from mlirkit.transforms.shift_transform import ShiftTransform
+    from mlirkit.transforms import ShiftTransform
 
-    t = ShiftTransform({l: np.asarray(v, np.float32) for l, v in params.items()}, encoder=FP, source_lang="en")
+    t = ShiftTransform.from_tensors({l: np.asarray(v, np.float32) for l, v in params.items()}, encoder=FP, source_lang="en")
     return select_alpha(bed.docs, bed.langs, t, grid=(0.0, *grid), k=20, criterion="knn-source").alpha
 
 
@@ -193,11 +193,11 @@ def within_cov(bed: Bed) -> np.ndarray:
 
 def report(bed: Bed, name: str, params: dict[str, np.ndarray], base_recall: dict[str, float]) -> None:
     from mlirkit.transforms.alpha_select import select_alpha
-    from mlirkit.transforms.shift_transform import ShiftTransform
+    from mlirkit.transforms import ShiftTransform
 
     dev = {a: bed.score(params, a, "dev")[0] for a in GRID}
     best = max(GRID, key=lambda a: (dev[a], -a))
-    t = ShiftTransform({l: np.asarray(v, np.float32) for l, v in params.items()}, encoder=FP, source_lang="en")
+    t = ShiftTransform.from_tensors({l: np.asarray(v, np.float32) for l, v in params.items()}, encoder=FP, source_lang="en")
     lf = select_alpha(bed.docs, bed.langs, t, grid=(0.0, *GRID), k=20, criterion="knn-source").alpha
     cells = []
     for a in (best, lf):
@@ -253,7 +253,7 @@ def mine_variant(bed: Bed, score: str, trim: bool) -> dict[str, np.ndarray]:
     c = src.mean(axis=0)
     y = unit(src - c)
     out = {}
-    for lang, v0 in bed.corpus.params.items():
+    for lang, v0 in bed.corpus.params_.items():
         x_raw = bed.docs[bed.lang_a == lang]
         v = np.asarray(v0, dtype=np.float64)
         for _ in range(10):
@@ -313,9 +313,10 @@ def mine_all_languages(bed: Bed, start: dict[str, np.ndarray], project: Callable
 
 def main(argv: list[str] | None = None) -> int:
     from mlirkit.transforms.alpha_select import select_alpha
-    from mlirkit.transforms.mining import fit_mined_shift
-    from mlirkit.transforms.shift_transform import ShiftTransform
-    from mlirkit.transforms.topic_subspace import remove_topic, topic_subspace
+    from experiments.mining_variants import fit_mined_shift
+    from mlirkit.transforms import ShiftTransform
+    from experiments.topic_projection import remove_topic
+    from mlirkit.transforms.topic_subspace import topic_subspace
 
     args = parse_args(argv)
     bed = Bed(args)
@@ -326,18 +327,18 @@ def main(argv: list[str] | None = None) -> int:
     print("| variant | dev nDCG@20 at the dev alpha | dev nDCG@20 at the label-free alpha | test at the dev alpha: "
           "nDCG@20 | worst language R@20 vs base | test at the label-free alpha: nDCG@20 | worst language |")
     print("|---|---|---|---|---|---|---|")
-    corpus = {l: v.astype(np.float64) for l, v in bed.corpus.params.items()}
-    pairs = {l: v.astype(np.float64) for l, v in bed.pairs.params.items()}
+    corpus = {l: v.astype(np.float64) for l, v in bed.corpus.params_.items()}
+    pairs = {l: v.astype(np.float64) for l, v in bed.pairs.params_.items()}
     mined = fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, selection="mutual-margin", initial=bed.corpus,
-                            center=True).params
+                            center=True).params_
     auto = topic_subspace(bed.docs, bed.langs)
     report(bed, "corpus", corpus, base_recall)
     report(bed, "mined-c", mined, base_recall)
     report(bed, "pairs-ddtp (parallel text)", pairs, base_recall)
-    report(bed, f"corpus-tr auto (r={auto.rank})", remove_topic(bed.corpus, auto).params, base_recall)
+    report(bed, f"corpus-tr auto (r={auto.rank})", remove_topic(bed.corpus, auto).params_, base_recall)
     tr = fit_mined_shift(bed.docs, bed.langs, "en", encoder=FP, selection="mutual-margin", initial=bed.corpus,
                          center=True, topic_rank="auto")
-    report(bed, f"mined-c-tr auto (r={auto.rank})", tr.params, base_recall)
+    report(bed, f"mined-c-tr auto (r={auto.rank})", tr.params_, base_recall)
     from scipy.stats import beta
 
     dim = bed.docs.shape[1]
@@ -347,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         report(bed, f"corpus-tr auto, per-language test at {level:g} ({sum(auto.energy_in(v) > crit for v in corpus.values())}"
                     f" of {len(corpus)} projected)", per, base_recall)
     for r in (10, 20, 40):
-        report(bed, f"corpus-tr r={r}", remove_topic(bed.corpus, topic_subspace(bed.docs, bed.langs, r)).params,
+        report(bed, f"corpus-tr r={r}", remove_topic(bed.corpus, topic_subspace(bed.docs, bed.langs, r)).params_,
                base_recall)
     for c in (0.2, 0.5, 1.0, 2.0):
         report(bed, f"ridge c={c:g}", ridge(bed, corpus, c), base_recall)
@@ -356,21 +357,21 @@ def main(argv: list[str] | None = None) -> int:
     report(bed, f"ridge EB (c={c_eb:.3g})", ridge(bed, corpus, c_eb), base_recall)
     report(bed, "mine csls", mine_variant(bed, "csls", trim=False), base_recall)
     report(bed, "mine ratio, trimmed refit", mine_variant(bed, "ratio", trim=True), base_recall)
-    start = remove_topic(bed.corpus, auto).params
+    start = remove_topic(bed.corpus, auto).params_
     for k in (1, 4):
         report(bed, f"mine all-languages k={k}, topic-robust", mine_all_languages(bed, start, auto.project_out, k),
                base_recall)
     print()
     for r in (10, 20, 40):
         sub = topic_subspace(bed.docs, bed.langs, r)
-        report(bed, f"pairs-ddtp-tr r={r} (parallel text)", remove_topic(bed.pairs, sub).params, base_recall)
+        report(bed, f"pairs-ddtp-tr r={r} (parallel text)", remove_topic(bed.pairs, sub).params_, base_recall)
     print()
     # paired randomization test (two-sided, 10,000 sign flips) against the pair vectors at their dev alpha
     rng = np.random.default_rng(0)
     ref_alpha = max(GRID, key=lambda a: (bed.score(pairs, a, "dev")[0], -a))
     ref = bed.per_query(pairs, ref_alpha, "test")
-    for name, params in (("corpus-tr auto", remove_topic(bed.corpus, auto).params), ("mined-c-tr auto", tr.params)):
-        t = ShiftTransform({l: np.asarray(v, np.float32) for l, v in params.items()}, encoder=FP, source_lang="en")
+    for name, params in (("corpus-tr auto", remove_topic(bed.corpus, auto).params_), ("mined-c-tr auto", tr.params_)):
+        t = ShiftTransform.from_tensors({l: np.asarray(v, np.float32) for l, v in params.items()}, encoder=FP, source_lang="en")
         lf = select_alpha(bed.docs, bed.langs, t, grid=(0.0, *GRID), k=20, criterion="knn-source").alpha
         diff = bed.per_query(params, lf, "test") - ref
         flips = np.abs((rng.choice([-1.0, 1.0], size=(10000, len(diff))) * diff).mean(axis=1))

@@ -187,7 +187,6 @@ def tatoeba_shift(bed: Bed, cache_dir: str, threads: int = 1) -> Any:
     bed's non-English languages: ``V_l = mean_i (f(l_i) - f(en_i))`` over l's own pairs (the English side
     differs per language)."""
     from mlirkit.datasets import parallel_rows
-    from mlirkit.transforms.fit import fit_shift_from_embeddings
 
     targets = [la for la in bed.languages if la != "en"]
     pairs: dict[str, list[tuple[str, str]]] = {la: [] for la in targets}
@@ -204,14 +203,28 @@ def tatoeba_shift(bed: Bed, cache_dir: str, threads: int = 1) -> Any:
         langs += [la] * len(pairs[la]) + ["en"] * len(pairs[la])
     label = "tatoeba" if targets == ["ar", "de", "es", "hi", "ru", "vi", "zh"] else "tatoeba-" + "".join(targets)
     E = embed(_encoder(bed.encoder_name, threads), bed.encoder_name, cache_dir, label, "doc", texts, langs)
-    src_rows, tgt, start = [], {}, 0
+    alignment, start = {}, 0
     for la in targets:
         n = len(pairs[la])
-        tgt[la] = (E[start:start + n], np.arange(len(src_rows), len(src_rows) + n))
-        src_rows.extend(range(start + n, start + 2 * n))
+        alignment[la] = (list(range(start, start + n)), list(range(start + n, start + 2 * n)))
         start += 2 * n
-    return fit_shift_from_embeddings(E[src_rows], tgt, "en", encoder=bed.fingerprint,
-                                     meta={"source": "mlirkit/parallel/tatoeba"})
+    return shift_from_alignment(E, alignment, bed.fingerprint, {"source": "mlirkit/parallel/tatoeba"})
+
+
+def shift_from_alignment(embs: np.ndarray, alignment: dict[str, tuple[list[int], list[int]]],
+                         fingerprint: dict[str, Any], meta: dict[str, Any]) -> Any:
+    """English-source SHIFT vectors from ``{lang: (target rows, source rows)}`` of ``embs``: each aligned pair a group."""
+    from mlirkit.transforms import ShiftTransform
+
+    rows, langs, groups = [], [], []
+    for la, (t, s) in alignment.items():
+        rows += [*s, *t]
+        langs += ["en"] * len(s) + [la] * len(t)
+        groups += [(la, i) for i in range(len(s))] * 2
+    out = ShiftTransform("en").fit(embs[rows], langs, groups)
+    out.encoder = dict(fingerprint)
+    out.meta.update(meta)
+    return out
 
 
 def bundled_shift(bed: Bed, cache_dir: str, threads: int = 1, pairs_per_lang: int = 200) -> Any:
@@ -220,22 +233,20 @@ def bundled_shift(bed: Bed, cache_dir: str, threads: int = 1, pairs_per_lang: in
     they lack get no vector here (see :func:`mlirkit.transforms.hybrid.fill_missing`)."""
     from mlirkit.benchmark.config import DEFAULT_FIT_SOURCES
     from mlirkit.benchmark.data import load_parallel
-    from mlirkit.transforms.fit import fit_shift_from_embeddings
 
     targets = [la for la in bed.languages if la != "en"]
     ps = load_parallel("ood", DEFAULT_FIT_SOURCES["ood"], source_lang="en", target_langs=targets,
                        pairs_per_lang=pairs_per_lang)
     label = "parallel-ood-" + ("xq" if bed.name.startswith("xquad") else "ddtp")
     E = embed(_encoder(bed.encoder_name, threads), bed.encoder_name, cache_dir, label, "doc", ps.texts, ps.langs)
-    return fit_shift_from_embeddings(E, {la: (E[t], np.asarray(s)) for la, (t, s) in ps.alignment.items()}, "en",
-                                     encoder=bed.fingerprint, meta={"source": "bundled", "pairs": ps.pairs})
+    return shift_from_alignment(E, ps.alignment, bed.fingerprint, {"source": "bundled", "pairs": ps.pairs})
 
 
 def corpus_shift(bed: Bed) -> Any:
     """Corpus-fitted vectors (``shift fit --from-index --vectors corpus --min-docs 15``): mean(l docs) -
     mean(en docs); 15 documents per language at least, as the earlier DDTP measurements (the topic-skewed
     bed's test corpus has 19 Chinese documents)."""
-    from mlirkit.transforms.corpus_fit import fit_corpus_shift
+    from experiments.corpus_variants import fit_corpus_shift
 
     return fit_corpus_shift(bed.docs, bed.doc_langs, "en", encoder=bed.fingerprint, min_docs=15)
 

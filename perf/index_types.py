@@ -105,7 +105,7 @@ def real(encoder_name: str, specs: Sequence[IndexSpec], parallel_ids: int, corpu
     from mlirkit.io.corpus import read_corpus
     from mlirkit.io.qrels import read_qrels
     from mlirkit.io.topics import read_topics
-    from mlirkit.transforms import fit_shift_from_embeddings
+    from mlirkit.transforms import ShiftTransform
 
     docs = list(read_corpus(corpus))
     queries = read_topics(corpus)
@@ -127,13 +127,16 @@ def real(encoder_name: str, specs: Sequence[IndexSpec], parallel_ids: int, corpu
         by_lang.setdefault(lang, ([], []))
         by_lang[lang][0].append(row)
         by_lang[lang][1].append(i)
-    shift = fit_shift_from_embeddings(src, {lang: (tgt_embs[rows], np.array(idx)) for lang, (rows, idx) in by_lang.items()},
-                                      "en", encoder=encoder.fingerprint)
+    x = np.concatenate([np.concatenate([src[idx], tgt_embs[rows]]) for rows, idx in by_lang.values()])
+    fit_langs = [side for la, (rows, _) in by_lang.items() for side in ("en", la) for _ in rows]
+    pair_groups = [(la, i) for la, (rows, _) in by_lang.items() for _ in range(2) for i in range(len(rows))]
+    shift = ShiftTransform("en").fit(x, fit_langs, pair_groups)  # each (source, translation) pair a group
+    shift.encoder = dict(encoder.fingerprint)
     doc_langs = {d.doc_id: d.lang for d in docs}
     qv = l2_normalize(q_embs)
     out = []
     for condition in ("none", "shift"):
-        vectors = doc_embs if condition == "none" else shift.apply(doc_embs, [d.lang for d in docs], "doc", 1.0)
+        vectors = doc_embs if condition == "none" else shift.transform(doc_embs, [d.lang for d in docs], "doc", 1.0)
         rows, results = measure(l2_normalize(vectors), qv, specs, ks=(10, 100), langs=[d.lang for d in docs])
         runs = {}
         for name, (scores, found) in results.items():

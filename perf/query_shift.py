@@ -198,7 +198,7 @@ class Systems:
         key = ("pivot", alpha)
         self._keep_alpha(alpha)
         if key not in self._cache:
-            self._cache[key] = flat(l2_normalize(self.t.apply(self.embs, self.langs, "doc", alpha)))
+            self._cache[key] = flat(l2_normalize(self.t.transform(self.embs, self.langs, "doc", alpha)))
         return self._cache[key]
 
     def rebased_index(self, source, alpha):
@@ -207,13 +207,13 @@ class Systems:
         from mlirkit.transforms.shift_transform import derive_source
 
         s = canonical(source)
-        if s == self.t.source_lang or s not in self.t.params:
+        if s == self.t.source_lang or s not in self.t.params_:
             return self.pivot_index(alpha)
         key = ("rebased", s, alpha)
         self._keep_alpha(alpha)
         if key not in self._cache:
             ts = derive_source(self.t, s)
-            self._cache[key] = flat(l2_normalize(ts.apply(self.embs, self.langs, "doc", alpha)))
+            self._cache[key] = flat(l2_normalize(ts.transform(self.embs, self.langs, "doc", alpha)))
         return self._cache[key]
 
     def _keep_alpha(self, alpha) -> None:
@@ -300,7 +300,7 @@ def ann_check(systems: Systems, alpha, qvecs, qlangs, queries, qrels, doc_langs,
     from mlirkit.base.vectors import l2_normalize
     from mlirkit.index.types import IndexSpec
 
-    x = np.ascontiguousarray(l2_normalize(systems.t.apply(systems.embs, systems.langs, "doc", alpha)), dtype=np.float32)
+    x = np.ascontiguousarray(l2_normalize(systems.t.transform(systems.embs, systems.langs, "doc", alpha)), dtype=np.float32)
     qt = systems.query_time("cosine")
     exact = qt.search(qvecs, qlangs, k, alpha)
     query_langs = {q.query_id: q.lang for q in queries}
@@ -338,7 +338,8 @@ def run(args) -> dict[str, Any]:
     from mlirkit.base.vectors import l2_normalize
     from mlirkit.io.corpus import read_corpus
     from mlirkit.benchmark.data import load_parallel
-    from mlirkit.transforms.fit import fit_shift_from_embeddings
+    from mlirkit.benchmark.config import BenchmarkConfig
+    from mlirkit.benchmark.steps import fit_transforms
 
     benchmark = args.benchmark
     notes: dict[str, Any] = {}
@@ -377,9 +378,7 @@ def run(args) -> dict[str, Any]:
                             pairs_per_lang=args.pairs)
     fit_embs = embed(f"parallel-{args.fit_name}", "doc", fit_set.texts, fit_set.langs)
     encode_seconds = time.perf_counter() - t0
-    t = fit_shift_from_embeddings(fit_embs, {la: (fit_embs[tg], np.asarray(sr, dtype=np.intp))
-                                             for la, (tg, sr) in fit_set.alignment.items()},
-                                  "en", encoder=encoder.fingerprint)
+    t = fit_transforms(fit_set, fit_embs, encoder.fingerprint, BenchmarkConfig())["shift"]
     report = {"pairs": fit_set.pairs, "texts_encoded": len(fit_set.texts)}
     systems = Systems(docids, embs, langs, t)
     doc_langs = dict(zip(docids, langs))

@@ -11,7 +11,7 @@ imports is reported too):
 - ``gen``: synthetic data set (768-d float32 unit vectors, seeded): ``--centers`` topic centres, a shared
   anisotropy direction (real embeddings have a common mean), and one offset per language (14 languages
   with skewed frequencies), plus per-document noise; 1,000 English queries from the same model. A
-  corpus-fitted SHIFT transform (``mlirkit.transforms.corpus_fit.fit_corpus_shift``, source ``en``) is fitted
+  corpus-fitted SHIFT transform (``ShiftTransform("en", statistics="corpus")``) is fitted
   on the first 50,000 vectors. For ``--real``, the ``embeddings.npy`` and ``langs`` of an existing index
   (and 1,000 of its English document vectors, plus seeded noise, as queries).
 - ``write``: ``mlirkit.index.IndexWriter`` of type flat / hnsw / ivf-pq (``mlirkit.index.types``), vectors
@@ -70,7 +70,7 @@ def phase_gen(data: Path, n: int, dim: int, centers: int, seed: int, real: str |
     from numpy.lib.format import open_memmap
 
     from mlirkit.base.vectors import l2_normalize
-    from mlirkit.transforms.corpus_fit import fit_corpus_shift
+    from mlirkit.transforms import ShiftTransform
     from mlirkit.transforms.io import save_transform
 
     data.mkdir(parents=True, exist_ok=True)
@@ -118,7 +118,8 @@ def phase_gen(data: Path, n: int, dim: int, centers: int, seed: int, real: str |
     del out
     np.save(data / "queries.npy", queries)
     (data / "langs.txt").write_text("\n".join(langs) + "\n", encoding="utf-8")
-    shift = fit_corpus_shift(sample, sample_langs, "en", encoder=encoder)
+    shift = ShiftTransform("en", statistics="corpus").fit(sample, sample_langs)
+    shift.encoder = dict(encoder)
     save_transform(shift, data / "shift.safetensors", overwrite=True)
     (data / "info.json").write_text(json.dumps({"n": n, "dim": dim, "encoder": encoder}))
     return {"n": n, "dim": dim}
@@ -156,7 +157,7 @@ def phase_shift(data: Path) -> dict[str, Any]:
     t = load_transform(data / "shift.safetensors")
     out = open_memmap(data / "shifted.npy", mode="w+", dtype=np.float32, shape=vectors.shape)
     for s in range(0, len(vectors), BLOCK):
-        out[s:s + BLOCK] = l2_normalize(t.apply(np.asarray(vectors[s:s + BLOCK]), langs[s:s + BLOCK], "doc", 1.0))
+        out[s:s + BLOCK] = l2_normalize(t.transform(np.asarray(vectors[s:s + BLOCK]), langs[s:s + BLOCK], "doc", 1.0))
     out.flush()
     del out
     os.unlink(data / "shifted.npy")

@@ -32,19 +32,20 @@ def main() -> None:
     import faiss
 
     from mlirkit.base.vectors import l2_normalize
-    from mlirkit.transforms import fit_centering_from_embeddings, fit_lir_from_embeddings
+    from mlirkit.transforms import CenteringTransform, LIRTransform
     from mlirkit.transforms.shift_transform import ShiftTransform
 
     if args.threads:
         faiss.omp_set_num_threads(args.threads)
     rng = np.random.default_rng(0)
-    langs_all = ["en"] + [f"l{i}" for i in range(1, args.langs)]
+    langs_all = ["en"] + [f"{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(1, args.langs)]  # aa, ab, ...: codes
     enc = {"model": "benchmark"}
     small = {l: rng.standard_normal((256, args.dim), dtype=np.float32) + i for i, l in enumerate(langs_all)}
     transforms = {
-        "shift": ShiftTransform({l: rng.standard_normal(args.dim) for l in langs_all[1:]}, encoder=enc, source_lang="en"),
-        "centering": fit_centering_from_embeddings(small, encoder=enc),
-        "lir": fit_lir_from_embeddings(small, rank=1, encoder=enc),
+        "shift": ShiftTransform.from_tensors({l: rng.standard_normal(args.dim) for l in langs_all[1:]}, encoder=enc, source_lang="en"),
+        "centering": CenteringTransform("en").fit(np.concatenate(list(small.values())),
+                                                  [l for l, v in small.items() for _ in v]),
+        "lir": LIRTransform("en", rank=1).fit(np.concatenate(list(small.values())), [l for l, v in small.items() for _ in v]),
     }
     x = np.empty((args.rows, args.dim), dtype=np.float32)
     for a in range(0, args.rows, args.chunk):
@@ -68,7 +69,7 @@ def main() -> None:
     copy_s = run(lambda a, b: np.copyto(buf[:b - a], x[a:b]))
     results["copy_reference"] = {"seconds": round(copy_s, 3), "vectors_per_s": round(args.rows / copy_s)}
     for name, t in transforms.items():
-        secs = run(lambda a, b, t=t: t.apply(x[a:b], langs[a:b], "doc", 0.6, out=buf[:b - a]))
+        secs = run(lambda a, b, t=t: t.transform(x[a:b], langs[a:b], "doc", 0.6, out=buf[:b - a]))
         results["apply"][name] = {"seconds": round(secs, 3), "vectors_per_s": round(args.rows / secs),
                                   "gb_per_s": round(gb / secs, 2), "vs_copy": round(secs / copy_s, 2)}
         print(name, results["apply"][name], flush=True)
@@ -81,7 +82,7 @@ def main() -> None:
     for a in range(0, n, args.chunk):
         b = min(a + args.chunk, n)
         plain.add(l2_normalize(x[a:b]))
-        shifted.add(l2_normalize(t.apply(x[a:b], langs[a:b], "doc", 1.0)))
+        shifted.add(l2_normalize(t.transform(x[a:b], langs[a:b], "doc", 1.0)))
     q = l2_normalize(rng.standard_normal((args.queries, args.dim), dtype=np.float32))
     timings = {"unshifted": [], "shifted": []}
     for _ in range(3):  # interleaved, best of 3

@@ -161,3 +161,46 @@ def crafted_model(tiny_model_dir: Path, root: Path) -> Path:
     (model / "config.json").write_text(json.dumps(config), "utf-8")
     (model / "modeling_evil.py").write_text(MODELING.format(marker=str(root / "marker")), "utf-8")
     return model
+
+
+def aligned_rows(src, targets, source_lang: str = "en"):
+    """``(embeddings, langs, groups)`` for an estimator's ``fit`` from source rows ``src`` (n, d) and
+    ``{lang: tgt}`` with ``tgt`` row-aligned with ``src`` or ``(tgt (m, d), source row of each (m,))``: every
+    (source row, target row) pair a group."""
+    src = np.asarray(src)
+    rows, langs, groups = [], [], []
+    for lang, value in targets.items():
+        tgt, index = (np.asarray(value[0]), np.asarray(value[1])) if isinstance(value, tuple) else \
+            (np.asarray(value), np.arange(len(value)))
+        rows += [src[index], tgt]
+        langs += [source_lang] * len(tgt) + [lang] * len(tgt)
+        groups += [(lang, i) for i in range(len(tgt))] * 2
+    return np.concatenate(rows), langs, groups
+
+
+def aligned_shift(src, targets, source_lang: str = "en", encoder=None, meta=None):
+    """SHIFT fitted on :func:`aligned_rows` (the encoder fingerprint and metadata recorded)."""
+    from mlirkit.transforms import ShiftTransform
+
+    t = ShiftTransform(source_lang).fit(*aligned_rows(src, targets, source_lang))
+    t.encoder, t.meta = dict(encoder or {}), {**t.meta, **(meta or {})}
+    return t
+
+
+def fitted_by_language(method: str, embs_by_lang, source_lang: str = "en", encoder=None, **recipe):
+    """Centering, LIR, LSAR or LEACE fitted on ``{lang: (n_l, d)}`` (the encoder fingerprint recorded)."""
+    from mlirkit.transforms import TRANSFORMS
+
+    x = np.concatenate([np.asarray(v) for v in embs_by_lang.values()])
+    langs = [lang for lang, v in embs_by_lang.items() for _ in range(len(v))]
+    t = TRANSFORMS.get(method)(source_lang, **recipe).fit(x, langs)
+    t.encoder = dict(encoder or {})
+    return t
+
+
+def fit_from_groups(encoder, groups, *, method, source_lang, rank=None, **options):
+    """:func:`mlirkit.transforms.fit.fit_groups` with the estimator named (LIR's ``rank`` its recipe)."""
+    from mlirkit.transforms.fit import estimator, fit_groups
+
+    return fit_groups(encoder, groups, estimator(method, source_lang, **({"rank": rank} if method == "lir" else {})),
+                      **options)

@@ -101,3 +101,33 @@ def test_no_machine_paths_in_tracked_files():
             for n, line in enumerate((ROOT / f).read_text(encoding="utf-8", errors="replace").splitlines(), 1)
             if pattern.search(line)]
     assert hits == []
+
+
+#: the modules that may take an ``argparse.Namespace``: a CLI, its ``__main__``, the CLI option groups
+CLI_MODULES = ("cli.py", "options.py", "__main__.py")
+
+
+def namespace_takers(path: Path) -> list[str]:
+    """``file:line: function`` for every function of ``path`` with a parameter annotated ``argparse.Namespace``."""
+    import ast
+
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            if any(a.annotation is not None and "Namespace" in ast.unparse(a.annotation)
+                   and "SimpleNamespace" not in ast.unparse(a.annotation) for a in args):
+                out.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.name}")
+    return out
+
+
+def test_no_product_function_outside_a_cli_module_takes_a_namespace(tmp_path):
+    found = [f for p in sorted((ROOT / "mlirkit").rglob("*.py")) if p.name not in CLI_MODULES
+             for f in namespace_takers(p)]
+    assert found == []
+    planted = ROOT / "mlirkit" / "base" / "_planted_namespace_check.py"
+    try:
+        planted.write_text("import argparse\n\ndef f(x: int, args: argparse.Namespace) -> None: ...\n")
+        assert [f.rsplit(": ", 1)[1] for f in namespace_takers(planted)] == ["f"]
+    finally:
+        planted.unlink()

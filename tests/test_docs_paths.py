@@ -67,8 +67,9 @@ def texts() -> list[tuple[str, str]]:
 
 def test_code_texts_read_docstrings_and_top_level_names():
     found = {(p.name, t.split("\n")[0][:40]) for p, _, t in code_texts()}
-    assert ("recipes.py", "Named recipes for SHIFT vectors fitted o") in found  # a module docstring
-    assert any(p.name == "recipes.py" and t == "mined" for p, _, t in code_texts())  # DEFAULT_VECTORS = "mined"
+    assert ("shift_transform.py", "SHIFT: subtract a relative language vect") in found  # a module docstring
+    assert any(p.name == "shift_transform.py" and t == "mined"
+               for p, _, t in code_texts())  # DEFAULT_INDEX_STATISTICS = "mined"
     assert len(found) > 500
 
 

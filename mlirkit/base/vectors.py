@@ -24,7 +24,7 @@ class SupportsTransform(Protocol):
 
     def touches(self, side: str) -> bool: ...
 
-    def apply(self, embs: np.ndarray, langs: Sequence[str | None], side: str,
+    def transform(self, embs: np.ndarray, langs: Sequence[str | None], side: str,
               alpha: float | Mapping[str, float] = 1.0, strict: bool = False) -> np.ndarray: ...
 
 
@@ -49,5 +49,5 @@ def transform_and_normalize(vectors: np.ndarray, langs: Sequence[str | None] | N
     vectors = np.asarray(vectors, dtype=np.float32)
     check_finite(f"{side} vectors", vectors, where)
     if transform is not None and transform.touches(side):
-        vectors = transform.apply(vectors, list(langs), side, alpha, strict=strict)
+        vectors = transform.transform(vectors, list(langs), side, alpha, strict=strict)
     return np.ascontiguousarray(l2_normalize(vectors), dtype=np.float32)

@@ -31,7 +31,8 @@ from mlirkit.benchmark.config import XQUAD_BASELINE_SOURCE, BenchmarkConfig
 from mlirkit.benchmark.data import BenchmarkData, ParallelSet, Rows, load_benchmark, load_parallel
 from mlirkit.benchmark.result import BenchmarkResult, EncoderResult
 from mlirkit.benchmark.retrieval import Condition, encode_side, retrieve, score_rows
-from mlirkit.benchmark.steps import Timer, cache_variant, compute_threads, fit_transforms, write_runs
+from mlirkit.benchmark.steps import (CORPUS_METHODS, Timer, cache_variant, compute_threads, fit_corpus_methods,
+                                     fit_transforms, write_runs)
 from mlirkit.benchmark.xquad import MLQA, XquadData, load_collection, load_pair_sets, load_xquad, run_xquad
 from mlirkit.base.errors import MlirkitError
 from mlirkit.encoders.base import Encoder
@@ -172,10 +173,19 @@ def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: Ben
             files[method] = str(path.relative_to(out))
         parallel_info[source] = {"sources": list(ps.sources), "texts_encoded": len(ps.texts),
                                  "pairs": ps.pairs, "pairs_by_source": ps.by_source, "transform_files": files}
+    with timer("fit corpus"), compute_threads(config):
+        corpus_fitted = fit_corpus_methods(doc_embs, doc_langs, fingerprint, config.source_lang)
+    corpus_files = []
+    for method, t in corpus_fitted.items():
+        path = out / "transforms" / safe / f"corpus-{method}.safetensors"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_transform(t, path)
+        corpus_files.append(str(path.relative_to(out)))
     conditions = [Condition("base")]
     for source, ts in transforms.items():
         conditions += [Condition("shift", source, a, ts["shift"]) for a in config.sweep]
         conditions += [Condition(m, source, None, ts[m]) for m in METHODS if m != "shift"]
+    conditions += [Condition(m, "corpus", None, t) for m, t in corpus_fitted.items()]
     runs: dict[str, dict[str, dict[str, float]]] = {}
     with timer("retrieve"), compute_threads(config):
         for cond in tqdm(conditions, desc=f"retrieve {name}", unit="system", disable=not config.show_progress,
@@ -191,20 +201,25 @@ def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: Ben
     main_runs = ["base"]
     for source in transforms:
         main_runs += [f"shift-{source}@{chosen[source]:g}", f"centering-{source}", f"lir-{source}"]
+    main_runs += [f"{m}-corpus" for m in CORPUS_METHODS]
     with timer("MRC (translated queries)"), compute_threads(config):
         mrc = _translated_mrc(name, encoder, config, data, cache, variant, doc_embs,
                               {c.name: c for c in conditions if c.name in main_runs})
     with timer("evaluate test"), compute_threads(config):
         test = _evaluate(config, data, "test", {r: split_runs["test"][r] for r in main_runs}, doc_lang_map,
                          significance=True, precomputed=mrc)
+        versus_shift = {source: _evaluate(config, data, "test", {r: split_runs["test"][r] for r in (
+            f"shift-{source}@{chosen[source]:g}", *(f"{m}-corpus" for m in CORPUS_METHODS))}, doc_lang_map,
+            significance=True, baseline=f"shift-{source}@{chosen[source]:g}", precomputed=mrc) for source in transforms}
         test_sweep = _evaluate(config, data, "test", split_runs["test"], doc_lang_map, significance=False)
     result = EncoderResult(name=name, fingerprint=fingerprint, digest=encoder.digest, dim=int(encoder.dim),
                            parallel=parallel_info, chosen_alpha=chosen, main_runs=main_runs, dev=dev, test=test,
-                           test_sweep=test_sweep)
+                           test_sweep=test_sweep, versus_shift=versus_shift)
     with timer("write runs"):
         result.files["runs"] = [f for split, runs_ in split_runs.items()
                                 for f in write_runs(runs_, main_runs, out / "runs" / safe / split, out, name)]
-    result.files["transforms"] = [f for info in parallel_info.values() for f in info["transform_files"].values()]
+    result.files["transforms"] = [f for info in parallel_info.values() for f in info["transform_files"].values()] + \
+        corpus_files
     if config.plots:
         with timer("plots"), compute_threads(config):
             result.files["plots"] = _plots(result, config, data, split_runs["test"], doc_lang_map, doc_embs,
@@ -248,7 +263,7 @@ def _translated_mrc(name: str, encoder: Encoder, config: BenchmarkConfig, data: 
 
 
 def _evaluate(config: BenchmarkConfig, data: BenchmarkData, split: str, runs: Mapping[str, Any],
-              doc_langs: Mapping[str, str], *, significance: bool,
+              doc_langs: Mapping[str, str], *, significance: bool, baseline: str = "base",
               precomputed: Mapping[str, Any] | None = None) -> Any:
     from mlirkit.eval import evaluate
     from mlirkit.eval.metrics import parse_metric
@@ -256,7 +271,7 @@ def _evaluate(config: BenchmarkConfig, data: BenchmarkData, split: str, runs: Ma
     sp = data.splits[split]
     metrics = [m for m in config.metrics if precomputed and m in precomputed or parse_metric(m).kind != "mrc"]
     return evaluate(sp.qrels, runs, metrics, doc_langs=doc_langs, query_langs=sp.query_langs,
-                    significance="fisher" if significance else None, baseline="base" if significance else None,
+                    significance="fisher" if significance else None, baseline=baseline if significance else None,
                     correction="holm", n_permutations=config.n_permutations, seed=config.seed,
                     breakdown_k=config.k, query_groups=sp.query_groups, precomputed=precomputed)
 

@@ -110,8 +110,10 @@ def _ddtp_markdown(result: "BenchmarkResult") -> list[str]:
               "values show the direction; lower same-lang@20 is less bias).",
               "- Systems: `base` (no transform); `shift-S` (SHIFT, documents only, alpha chosen on dev); "
               "`centering-S` and `lir-S` (rank "
-              f"{cfg.lir_rank}) on documents and queries at their published strength (alpha 1). S = the parallel "
-              "text the transforms were fitted on:"]
+              f"{cfg.lir_rank}) on documents and queries at their published strength (alpha 1); `lsar-corpus` and "
+              "`leace-corpus` (LSAR at rank = the number of languages, LEACE: concept-erasure's defaults) fitted on the "
+              "pooled corpus's documents and their languages, no parallel text, on documents and queries at alpha 1. "
+              "S = the parallel text the transforms were fitted on:"]
     for enc in result.encoders[:1]:
         for source, info in enc.parallel.items():
             pairs = info["pairs"]
@@ -124,6 +126,9 @@ def _ddtp_markdown(result: "BenchmarkResult") -> list[str]:
                   f"Alpha chosen on dev: {', '.join(f'{s} {a:g}' for s, a in enc.chosen_alpha.items())}.", "",
                   "#### Paired tests against base (test split)", "", comparisons_table(enc.test.significance, enc.main_runs),
                   ""]
+        for source, versus in enc.versus_shift.items():
+            lines += [f"#### LSAR and LEACE against SHIFT (`{source}`, test split)", "",
+                      comparisons_table(versus.significance, list(versus.runs)), ""]
         metrics = [m for m in (cfg.select_metric, "tlr@20", "samelang@20") if m in cfg.metrics]
         for source in enc.chosen_alpha:
             lines += [f"#### Alpha sweep, SHIFT fitted on `{source}` (dev chooses, test reports)", "",
@@ -148,6 +153,7 @@ def to_json(result: "BenchmarkResult") -> dict[str, Any]:
             "fingerprint": enc.fingerprint, "digest": enc.digest, "dim": enc.dim,
             "parallel": enc.parallel, "chosen_alpha": enc.chosen_alpha, "main_runs": enc.main_runs,
             "test": enc.test.to_dict(),
+            "versus_shift": {source: v.to_dict() for source, v in enc.versus_shift.items()},
             "dev": enc.dev.to_dict(),
             "test_sweep": {run: {m: enc.test_sweep.value(run, m) for m in enc.test_sweep.table.columns}
                            for run in enc.test_sweep.runs},

@@ -24,6 +24,8 @@ class EncoderResult:
     dev: Any  # EvaluationResult, every run
     test: Any  # EvaluationResult, main runs, with significance
     test_sweep: Any  # EvaluationResult, every run, no tests
+    #: pair source -> EvaluationResult of that SHIFT (the baseline of its tests), LSAR and LEACE on test
+    versus_shift: dict[str, Any] = field(default_factory=dict)
     files: dict[str, list[str]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
 

@@ -19,6 +19,7 @@ import numpy as np
 from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms.transform import LanguageTransform
+from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ def transform_for_query_lang(transform: LanguageTransform | None, query_lang: st
     from mlirkit.transforms import ShiftTransform, derive_source
 
     if isinstance(transform, ShiftTransform) and query_lang != transform.source_lang:
-        if query_lang not in transform.params:
+        if query_lang not in transform.params_:
             raise MlirkitError(f"SHIFT vectors fitted with source {transform.source_lang!r} have no vector for the "
                                f"query language {query_lang!r}: cannot re-base them")
         return derive_source(transform, query_lang)
@@ -78,7 +79,7 @@ def retrieve(condition: Condition, doc_embs: np.ndarray, doc_ids: Sequence[str],
              query_embs: np.ndarray, query_ids: Sequence[str], query_langs: Sequence[str],
              k: int) -> dict[str, dict[str, float]]:
     """The run of ``condition`` for all given queries (grouped by query language)."""
-    alpha = 1.0 if condition.alpha is None else condition.alpha
+    alpha = DEFAULT_ALPHA if condition.alpha is None else condition.alpha
     run: dict[str, dict[str, float]] = {}
     qlangs = np.asarray(list(query_langs), dtype=object)
     for lang in sorted(set(query_langs)):

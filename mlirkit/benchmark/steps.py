@@ -51,19 +51,46 @@ def cache_variant(config: BenchmarkConfig) -> str:
 def fit_transforms(parallel: ParallelSet, embs: np.ndarray, fingerprint: dict[str, Any],
                    config: BenchmarkConfig) -> dict[str, Any]:
     """The three transforms (``shift``, ``centering``, ``lir``) fitted on one parallel set's embeddings."""
-    from mlirkit.transforms import fit_centering_from_embeddings, fit_lir_from_embeddings, fit_shift_from_embeddings
+    from mlirkit.transforms import CenteringTransform, LIRTransform, ShiftTransform
 
     meta = {"parallel": {"condition": parallel.name, "sources": list(parallel.sources),
                          "pairs_by_source": parallel.by_source}}
-    by_lang = {lang: embs[parallel.rows_of(lang)] for lang in [parallel.source_lang, *parallel.alignment]}
-    targets = {lang: (embs[t], np.asarray(s, dtype=np.intp)) for lang, (t, s) in parallel.alignment.items()}
-    return {
-        "shift": fit_shift_from_embeddings(embs, targets, parallel.source_lang, encoder=fingerprint, meta=meta),
-        "centering": fit_centering_from_embeddings(by_lang, encoder=fingerprint, source_lang=parallel.source_lang,
-                                                   meta=meta),
-        "lir": fit_lir_from_embeddings(by_lang, rank=config.lir_rank, encoder=fingerprint,
-                                       source_lang=parallel.source_lang, meta=meta),
-    }
+    src = parallel.source_lang
+    # SHIFT: every aligned (source row, target row) is a group of its own
+    rows, langs, groups = [], [], []
+    for lang, (t, s) in parallel.alignment.items():
+        rows += [*s, *t]
+        langs += [src] * len(s) + [lang] * len(t)
+        groups += [(lang, i) for i in range(len(s))] * 2
+    # centering and LIR: the rows used for each language
+    plain = {lang: parallel.rows_of(lang) for lang in [src, *parallel.alignment]}
+    plain_rows = [r for rs in plain.values() for r in rs]
+    plain_langs = [lang for lang, rs in plain.items() for _ in rs]
+    out = {"shift": ShiftTransform(src).fit(embs[rows], langs, groups),
+           "centering": CenteringTransform(src).fit(embs[plain_rows], plain_langs),
+           "lir": LIRTransform(src, rank=config.lir_rank).fit(embs[plain_rows], plain_langs)}
+    for t in out.values():
+        t.encoder = dict(fingerprint)
+        t.meta.update(meta)
+    return out
+
+
+#: the methods fitted on the pooled corpus itself (no parallel text), at their published settings: LSAR at rank =
+#: the number of languages (lsar+7 / lsar+11 of the authors' LAReQA runs), LEACE with concept-erasure's defaults
+CORPUS_METHODS = ("lsar", "leace")
+
+
+def fit_corpus_methods(doc_embs: np.ndarray, doc_langs: list[str], fingerprint: dict[str, Any],
+                       source_lang: str) -> dict[str, Any]:
+    """LSAR and LEACE fitted on the corpus's documents with their language labels (``lsar``, ``leace``)."""
+    from mlirkit.transforms import TRANSFORMS
+
+    out = {}
+    for method in CORPUS_METHODS:
+        t = TRANSFORMS.get(method)(source_lang).fit(doc_embs, doc_langs)
+        t.encoder = dict(fingerprint)
+        out[method] = t
+    return out
 
 
 def write_runs(runs: Mapping[str, Any], names: list[str], folder: Path, out: Path, encoder: str, *,

@@ -40,7 +40,7 @@ from mlirkit.benchmark.cache import EmbeddingCache
 from mlirkit.benchmark.config import XQUAD_BASELINE_SOURCE, BenchmarkConfig
 from mlirkit.benchmark.data import ParallelSet, Rows, Split, load_parallel
 from mlirkit.benchmark.retrieval import Condition, retrieve, score_rows
-from mlirkit.benchmark.steps import Timer, cache_variant, compute_threads, fit_transforms, write_runs
+from mlirkit.benchmark.steps import Timer, cache_variant, compute_threads, fit_corpus_methods, fit_transforms, write_runs
 from mlirkit.base.errors import MlirkitError
 from mlirkit.io.records import Doc
 
@@ -186,6 +186,8 @@ class XquadEncoderResult:
     lang_tests: dict[str, list]  # query language -> [Comparison] (select metric, each system vs base)
     sweep: dict[str, dict[float, float | None]]  # vectors -> alpha -> select metric (macro)
     lareqa: LareqaResult | None = None
+    #: SHIFT vectors -> EvaluationResult of that SHIFT (the baseline of its grouped tests), LSAR and LEACE
+    versus_shift: dict[str, Any] = field(default_factory=dict)
     files: dict[str, list[str]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -246,25 +248,37 @@ def run_xquad(name: str, encoder: Any, config: BenchmarkConfig, data: XquadData,
         for method in ("centering", "lir"):
             cond = Condition(method, XQUAD_BASELINE_SOURCE, None, transforms[method])
             runs[cond.name] = retrieve(cond, doc_embs, coll.doc_ids, coll.doc_langs, query_embs, q_ids, q_langs, k)
+        for method, t in transforms["corpus-fitted"].items():
+            cond = Condition(method, CORPUS, None, t)
+            runs[cond.name] = retrieve(cond, doc_embs, coll.doc_ids, coll.doc_langs, query_embs, q_ids, q_langs, k)
+    corpus_runs = [f"{m}-{CORPUS}" for m in transforms["corpus-fitted"]]
     main_runs = ["base", *(Condition("shift", s, chosen[s]).name for s in shifts),
-                 f"centering-{XQUAD_BASELINE_SOURCE}", f"lir-{XQUAD_BASELINE_SOURCE}"]
+                 f"centering-{XQUAD_BASELINE_SOURCE}", f"lir-{XQUAD_BASELINE_SOURCE}", *corpus_runs]
     scorers = {"base": score_rows(Condition("base"), doc_embs, coll.doc_langs, query_embs, q_langs),
                **{Condition("shift", s, chosen[s]).name: _shift_scores(shift, query_embs, q_langs, chosen[s])
                   for s, shift in shifts.items()},
                **{f"{m}-{XQUAD_BASELINE_SOURCE}": score_rows(Condition(m, XQUAD_BASELINE_SOURCE, None, transforms[m]),
                                                              doc_embs, coll.doc_langs, query_embs, q_langs)
-                  for m in ("centering", "lir")}}
+                  for m in ("centering", "lir")},
+               **{f"{m}-{CORPUS}": score_rows(Condition(m, CORPUS, None, t), doc_embs, coll.doc_langs, query_embs,
+                                              q_langs)
+                  for m, t in transforms["corpus-fitted"].items()}}
     with timer("MRC (every score)"), compute_threads(config):
         mrc = mrc_by_run(config, scorers, coll)
     with timer("evaluate"), compute_threads(config):
         result = _evaluate(config, coll, {r: runs[r] for r in main_runs}, significance=True, precomputed=mrc)
+        versus_shift = {s: _evaluate(config, coll, {r: runs[r] for r in (Condition("shift", s, chosen[s]).name,
+                                                                         *corpus_runs)},
+                                     significance=True, baseline=Condition("shift", s, chosen[s]).name,
+                                     precomputed=mrc)
+                        for s in (XQUAD_BASELINE_SOURCE, CORPUS) if s in shifts}
         sweep_result = _evaluate(config, coll, {r: run for r, run in runs.items() if r.startswith("shift-")},
                                  significance=False, metrics=[config.select_metric])
         lang_tests = by_query_language_tests(result, coll, config)
     sweep = {s: {a: sweep_result.value(Condition("shift", s, a).name, config.select_metric)
                  for a in sorted(set(config.sweep) | {chosen[s]})} for s in shifts}
     res = XquadEncoderResult(name=name, fingerprint=encoder.fingerprint, vectors=info, chosen_alpha=chosen, main_runs=main_runs, result=result,
-                             lang_tests=lang_tests, sweep=sweep)
+                             lang_tests=lang_tests, sweep=sweep, versus_shift=versus_shift)
     with timer("write runs"):
         res.files["runs"] = write_runs(runs, main_runs, out / "runs" / safe / part, out, name,
                                        suffix=".trec.gz", depth=k)
@@ -282,8 +296,6 @@ def run_xquad(name: str, encoder: Any, config: BenchmarkConfig, data: XquadData,
 def _fit(name: str, encoder: Any, config: BenchmarkConfig, pairs: Mapping[str, ParallelSet], doc_embs: np.ndarray,
          coll: Collection, cache: EmbeddingCache, variant: str, label: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """``({"shift": {vectors: transform}, "centering": T, "lir": T}, {vectors: what they were fitted on})``."""
-    from mlirkit.transforms.recipes import fit_recipe
-
     shift: dict[str, Any] = {}
     out: dict[str, Any] = {}
     info: dict[str, dict[str, Any]] = {}
@@ -297,10 +309,20 @@ def _fit(name: str, encoder: Any, config: BenchmarkConfig, pairs: Mapping[str, P
             out.update({m: fitted[m] for m in ("centering", "lir")})
         info[source] = {"sources": list(ps.sources), "pairs": ps.pairs}
     with compute_threads(config):
-        shift[CORPUS] = fit_recipe(doc_embs, coll.doc_langs, config.source_lang, vectors=CORPUS,
-                                   encoder=encoder.fingerprint, origin=coll.name)
+        shift[CORPUS] = corpus_shift(doc_embs, coll, config.source_lang, encoder.fingerprint)
+        corpus_fitted = fit_corpus_methods(doc_embs, coll.doc_langs, encoder.fingerprint, config.source_lang)
     info[CORPUS] = {"sources": [coll.name], "recipe": shift[CORPUS].meta.get("recipe")}
-    return {"shift": shift, **out}, info
+    return {"shift": shift, **out, "corpus-fitted": corpus_fitted}, info
+
+
+def corpus_shift(doc_embs: np.ndarray, coll: Collection, source_lang: str, fingerprint: dict[str, Any]) -> Any:
+    """SHIFT vectors fitted on the collection's own documents (``V_l = mean(l) - mean(source)``)."""
+    from mlirkit.transforms import ShiftTransform
+
+    t = ShiftTransform(source_lang, statistics=CORPUS).fit(doc_embs, coll.doc_langs)
+    t.encoder = dict(fingerprint)
+    t.meta["source"] = coll.name
+    return t
 
 
 def _shift_and_alpha(transform: Any, doc_embs: np.ndarray, coll: Collection) -> tuple[Any, Any]:
@@ -335,7 +357,8 @@ def mrc_by_run(config: BenchmarkConfig, scorers: Mapping[str, Any], coll: Collec
 
 
 def _evaluate(config: BenchmarkConfig, coll: Collection, runs: Mapping[str, Any], *, significance: bool,
-              metrics: list[str] | None = None, precomputed: Mapping[str, Any] | None = None) -> Any:
+              metrics: list[str] | None = None, baseline: str = "base",
+              precomputed: Mapping[str, Any] | None = None) -> Any:
     from mlirkit.eval import evaluate
     from mlirkit.eval.metrics import parse_metric
 
@@ -345,7 +368,7 @@ def _evaluate(config: BenchmarkConfig, coll: Collection, runs: Mapping[str, Any]
         metrics = [m for m in metrics if parse_metric(m).kind != "mrc"]
     return evaluate(sp.qrels, runs, metrics, doc_langs=dict(zip(coll.doc_ids, coll.doc_langs)),
                     query_langs=sp.query_langs, significance="fisher" if significance else None,
-                    baseline="base" if significance else None, correction="holm",
+                    baseline=baseline if significance else None, correction="holm",
                     n_permutations=config.n_permutations, seed=config.seed, breakdown_k=config.k,
                     query_groups=sp.query_groups, precomputed=precomputed)
 
@@ -398,8 +421,6 @@ def run_lareqa(name: str, encoder: Any, config: BenchmarkConfig, coll: Collectio
     query over the whole ranking, tests against base by question."""
     from mlirkit.benchmark.average_precision import average_precision, id_ranks
     from mlirkit.eval.significance import compare_runs
-    from mlirkit.transforms.recipes import fit_recipe
-
     docs, queries = coll.docs, coll.topics.queries
     doc_embs = cache.embed(encoder, name, f"lareqa-corpus{variant}", "doc", [d.text for d in docs], coll.doc_langs,
                            reuse=True)
@@ -410,8 +431,7 @@ def run_lareqa(name: str, encoder: Any, config: BenchmarkConfig, coll: Collectio
                        tatoeba.langs, reuse=True)
     with compute_threads(config):
         vectors = {XQUAD_BASELINE_SOURCE: fit_transforms(tatoeba, embs, encoder.fingerprint, config)["shift"],
-                   CORPUS: fit_recipe(doc_embs, coll.doc_langs, config.source_lang, vectors=CORPUS,
-                                      encoder=encoder.fingerprint, origin=coll.name)}
+                   CORPUS: corpus_shift(doc_embs, coll, config.source_lang, encoder.fingerprint)}
         shifts, selections = {}, {}
         for source, t in vectors.items():
             shifts[source], selections[source] = _shift_and_alpha(t, doc_embs, coll)

@@ -175,7 +175,9 @@ def markdown(result: "BenchmarkResult", part: Part = XQUAD_PART) -> list[str]:
              f"relevant = {part.relevant} (binary).",
              "- One index per encoder (untransformed vectors). SHIFT at query time: each query scored with its own "
              "language's re-based vectors (`python -m mlirkit.search --query-shift cosine`); centering and LIR on "
-             "documents and queries at alpha 1.",
+             "documents and queries at alpha 1; `lsar-corpus` and `leace-corpus` fitted on the pooled paragraphs and "
+             "their languages (no parallel text; LSAR at rank = the number of languages, the authors' setting; LEACE "
+             "with concept-erasure's defaults), on documents and queries at alpha 1.",
              f"- **Alpha without {part.label}'s labels**: each SHIFT's alpha is the label-free choice on the pooled "
              f"documents (`python -m mlirkit.shift select-alpha`: criterion `{selection.get('criterion')}`, grid "
              f"{min(selection['grid']):g}-{max(selection['grid']):g}); the sweep below is measured for the reader, "
@@ -204,6 +206,9 @@ def markdown(result: "BenchmarkResult", part: Part = XQUAD_PART) -> list[str]:
                   f"#### Recall@{cfg.k} by document language", "", by_document_language(x, cfg.k), "",
                   "#### Paired tests against base (unit: question)", "", comparisons_table(x.result.significance,
                                                                                             x.main_runs), "",
+                  *[line for source, versus in x.versus_shift.items() for line in (
+                      f"#### LSAR and LEACE against SHIFT (`{source}` vectors; unit: question)", "",
+                      comparisons_table(versus.significance, list(versus.runs)), "")],
                   "#### Alpha: the label-free choice and the sweep", "", _alpha_table(x, metric), ""]
         if x.lareqa is not None:
             lines += _lareqa_section(x, x.lareqa)
@@ -227,6 +232,7 @@ def to_json(result: "BenchmarkResult", part: Part = XQUAD_PART) -> dict[str, Any
         encoders[x.name] = {
             "vectors": x.vectors, "chosen_alpha": x.chosen_alpha, "main_runs": x.main_runs,
             "result": x.result.to_dict(),
+            "versus_shift": {source: v.to_dict() for source, v in x.versus_shift.items()},
             "by_query_language_tests": {lang: [c.to_dict() for c in tests] for lang, tests in x.lang_tests.items()},
             "sweep": {s: {f"{a:g}": v for a, v in c.items()} for s, c in x.sweep.items()},
             "lareqa": None if lq is None else {

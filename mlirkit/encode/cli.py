@@ -88,12 +88,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         total = min(total, args.max_docs)
     if total is not None and args.num_shards > 1:
         total = len(range(args.shard_id, total, args.num_shards))
-    if args.num_shards > 1 or args.engine == "ray":  # a shard or block sees part of the corpus only
-        if transform.missing == "corpus":
-            raise MlirkitError("--missing corpus needs the whole corpus in one index, not a shard or a Ray block: "
-                               "encode with --save-embeddings and fill with `python -m mlirkit.shift apply` or the "
-                               "query-time shift, or use --missing keep")
-        transform = replace(transform, missing="keep")
+    if args.num_shards > 1 and transform.transform is not None:  # a shard sees part of the corpus only
+        from mlirkit.encode.indexer import refuse_partial_fill
+
+        def whole_corpus():
+            yield from (d.lang for d in islice(read_corpus(args.corpus, default_lang=args.default_lang,
+                                                           text_fields=args.text_field, skip_empty=args.skip_empty),
+                                               args.max_docs))
+        refuse_partial_fill(transform.transform, whole_corpus(), transform.missing,
+                            f"--num-shards {args.num_shards}")
+        transform = replace(transform, missing="keep")  # nothing to fill (refused above), or keep asked for
     if ray is not None:
         return _encode_ray(args, _chain(first, docs), transform, index_spec, stats, ray)
     encoder = encoder_from_args(args)

@@ -21,6 +21,7 @@ from mlirkit.index.layout import TRANSFORM_FILE
 from mlirkit.io.records import Doc
 from mlirkit.transforms.alpha import Alpha, AlphaLike
 from mlirkit.transforms.transform import LanguageTransform
+from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
 logger = logging.getLogger(__name__)
 
@@ -50,15 +51,15 @@ class Indexer:
     product = cosine. The untransformed ``f(d)`` can be kept in ``embeddings.npy`` for post-hoc
     transforms and alpha sweeps. Memory is bounded by ``chunk_size`` documents plus the index itself.
 
-    ``missing``: the documents of languages a SHIFT transform has no vector for, ``"corpus"`` (default,
-    :data:`mlirkit.transforms.hybrid.DEFAULT_MISSING`: the vector ``mean(l docs) - mean(source docs)`` of the
-    corpus indexed, so those documents are transformed when the last document is in; the index is then
-    built from spooled vectors) or ``"keep"`` (unshifted). The transform stored in the index and its
+    ``missing``: the documents of languages a SHIFT transform has no vector for, ``"corpus"`` (the vector of
+    :func:`mlirkit.transforms.hybrid.fill_missing` from the corpus indexed, so those documents are transformed
+    when the last document is in; the index is then built from spooled vectors) or ``"keep"`` (unshifted);
+    None: the transform's own policy (default :data:`mlirkit.transforms.defaults.DEFAULT_MISSING`). The transform stored in the index and its
     meta.json record say what was done (:func:`mlirkit.transforms.hybrid.fill_missing`).
     """
 
     def __init__(self, encoder: Encoder, index_dir: str | os.PathLike, *,
-                 transform: LanguageTransform | str | os.PathLike | None = None, alpha: AlphaLike = 1.0,
+                 transform: LanguageTransform | str | os.PathLike | None = None, alpha: AlphaLike = DEFAULT_ALPHA,
                  save_embeddings: bool = False, overwrite: bool = False, batch_size: int | None = None,
                  chunk_size: int = 2048, strict: bool = False, force: bool = False,
                  langid_threshold: float | None = None,
@@ -141,10 +142,10 @@ class Indexer:
         return stats
 
     def _fills_from_corpus(self) -> bool:
-        from mlirkit.transforms.hybrid import check_missing_policy
+        from mlirkit.transforms.hybrid import policy_of
         from mlirkit.transforms.shift_transform import ShiftTransform
 
-        return (isinstance(self.transform, ShiftTransform) and check_missing_policy(self.missing) == "corpus"
+        return (isinstance(self.transform, ShiftTransform) and policy_of(self.transform, self.missing) == "corpus"
                 and not self.strict)
 
     def _record_missing(self, writer: Any, fill: "_CorpusFill | None") -> None:
@@ -162,6 +163,26 @@ class Indexer:
         if filled_any(done):
             save_transform(done, writer.tmp / TRANSFORM_FILE, overwrite=True)
         writer.transform = done.describe(self.alpha)
+
+
+def refuse_partial_fill(transform: LanguageTransform, doc_langs: Iterable[str | None], missing: str | None,
+                        what: str) -> None:
+    """Refuse, before anything is encoded, an encode that sees part of the corpus at a time (``what``: the shards,
+    the Ray blocks) when ``transform`` would fill languages it lacks from the corpus: each part would fill them
+    from its own documents, not the whole corpus as a single-process encode does. With every language
+    covered, or ``missing="keep"``, the parts give the vectors of a single-process encode."""
+    from mlirkit.transforms.hybrid import missing_languages, policy_of
+    from mlirkit.transforms.shift_transform import ShiftTransform
+
+    if not isinstance(transform, ShiftTransform) or policy_of(transform, missing) != "corpus":
+        return
+    lacking = missing_languages(transform, Counter(la for la in doc_langs if la))
+    if lacking:
+        raise MlirkitError(f"{what}: transform {transform._name()} has no vector for "
+                           f"{', '.join(f'{la} ({n} documents)' for la, n in lacking.items())}, which a single-process "
+                           f"encode fills from the whole corpus and each part would fill from its own documents; "
+                           f"encode without {option('transform')} (with {option('save_embeddings', True)}), merge and "
+                           f"`python -m mlirkit.shift apply` the transform, or pass {option('missing', 'keep')}")
 
 
 class _CorpusFill:
@@ -185,7 +206,7 @@ class _CorpusFill:
         from mlirkit.base.vectors import l2_normalize
 
         self.means.update(raw, langs)
-        have = set(self.transform.params) | {self.transform.source_lang}
+        have = set(self.transform.languages) | {self.transform.source_lang}
         lacking = np.array([not is_unknown(la) and canonical(la) not in have for la in langs], dtype=bool)
         if not lacking.any():
             return transform_rows(raw, langs)

@@ -47,6 +47,7 @@ from mlirkit.encoders.base import Encoder
 from mlirkit.io.records import Doc
 from mlirkit.transforms.alpha import Alpha, AlphaLike
 from mlirkit.transforms.transform import LanguageTransform
+from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
 logger = logging.getLogger(__name__)
 
@@ -207,7 +208,7 @@ class RayOptions:
 
 def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_encoder: Callable[[], Encoder],
                     encoder_name: str | None = None, encoder_options: dict[str, Any] | None = None,
-                    transform: LanguageTransform | str | os.PathLike | None = None, alpha: AlphaLike = 1.0,
+                    transform: LanguageTransform | str | os.PathLike | None = None, alpha: AlphaLike = DEFAULT_ALPHA,
                     strict: bool = False, force: bool = False, save_embeddings: bool = False,
                     overwrite: bool = False, index_type: Any = None, chunk_size: int = 2048,
                     batch_size: int | None = None, options: RayOptions | None = None,
@@ -272,6 +273,12 @@ def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_e
                 flush()
             if total == 0:
                 raise MlirkitError("no documents to index")
+            if transform is not None:  # a block sees part of the corpus: a fill from it would differ
+                from mlirkit.encode.indexer import refuse_partial_fill
+
+                refuse_partial_fill(transform, [la for la, n in lang_counts.items() for _ in range(n)],
+                                    (indexer_options or {}).get("missing"), "Ray")
+                indexer_options = {**(indexer_options or {}), "missing": "keep"}  # nothing to fill, or keep asked
             logger.info("encoding %d documents in %d blocks on Ray with %d workers", total, len(refs), options.num_workers)
             meta = {"encoder_name": encoder_name, "encoder_options": encoder_options or {}}
             ds = ray.data.from_arrow_refs(refs)

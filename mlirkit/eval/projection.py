@@ -10,6 +10,7 @@ import numpy as np
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.option_names import option
 from mlirkit.transforms.alpha import Alpha, AlphaLike
+from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ class ProjectionInputs:
 
 
 def projection_inputs(index_dir: str | os.PathLike, *, after_index: str | os.PathLike | None = None,
-                      transform: str | os.PathLike | None = None, alpha: AlphaLike = 1.0) -> ProjectionInputs:
+                      transform: str | os.PathLike | None = None, alpha: AlphaLike = DEFAULT_ALPHA) -> ProjectionInputs:
     """``index_dir``'s untransformed vectors (``embeddings.npy`` if present, else the indexed ones) and, to
     compare, either ``after_index``'s indexed vectors (the same documents) or ``transform`` applied to them."""
     from mlirkit.index import DenseIndex
@@ -46,6 +47,6 @@ def projection_inputs(index_dir: str | os.PathLike, *, after_index: str | os.Pat
         t = load_transform(transform)
         if index.encoder:
             t.check_encoder(index.encoder, dim=before.shape[1])
-        after = t.apply(before, langs, "doc", alpha=alpha)
+        after = t.transform(before, langs, "doc", alpha=alpha)
         titles = ("before", f"after {Path(transform).name} (alpha {alpha})")
     return ProjectionInputs(before, after, langs, titles)

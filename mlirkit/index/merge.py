@@ -40,12 +40,40 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+def _comparable(meta: dict[str, Any], name: str) -> Any:
+    """A meta.json field as shards must agree on it: a transform without its record of the languages it lacks
+    (each shard records those of its own documents: :func:`merged_missing_record`)."""
+    value = meta.get(name)
+    if name == "transform" and isinstance(value, dict):
+        return {k: v for k, v in value.items() if k != "missing_languages"}
+    return value
+
+
+def merged_missing_record(indexes: Sequence[Any]) -> dict[str, Any] | None:
+    """The record of the languages the shards' transform lacks, merged: every shard kept them (``policy keep``:
+    the union of what they kept); a shard that filled a language from its own documents is refused (a fill
+    needs the whole corpus)."""
+    records = [(index, (index.meta.get("transform") or {}).get("missing_languages")) for index in indexes]
+    records = [(index, r) for index, r in records if r]
+    if not records:
+        return None
+    for index, record in records:
+        if record.get("filled") or record.get("policy") != "keep":
+            raise MlirkitError(f"{index.path} filled the languages its transform lacks from its own documents "
+                               f"({', '.join(record.get('filled') or {}) or record.get('policy')}): shards merge when "
+                               f"they keep them (--missing keep), a fill needs the whole corpus")
+    kept: dict[str, str] = {}
+    for _, record in records:
+        kept.update(record.get("kept") or {})
+    return {"policy": "keep", "filled": {}, "kept": dict(sorted(kept.items()))}
+
+
 def check_consistent(indexes: Sequence[Any], fields: Sequence[str] = CONSISTENT_FIELDS) -> None:
     """Refuse shards whose ``meta.json`` differ in any of ``fields`` (message names shard and field)."""
     first = indexes[0]
     for other in indexes[1:]:
         for name in fields:
-            a, b = first.meta.get(name), other.meta.get(name)
+            a, b = _comparable(first.meta, name), _comparable(other.meta, name)
             if a != b:
                 what = {"encoder": "encoders", "transform": "transforms"}.get(name, name)
                 if isinstance(a, dict) and isinstance(b, dict):
@@ -158,7 +186,10 @@ def merge_indexes(shard_dirs: Sequence[str | os.PathLike], output: str | os.Path
         logger.warning("only some shards have embeddings.npy: the merged index will have none")
     transform_files = [index.path / TRANSFORM_FILE for index in indexes]
     first = indexes[0]
-    meta = {k: first.meta.get(k) for k in CONSISTENT_FIELDS}
+    meta = {k: _comparable(first.meta, k) for k in CONSISTENT_FIELDS}
+    record = merged_missing_record(indexes)
+    if record is not None:
+        meta["transform"] = {**meta["transform"], "missing_languages": record}
     corpora = {index.meta.get("corpus") for index in indexes}
     extra = {"encoder_name": first.meta.get("encoder_name"), "encoder_options": first.meta.get("encoder_options"),
              "corpus": corpora.pop() if len(corpora) == 1 else None, "shard": {"id": 0, "count": 1},

@@ -29,6 +29,7 @@ from mlirkit.encoders.base import Encoder
 from mlirkit.base.jvm import boot_jvm
 from mlirkit.transforms.alpha import Alpha, AlphaLike
 from mlirkit.transforms.transform import LanguageTransform
+from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
 boot_jvm()
 
@@ -132,7 +133,7 @@ class MlirkitQueryEncoder(QueryEncoder):
     def __init__(self, encoder_dir: str | None = None, tokenizer_name: str | None = None, device: Any = None,
                  prefix: str | None = None, fp16: bool = False, *, encoder_class: str | None = None,
                  options: Mapping[str, Any] | None = None, query_lang: str | None = None,
-                 transform: LanguageTransform | None = None, alpha: AlphaLike = 1.0, encoder: Encoder | None = None,
+                 transform: LanguageTransform | None = None, alpha: AlphaLike = DEFAULT_ALPHA, encoder: Encoder | None = None,
                  query_langs: Mapping[str, str] | None = None, **ignored: Any) -> None:
         super().__init__()
         if encoder is None and not encoder_dir:

@@ -24,6 +24,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.pyserini.encoders import DocumentEncoder, MlirkitDocumentEncoder
 from mlirkit.transforms.alpha import Alpha, AlphaLike
 from mlirkit.transforms.transform import LanguageTransform
+from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ class ShiftedDocumentEncoder(DocumentEncoder):
     """
 
     def __init__(self, base: MlirkitDocumentEncoder, transform: LanguageTransform | str | os.PathLike,
-                 alpha: AlphaLike = 1.0, *,
+                 alpha: AlphaLike = DEFAULT_ALPHA, *,
                  strict: bool = False, force: bool = False) -> None:
         if not isinstance(base, MlirkitDocumentEncoder):
             raise TypeError(f"ShiftedDocumentEncoder wraps an MlirkitDocumentEncoder, got {type(base).__name__}")
@@ -105,7 +106,7 @@ class ShiftedDocumentEncoder(DocumentEncoder):
         return transform_and_normalize(raw, langs, "doc", self._transform, self.alpha, strict=self.strict)
 
 
-def shifted_document_encoder(model_name: str, transform: LanguageTransform | str | os.PathLike, alpha: AlphaLike = 1.0, *,
+def shifted_document_encoder(model_name: str, transform: LanguageTransform | str | os.PathLike, alpha: AlphaLike = DEFAULT_ALPHA, *,
                              encoder_class: str | None = None, options: Mapping[str, Any] | None = None,
                              device: Any = None, strict: bool = False, force: bool = False) -> ShiftedDocumentEncoder:
     """Build ``ShiftedDocumentEncoder(MlirkitDocumentEncoder(model_name, ...), transform, alpha)``."""

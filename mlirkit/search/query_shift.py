@@ -24,8 +24,11 @@ documents, ``b (q.V_s)`` is the same for every document of a query, so the pivot
 the s-source index would (the issue's observation); with cosine the norms depend on ``s``.
 
 Document languages the transform has no vector for are filled from the documents themselves or left
-unshifted (``missing``, :func:`mlirkit.transforms.hybrid.fill_missing`; default: filled, one log line and
-:meth:`QueryTimeShift.describe` say which); a filled language is then also a query language with a vector.
+unshifted (``missing``, :func:`mlirkit.transforms.hybrid.fill_missing`; default: the policy recorded in the
+index's meta.json when it was built with a transform, else the transform's own, filled by default; one log
+line and :meth:`QueryTimeShift.describe` say which); a filled language is then also a query language with a
+vector. A filled vector is defined relative to the pivot of the pairs and re-based like the others
+(:mod:`mlirkit.transforms.hybrid`), so each query language ranks exactly as its re-based index would.
 A query whose language is unknown or still has no vector is scored with the pivot source (``V_s = 0``: the
 index as built); such queries are counted in :attr:`QueryTimeShift.counts`. Alpha (a float or a
 per-language dict: :class:`mlirkit.transforms.alpha.Alpha`) is chosen per call, without re-indexing.
@@ -47,6 +50,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN, canonical
 from mlirkit.base.option_names import option
 from mlirkit.transforms.alpha import Alpha
+from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
 logger = logging.getLogger(__name__)
 
@@ -73,13 +77,15 @@ class QueryTimeShift:
     ``embeddings`` (n, d): the untransformed document vectors (an index's ``embeddings.npy``);
     ``doc_langs`` (n,); ``transform``: a :class:`~mlirkit.transforms.shift_transform.ShiftTransform` (its source language is
     the pivot); ``metric``: ``"cosine"`` or ``"ip"`` (see the module docstring for both formulas);
-    ``missing``: ``"corpus"`` or ``"keep"`` for the document languages without a vector (module docstring).
+    ``missing``: ``"corpus"`` or ``"keep"`` for the document languages without a vector (module docstring; None:
+    the transform's own policy); ``explicit``: whether ``missing`` was asked for (default: when given).
     """
 
     chunk_rows = 65536
 
     def __init__(self, embeddings: np.ndarray, doc_langs: Sequence[str], transform, *, metric: str = "cosine",
-                 docids: Sequence[str] | None = None, missing: str | None = None, origin: str | None = None) -> None:
+                 docids: Sequence[str] | None = None, missing: str | None = None, origin: str | None = None,
+                 explicit: bool | None = None) -> None:
         from mlirkit.transforms.hybrid import fill_missing_from_corpus
         from mlirkit.transforms.shift_transform import ShiftTransform
 
@@ -93,7 +99,7 @@ class QueryTimeShift:
         if len(doc_langs) != len(self.embeddings):
             raise MlirkitError(f"{len(doc_langs)} document languages for {len(self.embeddings)} embeddings")
         transform = fill_missing_from_corpus(transform, self.embeddings, doc_langs, policy=missing, origin=origin,
-                                             explicit=missing is not None)
+                                             explicit=missing is not None if explicit is None else explicit)
         self.transform = transform
         self.metric = metric
         self.pivot = transform.source_lang
@@ -101,7 +107,7 @@ class QueryTimeShift:
         self.docids = list(docids) if docids is not None else None
         # languages with a vector, the pivot first (V_pivot = 0)
         self.langs = [self.pivot, *transform.languages]
-        self.vectors = np.stack([np.zeros(transform.dim), *(transform.params[la].astype(np.float64)
+        self.vectors = np.stack([np.zeros(transform.dim), *(transform.params_[la].astype(np.float64)
                                                              for la in transform.languages)])  # (M, d)
         self._lang_index = {la: k for k, la in enumerate(self.langs)}
         codes = np.fromiter((self._lang_index.get(canonical(la) or UNKNOWN, -1) for la in self.doc_langs),
@@ -120,7 +126,7 @@ class QueryTimeShift:
     def _alpha_key(self, alpha: float | Mapping[str, float]) -> str:
         return json.dumps(Alpha.coerce(alpha).to_json(), sort_keys=True)
 
-    def prepare(self, alpha: float | Mapping[str, float] = 1.0) -> _Prepared:
+    def prepare(self, alpha: float | Mapping[str, float] = DEFAULT_ALPHA) -> _Prepared:
         """``[x, b]``, ``||x||^2`` and ``x.V_m`` for ``alpha`` (computed once per alpha, then cached)."""
         key = self._alpha_key(alpha)
         if key in self._prepared:
@@ -201,13 +207,13 @@ class QueryTimeShift:
         return block
 
     def scores(self, queries: np.ndarray, query_langs: Sequence[str | None],
-               alpha: float | Mapping[str, float] = 1.0) -> np.ndarray:
+               alpha: float | Mapping[str, float] = DEFAULT_ALPHA) -> np.ndarray:
         """(nq, n) float32 scores of every document for each query with its own language's shift."""
         queries = self._check_queries(queries, query_langs)
         return self._score_block(queries, self._codes(query_langs), alpha)
 
     def search(self, queries: np.ndarray, query_langs: Sequence[str | None], k: int,
-               alpha: float | Mapping[str, float] = 1.0, *, candidates: np.ndarray | None = None,
+               alpha: float | Mapping[str, float] = DEFAULT_ALPHA, *, candidates: np.ndarray | None = None,
                docids: Sequence[str] | None = None) -> list[list[tuple[str, float]]]:
         """Top ``k`` ``(doc_id, score)`` of each query, sorted by ``(-score, doc_id)``.
 
@@ -295,7 +301,7 @@ def plan_for_index(index, metric: str = "cosine", alpha: Any = None, transform: 
             raise MlirkitError(f"{index.path}: the query-time shift needs a SHIFT index or a shift "
                                f"transform ({option('transform')})")
         transform = load_transform(index.path / TRANSFORM_FILE)
-        alpha = meta_transform.get("alpha", 1.0) if alpha is None else alpha
+        alpha = meta_transform.get("alpha", DEFAULT_ALPHA) if alpha is None else alpha
     elif not isinstance(transform, LanguageTransform):
         transform = load_transform(transform)
     if index.encoder is not None:
@@ -314,15 +320,18 @@ def plan_for_index(index, metric: str = "cosine", alpha: Any = None, transform: 
     # before anything is logged: a typo fails alone (a language of the index may still get a corpus vector)
     check_overrides(sorted({transform.source_lang, *transform.languages,
                             *(canonical(la) for la in set(index.langs) if la and la != UNKNOWN)}))
+    explicit = missing is not None
+    if missing is None:  # the policy the index was built with, unless told otherwise
+        missing = (meta_transform.get("missing_languages") or {}).get("policy")
     shift = QueryTimeShift(index_embeddings(index), index.langs, transform, metric=metric, docids=index.docids,
-                           missing=missing, origin=str(index.path))
+                           missing=missing, origin=str(index.path), explicit=explicit)
     check_overrides(shift.langs)
     shards = getattr(index, "shards", [index])
     if candidates is None and any(spec_of(sh).name != "flat" for sh in shards):
         candidates = DEFAULT_CANDIDATES
     if candidates is not None and candidates < 0:
         raise MlirkitError(f"candidates must be >= 0, got {candidates}")
-    return ShiftPlan(shift, Alpha.coerce(1.0 if alpha is None else alpha), candidates or None)
+    return ShiftPlan(shift, Alpha.coerce(DEFAULT_ALPHA if alpha is None else alpha), candidates or None)
 
 
 def plan_search(plan: ShiftPlan, faiss_index, vectors: np.ndarray, langs: Sequence[str | None],

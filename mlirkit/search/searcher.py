@@ -16,6 +16,7 @@ from mlirkit.index.layout import TRANSFORM_FILE
 from mlirkit.io.records import Query
 from mlirkit.search.results import Hit, SearchResults
 from mlirkit.transforms.alpha import Alpha
+from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +88,7 @@ class Searcher:
             transform_file = load_transform(self.index.path / TRANSFORM_FILE)
             if transform_file.touches("query"):
                 self.query_transform = transform_file
-                self.alpha = Alpha.coerce(meta_transform.get("alpha", 1.0))
+                self.alpha = Alpha.coerce(meta_transform.get("alpha", DEFAULT_ALPHA))
         self.shift = None  # the query-time shift (mlirkit.search.query_shift), when asked for
         if missing is not None and not (query_shift or alpha is not None or transform is not None):
             raise MlirkitError(f"{option('missing')} is for the query-time shift: add {option('query_shift')} (or "

@@ -1,14 +1,15 @@
-"""``python -m mlirkit.shift``: SHIFT (and centering, LIR) on an index: fit, apply, inspect.
+"""``python -m mlirkit.shift``: the language transforms (SHIFT, centering, LIR, LSAR, LEACE) on an index: fit,
+apply, inspect.
 
 The transforms themselves (maths, fitting from pairs, the file format, ``load_transform``) live in
 :mod:`mlirkit.transforms`; this package adds what needs an index:
 
 >>> from mlirkit.shift import ShiftedFaissIndexer, apply_to_index
 
-- :class:`ShiftedFaissIndexer`: index documents with SHIFT applied (Pyserini-compatible output);
+- :class:`ShiftedFaissIndexer`: index documents with a fitted transform applied (Pyserini-compatible output);
 - :func:`apply_to_index`: the post-hoc form (same vectors, bit for bit, as index-time);
-- :func:`fit_from_index`, :func:`select_alpha_for_index`: vectors fitted on the index's documents (the
-  recipes of :mod:`mlirkit.transforms.recipes`) and label-free alpha.
+- :func:`fit_from_index`, :func:`select_alpha_for_index`: a transform fitted on the index's own documents (no
+  parallel text: SHIFT's ``corpus`` and ``mined`` statistics, LSAR, LEACE) and the label-free alpha.
 
 See docs/shift.md. Importing this package is cheap (faiss and the encoders load on use).
 """
@@ -19,7 +20,6 @@ import importlib
 _EXPORTS = {
     "ShiftedFaissIndexer": "mlirkit.shift.indexer",
     "apply_to_index": "mlirkit.shift.posthoc",
-    "fit_corpus_shift_from_index": "mlirkit.shift.from_index",
     "fit_from_index": "mlirkit.shift.from_index",
     "select_alpha_for_index": "mlirkit.shift.from_index",
 }

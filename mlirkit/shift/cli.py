@@ -1,5 +1,10 @@
 """``python -m mlirkit.shift {fit,apply,inspect,derive,select-alpha}``: fit (from parallel text or from an
-index's own documents), apply post hoc, look at and re-base transforms, choose alpha without labels."""
+index's own documents), apply post hoc, look at and re-base transforms, choose alpha without labels.
+
+Each command is a few lines over the Python API: the estimators and their array builders
+(:func:`mlirkit.transforms.fit.fit_from_pairs`, :func:`mlirkit.shift.from_index.fit_from_index`,
+:func:`mlirkit.transforms.import_pt.import_shift_pt`), :func:`mlirkit.shift.posthoc.apply_to_index`,
+:func:`mlirkit.shift.from_index.select_alpha_for_index`."""
 from __future__ import annotations
 
 import argparse
@@ -12,6 +17,7 @@ from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples, with_examples
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.options import LANG_LIST_HELP, LangListAction, lang_code, non_negative_int, positive_int
+from mlirkit.transforms.defaults import DEFAULT_MIN_DOCS
 
 if TYPE_CHECKING:
     from mlirkit.transforms.transform import LanguageTransform
@@ -21,7 +27,6 @@ logger = logging.getLogger(__name__)
 
 def build_parser() -> argparse.ArgumentParser:
     from mlirkit.transforms.options import add_transform_args
-    from mlirkit.transforms.recipes import VECTOR_RECIPES
 
     p = ArgumentParser(prog="python -m mlirkit.shift", description=__doc__)
     p.add_argument("-v", "--verbose", action="store_true")
@@ -29,11 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser("fit", help="fit a transform from parallel text or from an index's documents "
                                    "(or import a SHIFT .pt vector file)")
-    add_fit_args(f, methods=PAIR_METHODS)
-    f.add_argument("--vectors", default=None, choices=VECTOR_RECIPES.names(),
-                   help="with --from-index: mined (default: SHIFT's mean difference over pairs mined in the corpus, "
-                        "kept out of its topic subspace where topic leaks in) or corpus (mean of the language's "
-                        "documents minus mean of the source-language documents); docs/shift.md")
+    _add_fit_args(f)
 
     a = sub.add_parser("apply", help="apply a transform to an existing index, writing a new index")
     a.add_argument("--index", required=True, help="input index directory (never modified)")
@@ -51,32 +52,6 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--output", required=True)
     d.add_argument("--overwrite", action="store_true")
     s = sub.add_parser("select-alpha", help="choose alpha without relevance labels, from an index's documents")
-    add_select_alpha_args(s)
-    for sp in sub.choices.values():
-        sp.add_argument("-q", "--quiet", action="store_true",
-                        help="only warnings and errors on stderr (no INFO lines, no progress bars)")
-    return with_examples(p, EXAMPLES)
-
-
-EXAMPLES = {
-    "": examples("python -m mlirkit.shift fit --pairs mlirkit/parallel/gettext --encoder multilingual-e5-small-q4 \\\n"
-                 "      --source-lang en --max-pairs 200 --output vectors/e5-gettext.shift",
-                 "python -m mlirkit.shift apply --index indexes/ddtp-e5 --transform vectors/e5-gettext.shift \\\n"
-                 "      --alpha 0.6 --output indexes/ddtp-e5-shift"),
-    "fit": examples("python -m mlirkit.shift fit --pairs mlirkit/parallel/gettext --encoder multilingual-e5-small-q4 \\\n"
-                    "      --source-lang en --max-pairs 200 --output vectors/e5-gettext.shift"),
-    "apply": examples("python -m mlirkit.shift apply --index indexes/ddtp-e5 --transform vectors/e5-gettext.shift \\\n"
-                      "      --alpha 0.6 --output indexes/ddtp-e5-shift"),
-    "inspect": examples("python -m mlirkit.shift inspect vectors/e5-gettext.shift"),
-    "derive": examples("python -m mlirkit.shift derive --transform vectors/e5-gettext.shift --source-lang de \\\n"
-                       "      --output vectors/e5-gettext-de.shift"),
-    "select-alpha": examples("python -m mlirkit.shift select-alpha --index indexes/ddtp-e5 "
-                             "--transform vectors/e5-gettext.shift"),
-}
-
-
-def add_select_alpha_args(s: argparse.ArgumentParser) -> None:
-    """The options of ``select-alpha`` (also used by the experiments' CLI, which adds its own)."""
     s.add_argument("--index", required=True, help="index directory (embeddings.npy or untransformed vectors)")
     s.add_argument("--transform", required=True, help="transform file")
     s.add_argument("--criterion", choices=["knn", "centroid"], default="knn",
@@ -88,23 +63,46 @@ def add_select_alpha_args(s: argparse.ArgumentParser) -> None:
     s.add_argument("--max-probes", type=positive_int, default=2000,
                    help="documents used as probes, shared evenly by the languages (knn)")
     s.add_argument("--seed", type=non_negative_int, default=0, help="random seed of the probes, an integer >= 0")
+    for sp in sub.choices.values():
+        sp.add_argument("-q", "--quiet", action="store_true",
+                        help="only warnings and errors on stderr (no INFO lines, no progress bars)")
+    return with_examples(p, EXAMPLES)
 
 
-#: the methods ``fit`` estimates from parallel text (shift-overall vectors come from an index, in Python)
-PAIR_METHODS = ("centering", "lir", "shift")
+EXAMPLES = {
+    "": examples("python -m mlirkit.shift fit --pairs mlirkit/parallel/gettext --encoder multilingual-e5-small-q4 \\\n"
+                 "      --source-lang en --max-pairs 200 --output vectors/e5-gettext.shift",
+                 "python -m mlirkit.shift apply --index indexes/ddtp-e5 --transform vectors/e5-gettext.shift \\\n"
+                 "      --output indexes/ddtp-e5-shift"),
+    "fit": examples("python -m mlirkit.shift fit --pairs mlirkit/parallel/gettext --encoder multilingual-e5-small-q4 \\\n"
+                    "      --source-lang en --max-pairs 200 --output vectors/e5-gettext.shift",
+                    "python -m mlirkit.shift fit --method lsar --from-index indexes/ddtp-e5 --source-lang en \\\n"
+                    "      --output vectors/e5-ddtp.lsar"),
+    "apply": examples("python -m mlirkit.shift apply --index indexes/ddtp-e5 --transform vectors/e5-gettext.shift \\\n"
+                      "      --output indexes/ddtp-e5-shift"),
+    "inspect": examples("python -m mlirkit.shift inspect vectors/e5-gettext.shift"),
+    "derive": examples("python -m mlirkit.shift derive --transform vectors/e5-gettext.shift --source-lang de \\\n"
+                       "      --output vectors/e5-gettext-de.shift"),
+    "select-alpha": examples("python -m mlirkit.shift select-alpha --index indexes/ddtp-e5 "
+                             "--transform vectors/e5-gettext.shift"),
+}
 
 
-def add_fit_args(f: argparse.ArgumentParser, *, methods: Sequence[str]) -> None:
-    """The options of ``fit`` shared with the experiments' CLI (which adds its research options)."""
+def _add_fit_args(f: argparse.ArgumentParser) -> None:
     from mlirkit.encoders.options import add_encoder_args
+    from mlirkit.transforms.registry import TRANSFORMS
+    from mlirkit.transforms.shift_transform import STATISTICS
 
-    f.add_argument("--method", choices=sorted(methods), default="shift")
+    f.add_argument("--method", choices=TRANSFORMS.names(), default="shift",
+                   help="shift (default), centering, lir (these three from --pairs); lsar, leace (from --pairs or "
+                        "--from-index: they need no translation pairs)")
     f.add_argument("--pairs", default=None, metavar="SRC",
                    help="aligned JSONL(.gz) with id/lang/text, a SHIFT pairs-table directory, 'mmarco' (SHIFT recipe; "
                         "'mmarco-10k', 'mmarco-passages'), a parallel-set id (mlirkit/parallel/...), or a SHIFT "
                         "authors' .pt vector file (imported)")
     f.add_argument("--from-index", default=None, metavar="DIR",
-                   help="fit SHIFT vectors from this index's own untransformed document vectors (no parallel text)")
+                   help="fit on this index's own untransformed document vectors (no parallel text): shift "
+                        "(--vectors), lsar, leace")
     f.add_argument("--source-lang", type=lang_code, default=None, help="source (query) language, e.g. en (a .pt file carries its own)")
     f.add_argument("--output", required=True, help="transform file to write (exactly this path)")
     f.add_argument("--langs", action=LangListAction, default=None, metavar="LANG",
@@ -112,14 +110,20 @@ def add_fit_args(f: argparse.ArgumentParser, *, methods: Sequence[str]) -> None:
     f.add_argument("--max-pairs", type=positive_int, default=None,
                    help="use at most N pairs per target language (every language gets its share, also from a "
                         "file whose rows are grouped by language)")
-    f.add_argument("--rank", type=positive_int, default=1, help="LIR: number of singular vectors removed (default 1)")
+    f.add_argument("--rank", type=positive_int, default=None,
+                   help="lir: singular vectors removed per language (default 1); lsar: dimensions of the language "
+                        "subspace (default: the number of languages, the authors' setting)")
+    f.add_argument("--vectors", default=None, choices=[k for k in STATISTICS if k != "pairs"],
+                   help="shift with --from-index: mined (default: SHIFT's mean difference over pairs mined in the "
+                        "corpus, kept out of its topic subspace where topic leaks in) or corpus (mean of the "
+                        "language's documents minus mean of the source-language documents); docs/shift.md")
     f.add_argument("--text-field", default="text", help="JSONL text field(s), comma-separated (joined by a space)")
     f.add_argument("--langid", action="store_true", help="also fit a language classifier (stored in the file)")
     f.add_argument("--hybrid-with", default=None, metavar="PAIRS_TRANSFORM",
                    help="with --from-index: a pair-fitted shift transform; its vectors where it has them, the "
                         "index's for the other languages")
     f.add_argument("--min-docs", type=positive_int, default=None,
-                   help="with --from-index: refuse a language with fewer documents (default %d)" % _default_min_docs())
+                   help="with --from-index: refuse a language with fewer documents (default %d)" % DEFAULT_MIN_DOCS)
     f.add_argument("--overwrite", action="store_true", help="replace an existing output file")
     f.add_argument("--force", action="store_true",
                    help="import a .pt vector file that records another model than the encoder's (warned)")
@@ -134,12 +138,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             "select-alpha": cmd_select_alpha}[args.command](args)
 
 
-def _default_min_docs() -> int:
-    from mlirkit.transforms.corpus_fit import DEFAULT_MIN_DOCS
-
-    return DEFAULT_MIN_DOCS
-
-
 def _print(obj: Any) -> None:
     print(json.dumps(obj, indent=2, ensure_ascii=False))
 
@@ -148,136 +146,80 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from mlirkit.base.fs import refuse_existing
 
     refuse_existing(Path(args.output), args.overwrite, "transform")
+    if args.method != "shift" and args.vectors is not None:
+        raise MlirkitError(f"--vectors chooses the statistics of shift vectors, not of {args.method}")
+    if args.rank is not None and args.method not in ("lir", "lsar"):
+        raise MlirkitError(f"--rank is for lir and lsar, not {args.method}")
+    recipe = {} if args.rank is None else {"rank": args.rank}
     if args.from_index is not None:
-        return _fit_from_index(args)
-    index_only = [o for o, v in (("--vectors", getattr(args, "vectors", None)), ("--hybrid-with", args.hybrid_with),
+        return _fit_from_index(args, recipe)
+    index_only = [o for o, v in (("--vectors", args.vectors), ("--hybrid-with", args.hybrid_with),
                                  ("--min-docs", args.min_docs)) if v is not None]
     if index_only:
         raise MlirkitError(f"{', '.join(index_only)} need --from-index DIR")
-    return fit_from_pairs(args)
-
-
-def fit_from_pairs(args: argparse.Namespace, **fit_options: Any) -> int:
-    """``fit --pairs SRC``: from parallel text, or the import of a SHIFT ``.pt`` file; ``fit_options`` go to
-    :func:`~mlirkit.transforms.fit.fit_from_groups` (the experiments' CLI passes its held-out options)."""
-    from mlirkit.encoders.options import encoder_from_args, encoder_options
-    from mlirkit.transforms.io import save_transform, sniff
-
     if args.pairs is None:
         raise MlirkitError("give --pairs SRC (parallel text) or --from-index DIR (the index's own documents)")
-    pairs = Path(args.pairs)
-    if pairs.is_file() and sniff(pairs) == "torch":
+    from mlirkit.transforms.io import sniff
+
+    if Path(args.pairs).is_file() and sniff(args.pairs) == "torch":
         return _import_pt(args)
     if not args.source_lang:
         raise MlirkitError("--source-lang is required when fitting from parallel text")
-    from mlirkit.transforms.fit import fit_from_groups
-    from mlirkit.transforms.parallel import open_parallel, parallel_languages
+    from mlirkit.encoders.options import encoder_from_args, encoder_options
+    from mlirkit.transforms.fit import fit_from_pairs
 
-    import itertools
-
-    groups = open_parallel(args.pairs, text_field=args.text_field, langs=args.langs, source_lang=args.source_lang)
-    first = list(itertools.islice(groups, 1))  # read before loading the model: bad input fails fast
-    if not first:
-        raise MlirkitError(f"{args.pairs}: no parallel rows")
-    groups = itertools.chain(first, groups)
-    encoder = encoder_from_args(args)
-    t, report = fit_from_groups(encoder, groups, method=args.method, source_lang=args.source_lang, langs=args.langs,
-                                max_pairs=args.max_pairs, batch_size=encoder_options(args).get("batch_size", 64), rank=args.rank,
-                                langid=args.langid, source_name=args.pairs, show_progress=not args.quiet,
-                                source_langs=parallel_languages(args.pairs),
-                                **fit_options)
+    t = fit_from_pairs(lambda: encoder_from_args(args), args.pairs, source_lang=args.source_lang, method=args.method,
+                       text_field=args.text_field, langs=args.langs, max_pairs=args.max_pairs,
+                       batch_size=encoder_options(args).get("batch_size", 64), langid=args.langid, show_progress=not args.quiet, **recipe)
     t.meta["encoder_name"] = args.encoder
-    save_transform(t, args.output, overwrite=args.overwrite)
-    _print({"output": str(args.output), "sha256": t.sha256, "method": t.method, **report.as_dict()})
-    return 0
+    return _save(args, t, {**t.meta["fit"], "pairs": t.meta.get("pairs"),
+                           "langid": None if t.langid is None else t.langid.to_meta()})
 
 
-def _fit_from_index(args: argparse.Namespace) -> int:
+def _fit_from_index(args: argparse.Namespace, recipe: dict[str, Any]) -> int:
     from mlirkit.shift.from_index import fit_from_index
-    from mlirkit.transforms.corpus_fit import DEFAULT_MIN_DOCS
-    from mlirkit.transforms.recipes import DEFAULT_VECTORS
+    from mlirkit.transforms.io import load_transform
 
     if args.pairs is not None:
         raise MlirkitError("give either --pairs (parallel text) or --from-index (the index's documents), not both")
-    if args.method != "shift":
-        raise MlirkitError(f"--from-index fits shift vectors, not {args.method} (use --method shift)")
     if not args.source_lang:
         raise MlirkitError("--source-lang is required with --from-index")
-    pairs_t = load_hybrid_pairs(args)  # a bad file fails before the embeddings are read
-    t = fit_from_index(args.from_index, args.source_lang, vectors=args.vectors or DEFAULT_VECTORS,
-                       min_docs=DEFAULT_MIN_DOCS if args.min_docs is None else args.min_docs, only_langs=args.langs)
-    return save_index_fit(args, t if pairs_t is None else hybrid_for_index(args, pairs_t, t))
+    if args.method in ("centering", "lir"):
+        raise MlirkitError(f"{args.method} is fitted on translation pairs (--pairs); from an index: --method shift, "
+                           f"lsar or leace")
+    if args.method != "shift":
+        given = [o for o, v in (("--hybrid-with", args.hybrid_with), ("--min-docs", args.min_docs),
+                                ("--langs", args.langs)) if v is not None]
+        if given:
+            raise MlirkitError(f"{', '.join(given)}: for shift vectors, not {args.method}")
+    pairs_t = load_transform(args.hybrid_with) if args.hybrid_with is not None else None  # fails before the index is read
+    if args.method == "shift":
+        recipe = {**({"statistics": args.vectors} if args.vectors else {}),
+                  **({"min_docs": args.min_docs} if args.min_docs else {})}
+    t = fit_from_index(args.from_index, args.source_lang, method=args.method, langs=args.langs, **recipe)
+    if pairs_t is not None:
+        from mlirkit.base.langs import is_unknown
+        from mlirkit.index import DenseIndex
+        from mlirkit.transforms.hybrid import hybrid_shift
 
-
-def load_hybrid_pairs(args: argparse.Namespace):
-    from mlirkit.transforms.io import load_transform
-
-    return load_transform(args.hybrid_with) if args.hybrid_with is not None else None
-
-
-def hybrid_for_index(args: argparse.Namespace, pairs_t: "LanguageTransform", t: "LanguageTransform",
-            blend: float | None = None) -> "LanguageTransform":
-    """The pair-fitted vectors of ``--hybrid-with`` where they exist, ``t``'s for every other language of the index."""
-    from mlirkit.base.langs import is_unknown
-    from mlirkit.index import DenseIndex
-    from mlirkit.transforms.hybrid import hybrid_shift
-
-    index_langs = sorted({l for l in DenseIndex(args.from_index).langs if not is_unknown(l)})
-    return hybrid_shift(pairs_t, t, blend=blend, require_langs=index_langs if args.langs is None else args.langs)
-
-
-def save_index_fit(args: argparse.Namespace, t: "LanguageTransform") -> int:
-    """Write a transform fitted on an index and print what it holds (recipe, provenance, mining, topic)."""
-    from mlirkit.transforms.io import save_transform
-
-    save_transform(t, args.output, overwrite=args.overwrite)
-    out: dict[str, Any] = {"output": str(args.output), "sha256": t.sha256, "method": t.method,
-                           "source_lang": t.source_lang, "languages": t.languages}
-    for key in ("recipe", "corpus_fit", "provenance", "hybrid", "topic_robust"):
+        index_langs = sorted({la for la in DenseIndex(args.from_index).langs if not is_unknown(la)})
+        t = hybrid_shift(pairs_t, t, require_langs=index_langs if args.langs is None else args.langs)
+    out: dict[str, Any] = {"source_lang": t.source_lang, "languages": t.languages}
+    for key in ("recipe", "corpus_fit", "provenance", "hybrid", "topic_robust", "docs", "rank", "directions"):
         if key in t.meta:
             out[key] = t.meta[key]
     if "mining" in t.meta:
-        info = t.meta["mining"]
-        out["mining"] = {**{k: v for k, v in info.items() if k != "languages"},
-                         "languages": {l: {"pairs": r["pairs"], "rounds": len(r["rounds"]), "converged": r["converged"],
-                                           "fallback": r["fallback"], "margin": r["margin"]}
-                                       for l, r in info["languages"].items()}}
-    _print(out)
-    return 0
+        from mlirkit.transforms.mining import mining_summary
+
+        out["mining"] = mining_summary(t.meta["mining"])
+    return _save(args, t, out)
 
 
-def cmd_select_alpha(args: argparse.Namespace) -> int:
-    from mlirkit.transforms.io import load_transform
-
-    _print(select_alpha_report(args, load_transform(args.transform)))
-    return 0
-
-
-def select_alpha_report(args: argparse.Namespace, t: LanguageTransform) -> dict[str, Any]:
-    """What ``select-alpha`` prints for the loaded transform ``t``: the index, the transform file and the
-    label-free :class:`~mlirkit.transforms.alpha_select.AlphaSelection`."""
-    from mlirkit.shift.from_index import select_alpha_for_index
-    from mlirkit.transforms.alpha_select import DEFAULT_GRID
-
-    sel = select_alpha_for_index(args.index, t, criterion=args.criterion, k=args.k,
-                                 grid=DEFAULT_GRID if args.grid is None else args.grid,
-                                 max_probes=args.max_probes, seed=args.seed)
-    return {"index": str(args.index), "transform": str(args.transform), **sel.as_dict()}
-
-
-def _import_pt(args: argparse.Namespace) -> int:
-    from mlirkit.encoders.options import encoder_from_args
-    from mlirkit.transforms.import_pt import import_shift_pt
+def _save(args: argparse.Namespace, t: "LanguageTransform", report: dict[str, Any]) -> int:
     from mlirkit.transforms.io import save_transform
 
-    if args.method != "shift":
-        raise MlirkitError(f"{args.pairs} holds SHIFT vectors; use --method shift to import it")
-    t = import_shift_pt(args.pairs, lambda: encoder_from_args(args), encoder_name=args.encoder,
-                        source_lang=args.source_lang, langs=args.langs, force=args.force)
     save_transform(t, args.output, overwrite=args.overwrite)
-    _print({"output": str(args.output), "sha256": t.sha256, "method": "shift",
-            "imported": t.meta["imported_from"]["model_name"], "source_lang": t.source_lang,
-            "languages": t.languages, "dim": t.dim})
+    _print({"output": str(args.output), "sha256": t.sha256, "method": t.method, **report})
     return 0
 
 
@@ -302,7 +244,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     from mlirkit.transforms.io import load_transform
 
     t = load_transform(args.transform)
-    norms = {lang: round(float(np.linalg.norm(v)), 6) for lang, v in t.params.items()}
+    norms = {name.partition(".")[2]: round(float(np.linalg.norm(v)), 6) for name, v in t.tensors().items()}
     _print({"file": str(t.path), "sha256": t.sha256, "method": t.method, "source_lang": t.source_lang, "dim": t.dim,
             "languages": t.languages, "sides": list(t.sides), "norms": norms,
             "meta": {k: v for k, v in t.meta.items() if k not in ("languages",)}})
@@ -320,4 +262,29 @@ def cmd_derive(args: argparse.Namespace) -> int:
     _print({"output": str(args.output), "sha256": new.sha256, "source_lang": new.source_lang,
             "languages": new.languages})
     return 0
+def cmd_select_alpha(args: argparse.Namespace) -> int:
+    from mlirkit.shift.from_index import select_alpha_for_index
+    from mlirkit.transforms.alpha_select import DEFAULT_GRID
+    from mlirkit.transforms.io import load_transform
 
+    sel = select_alpha_for_index(args.index, load_transform(args.transform), criterion=args.criterion, k=args.k,
+                                 grid=DEFAULT_GRID if args.grid is None else args.grid,
+                                 max_probes=args.max_probes, seed=args.seed)
+    _print({"index": str(args.index), "transform": str(args.transform), **sel.as_dict()})
+    return 0
+
+
+def _import_pt(args: argparse.Namespace) -> int:
+    from mlirkit.encoders.options import encoder_from_args
+    from mlirkit.transforms.import_pt import import_shift_pt
+    from mlirkit.transforms.io import save_transform
+
+    if args.method != "shift":
+        raise MlirkitError(f"{args.pairs} holds SHIFT vectors; use --method shift to import it")
+    t = import_shift_pt(args.pairs, lambda: encoder_from_args(args), encoder_name=args.encoder,
+                        source_lang=args.source_lang, langs=args.langs, force=args.force)
+    save_transform(t, args.output, overwrite=args.overwrite)
+    _print({"output": str(args.output), "sha256": t.sha256, "method": "shift",
+            "imported": t.meta["imported_from"]["model_name"], "source_lang": t.source_lang,
+            "languages": t.languages, "dim": t.dim})
+    return 0

@@ -1,7 +1,8 @@
 """Transform operations that read an index directory: vectors fitted on its documents and label-free alpha.
 
-The maths lives in :mod:`mlirkit.transforms` (``recipes``, ``corpus_fit``, ``alpha_select``); these functions
-feed it the untransformed document embeddings and languages of an mlirkit index.
+The maths lives in :mod:`mlirkit.transforms` (the estimators, ``alpha_select``); these functions feed it the
+untransformed document embeddings and languages of an mlirkit index: the array builder from an index
+(:func:`fit_from_index`) and the label-free alpha of a fitted transform on it (:func:`select_alpha_for_index`).
 """
 from __future__ import annotations
 
@@ -18,8 +19,7 @@ from mlirkit.base.option_names import option
 from mlirkit.index import DenseIndex
 from mlirkit.index.layout import LANGS_FILE
 from mlirkit.transforms.alpha_select import AlphaSelection, select_alpha
-from mlirkit.transforms.corpus_fit import DEFAULT_MIN_DOCS, fit_corpus_shift
-from mlirkit.transforms.recipes import DEFAULT_VECTORS, fit_recipe
+from mlirkit.transforms.shift_transform import DEFAULT_INDEX_STATISTICS
 from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
@@ -48,30 +48,39 @@ def index_document_embeddings(index_dir: str | os.PathLike) -> tuple[np.ndarray,
     return embs, list(index.langs), dict(index.encoder)
 
 
-def fit_corpus_shift_from_index(index_dir: str | os.PathLike, source_lang: str, *, relative_to: str = "source",
-                                min_docs: int = DEFAULT_MIN_DOCS, only_langs: Sequence[str] | None = None,
-                                meta: dict[str, Any] | None = None,
-                                embeddings: tuple[np.ndarray, list[str], dict[str, Any]] | None = None
-                                ) -> LanguageTransform:
-    """:func:`fit_corpus_shift` on the documents of an index directory (its encoder is recorded).
+def fit_from_index(index_dir: str | os.PathLike, source_lang: str | None = None, *,
+                   method: str | LanguageTransform = "shift", langs: Sequence[str] | None = None,
+                   **recipe: Any) -> LanguageTransform:
+    """A transform fitted on the untransformed document vectors of an index directory (read once), with no
+    parallel text: ``method`` a name (``shift``, whose statistics default to ``"mined"``
+    (:data:`~mlirkit.transforms.shift_transform.DEFAULT_INDEX_STATISTICS`), ``lsar``, ``leace``, ...; ``recipe``
+    gives its other constructor arguments, e.g. ``statistics="corpus"``, ``rank=8``) or an unfitted estimator.
+    ``langs``: the languages that get SHIFT vectors (the corpus statistics). The index's encoder is recorded."""
+    from mlirkit.transforms.fit import estimator
 
-    ``embeddings``: what :func:`index_document_embeddings` gave for ``index_dir``, when the caller reads
-    them anyway (``fit --topic-rank`` also needs them: the index is read once)."""
-    embs, langs, encoder = index_document_embeddings(index_dir) if embeddings is None else embeddings
-    extra = {"normalized": bool(encoder.get("normalize", False)), **(meta or {})}
-    return fit_corpus_shift(embs, langs, source_lang, encoder=encoder, relative_to=relative_to, min_docs=min_docs,
-                            only_langs=only_langs, origin=str(index_dir), meta=extra)
-
-
-def fit_from_index(index_dir: str | os.PathLike, source_lang: str, *, vectors: str = DEFAULT_VECTORS,
-                   min_docs: int = DEFAULT_MIN_DOCS, only_langs: Sequence[str] | None = None) -> LanguageTransform:
-    """SHIFT vectors of the recipe ``vectors`` (``"mined"`` or ``"corpus"``, :mod:`mlirkit.transforms.recipes`)
-    fitted on the documents of an index directory, read once; the index's encoder and the recipe's choices
-    are recorded in the transform's metadata."""
-    embs, langs, encoder = index_document_embeddings(index_dir)
-    return fit_recipe(embs, langs, source_lang, vectors=vectors, encoder=encoder, min_docs=min_docs,
-                      only_langs=only_langs, origin=str(index_dir),
-                      meta={"normalized": bool(encoder.get("normalize", False))})
+    if method == "shift":
+        recipe.setdefault("statistics", DEFAULT_INDEX_STATISTICS)
+        if langs is not None:
+            recipe["langs"] = langs
+    elif langs is not None:
+        raise MlirkitError(f"{option('langs')} selects the languages of SHIFT vectors fitted on an index, not of {method}")
+    t = estimator(method, source_lang, **recipe)
+    if t.needs_groups:
+        raise MlirkitError(f"{t!r} is fitted on translation pairs, which an index does not have: use "
+                           f"statistics='corpus' or 'mined', or fit it with --pairs / fit_from_pairs")
+    embs, doc_langs, encoder = index_document_embeddings(index_dir)
+    try:
+        t.fit(embs, doc_langs)
+    except MlirkitError as e:
+        raise MlirkitError(f"{index_dir}: {e}") from None
+    t.encoder = dict(encoder)
+    t.meta["source"] = str(index_dir)
+    t.meta["normalized"] = bool(encoder.get("normalize", False))
+    if isinstance(t.meta.get("corpus_fit"), dict):
+        t.meta["corpus_fit"]["origin"] = str(index_dir)
+    if isinstance(t.meta.get("mining"), dict):
+        t.meta["mining"]["origin"] = str(index_dir)
+    return t
 
 
 def select_alpha_for_index(index_dir: str, transform: LanguageTransform, **kwargs: Any) -> AlphaSelection:

@@ -34,6 +34,7 @@ from mlirkit.index.layout import LANGS_FILE
 from mlirkit.io.doc_langs import read_doc_langs
 from mlirkit.transforms.alpha import Alpha, AlphaLike
 from mlirkit.transforms.transform import LanguageTransform
+from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ WRITER_KEYS = {"format", "format_version", "mlirkit_version", "created", "encode
 
 
 def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform | str | os.PathLike,
-                   output: str | os.PathLike, *, alpha: AlphaLike = 1.0,
+                   output: str | os.PathLike, *, alpha: AlphaLike = DEFAULT_ALPHA,
                    doc_langs: str | os.PathLike | Mapping[str, str] | None = None, overwrite: bool = False,
                    strict: bool = False, force: bool = False, chunk_rows: int = 65536,
                    show_progress: bool = False, missing: str | None = None) -> dict[str, Any]:

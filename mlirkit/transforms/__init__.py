@@ -1,29 +1,50 @@
-"""Language transforms fitted from translation pairs or a corpus: SHIFT, language centering, LIR.
+"""Language transforms as estimators: SHIFT, language centering, LIR, LSAR, LEACE.
 
->>> from mlirkit.transforms import load_transform
->>> t = load_transform("shift-e5.safetensors")
->>> docs = t.apply(raw_doc_embs, doc_langs, "doc", alpha=0.6)   # then L2-normalise
+>>> from mlirkit.transforms import ShiftTransform, load_transform
+>>> t = ShiftTransform(source_lang="en").fit(embs, langs, groups)      # or load_transform("shift-e5.safetensors")
+>>> docs = t.transform(raw_doc_embs, doc_langs, "doc")                  # then L2-normalise
 
-The maths, the fitting, the transform file format, language identification and the label-free alpha
-selection live here; applying a transform to an index and the ``python -m mlirkit.shift`` CLI live in
-:mod:`mlirkit.shift`. See docs/shift.md. Importing this package is cheap (numpy only).
+The estimator contract is :class:`LanguageTransform` (:mod:`mlirkit.transforms.transform`); the methods are
+the entries of :data:`TRANSFORMS` (each imported on first use, also as ``mlirkit.transforms.<Class>``). The
+arrays a fit needs are built by :func:`fit_from_pairs` (translation pairs), by
+:func:`mlirkit.shift.fit_from_index` (an index's own documents) and by :func:`import_shift_pt` (the SHIFT
+authors' ``.pt`` vectors). The file format, language identification and the label-free alpha live here too;
+applying a transform to an index and the ``python -m mlirkit.shift`` CLI live in :mod:`mlirkit.shift`. See
+docs/shift.md. Importing this package is cheap (numpy only).
 """
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from mlirkit.transforms.alpha import Alpha
-from mlirkit.transforms.centering import CenteringTransform
-from mlirkit.transforms.corpus_fit import OverallShiftTransform, fit_corpus_shift
-from mlirkit.transforms.fit import (fit_centering_from_embeddings, fit_from_groups, fit_from_pairs,
-                                    fit_lir_from_embeddings, fit_shift_from_embeddings)
 from mlirkit.transforms.hybrid import hybrid_shift
 from mlirkit.transforms.io import load_transform, read_shift_pt, save_transform
-from mlirkit.transforms.lir import LIRTransform
-from mlirkit.transforms.shift_transform import ShiftTransform, derive_source
-from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform
+from mlirkit.transforms.parallel import ParallelGroup, open_parallel
+from mlirkit.transforms.registry import TRANSFORMS
+from mlirkit.transforms.shift_transform import derive_source
+from mlirkit.transforms.transform import (LanguageTransform, NotFittedError, OffsetTransform, PerLanguageTransform,
+                                         ProjectionTransform)
 
-__all__ = [
-    "TRANSFORMS", "Alpha", "CenteringTransform", "LIRTransform", "LanguageTransform", "OverallShiftTransform", "ShiftTransform",
-    "derive_source", "fit_centering_from_embeddings", "fit_from_groups", "fit_from_pairs", "fit_corpus_shift",
-    "fit_lir_from_embeddings", "fit_shift_from_embeddings", "hybrid_shift", "load_transform",
-    "read_shift_pt", "save_transform",
-]
+_LAZY = {"fit_from_pairs": "mlirkit.transforms.fit", "import_shift_pt": "mlirkit.transforms.import_pt",
+         "select_alpha": "mlirkit.transforms.alpha_select"}
+
+__all__ = sorted([
+    "TRANSFORMS", "Alpha", "LanguageTransform", "NotFittedError", "OffsetTransform", "ParallelGroup",
+    "PerLanguageTransform", "ProjectionTransform", "derive_source", "hybrid_shift",
+    "load_transform", "open_parallel", "read_shift_pt", "save_transform", *_LAZY, *TRANSFORMS.class_names(),
+])
+
+
+def __getattr__(name: str) -> Any:
+    """The method classes (by their registry entry) and the builders that import more, on first use."""
+    method = TRANSFORMS.class_names().get(name)
+    if method is not None:
+        return TRANSFORMS.get(method)
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'mlirkit.transforms' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

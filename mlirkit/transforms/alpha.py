@@ -6,7 +6,7 @@ Parsed once (the CLI's ``--alpha``, or an API user's float or dict, at the API b
     Alpha.from_text("0.6")               # 0.6 for every language
     Alpha.from_text("0.6,ja=1.0")        # 0.6, but 1.0 for Japanese ("0.6 ja=1.0" as separate words too)
     Alpha.from_text("*=0.6,ja=1.0")      # the same, the default spelled out
-    Alpha.coerce({"*": 0.6, "ja": 1.0})  # from Python; without "*" the default is 1.0
+    Alpha.coerce({"*": 0.6, "ja": 1.0})  # from Python; without "*" the default is DEFAULT_ALPHA (1.0)
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from mlirkit.base import option_names
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import canonical, check_lang
 from mlirkit.base.options import split_key_value
+from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
 ALPHA_MIN, ALPHA_MAX = 0.0, 2.0
 DEFAULT_KEY = "*"
@@ -30,7 +31,7 @@ AlphaLike = Union["Alpha", float, int, str, Mapping[str, float]]
 class Alpha:
     """``default`` for every language, ``overrides[lang]`` where given; every value in [0, 2]."""
 
-    default: float = 1.0
+    default: float = DEFAULT_ALPHA
     overrides: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -55,7 +56,7 @@ class Alpha:
             return cls.from_text(value)
         if isinstance(value, Mapping):
             values = {str(k): v for k, v in value.items()}
-            default = values.pop(DEFAULT_KEY, 1.0)
+            default = values.pop(DEFAULT_KEY, DEFAULT_ALPHA)
             return cls(default, values)
         return cls(value)  # type: ignore[arg-type]
 
@@ -114,5 +115,5 @@ def add_alpha_arg(parser: argparse.ArgumentParser | argparse._ArgumentGroup, *, 
     (``0.6,ja=1.0``), for a wrapper whose remaining arguments are positional."""
     parser.add_argument("--alpha", nargs="+" if words else None, action=_AlphaAction, default=default,
                         metavar="A|LANG=A",
-                        help=help or "transform strength in [0, 2]: 0.6, or with per-language overrides 0.6,ja=1.0"
-                                     + (" (or 0.6 ja=1.0)" if words else "") + "; '*=' sets the default")
+                        help=help or "transform strength in [0, 2] (default %g, the published formula): 0.8, or with per-language overrides 0.8,ja=1.0" % DEFAULT_ALPHA
+                                     + (" (or 0.8 ja=1.0)" if words else "") + "; '*=' sets the default")

@@ -186,14 +186,14 @@ def select_alpha(embs: np.ndarray, langs: Sequence[str | None], transform: Langu
             rows = np.sort(rng.choice(rows, size=per_lang_probes, replace=False))
         probes_of[l] = rows
     # per-language alphas (knn-source) for the languages the transform moves relative to the source-language probes
-    shifted_langs = [l for l in languages if l in transform.params and l != src] if per_language else []
+    shifted_langs = [l for l in languages if l in transform.languages and l != src] if per_language else []
 
     curve: dict[float, float] = {}
     lang_curve: dict[str, dict[float, float]] = {l: {} for l in shifted_langs}
     for alpha in grid:
         docs = embs.copy()
         if transform.touches("doc"):
-            docs = transform.apply(docs, lang_list, "doc", alpha, out=docs)
+            docs = transform.transform(docs, lang_list, "doc", alpha, out=docs)
         if criterion == "centroid":
             docs = l2_normalize(docs)
             centroids = {l: docs[lang_codes == i].mean(axis=0) for i, l in enumerate(languages)}
@@ -209,7 +209,7 @@ def select_alpha(embs: np.ndarray, langs: Sequence[str | None], transform: Langu
             view = l2_normalize(view)
             probes = embs[rows].copy()
             if transform.touches("query"):
-                probes = transform.apply(probes, [l] * len(rows), "query", alpha, out=probes)
+                probes = transform.transform(probes, [l] * len(rows), "query", alpha, out=probes)
             probes = l2_normalize(probes)
             obs = _neighbour_shares(probes, view, rows, lang_codes, len(languages), k, chunk_rows)
             gaps.append(float(obs[languages.index(l)] - expected[l]))
@@ -236,10 +236,10 @@ def _rebased(docs: np.ndarray, langs: Sequence[str], transform: LanguageTransfor
     pivot's), i.e. ``d - alpha (V_l - V_lang)`` as in ``mlirkit.search.query_shift``; else ``docs`` itself."""
     from mlirkit.transforms.shift_transform import ShiftTransform
 
-    if not isinstance(transform, ShiftTransform) or lang not in transform.params or alpha == 0:
+    if not isinstance(transform, ShiftTransform) or lang not in transform.params_ or alpha == 0:
         return docs
-    moved = np.fromiter((canonical(l) in transform.params or canonical(l) == transform.source_lang for l in langs),
+    moved = np.fromiter((canonical(l) in transform.params_ or canonical(l) == transform.source_lang for l in langs),
                         dtype=bool, count=len(langs))
     out = docs.copy()
-    out[moved] += np.float32(alpha) * transform.params[lang]
+    out[moved] += np.float32(alpha) * transform.params_[lang]
     return out

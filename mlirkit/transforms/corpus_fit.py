@@ -1,21 +1,16 @@
 """Corpus-fitted language vectors: SHIFT vectors estimated from the corpus being indexed, no parallel text.
 
-With ``mu_l`` the mean of the (untransformed) embeddings of the language-``l`` documents of the corpus:
-
-- relative to the source language (default; a :class:`~mlirkit.transforms.shift_transform.ShiftTransform`, method
-  ``shift``): ``V_l = mu_l - mu_src`` for every non-source language; ``z' = z - alpha * V_l`` moves the
-  mean of language l onto the mean of the source-language documents, which stay unchanged. On a fully
-  parallel corpus this equals the pair-fitted vector ``mean_i (f(D_i^l) - f(D_i^src))`` over the
-  corpus's own translation pairs (the mean of differences is the difference of means).
-- relative to the overall mean (``relative_to="overall"``; :class:`OverallShiftTransform`, method
-  ``shift-overall``): ``V_l = mu_l - mu`` with ``mu`` the mean of every document of a known language
-  (each document weighted once), for **every** language, the source language too; every language's
-  mean moves onto ``mu``. Queries are never touched (as in SHIFT), so this vector does not depend on
-  the query language and is never re-based.
+With ``mu_l`` the mean of the (untransformed) embeddings of the language-``l`` documents of the corpus,
+``V_l = mu_l - mu_src`` for every non-source language; ``z' = z - alpha * V_l`` moves the mean of language l
+onto the mean of the source-language documents, which stay unchanged. On a fully parallel corpus this equals
+the pair-fitted vector ``mean_i (f(D_i^l) - f(D_i^src))`` over the corpus's own translation pairs (the mean of
+differences is the difference of means). :class:`~mlirkit.transforms.shift_transform.ShiftTransform` with
+``statistics="corpus"`` fits them; the filling of languages a transform lacks
+(:mod:`mlirkit.transforms.hybrid`) uses them too.
 
 A mean of a handful of documents estimates topic as much as language: a language with fewer than
-``min_docs`` documents (default :data:`DEFAULT_MIN_DOCS`) is refused, naming the threshold, unless it is
-left out with ``langs``. Unknown-language documents (``und``, empty) are ignored.
+``min_docs`` documents (default :data:`~mlirkit.transforms.defaults.DEFAULT_MIN_DOCS`) is refused, naming the
+threshold, unless it is left out with ``langs``. Unknown-language documents (``und``, empty) are ignored.
 
 The idea of a language as an offset of the mean embedding is that of language centering (Libovicky et
 al., 2020); SHIFT's relative vectors are from the SHIFT paper (language vectors subtracted from
@@ -26,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -34,26 +29,11 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import is_unknown, require_langs
 from mlirkit.base.vectors import check_finite
 from mlirkit.base.option_names import option
-from mlirkit.transforms.shift_transform import ShiftTransform
-from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform, OffsetTransform
+from mlirkit.transforms.defaults import DEFAULT_MIN_DOCS
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MIN_DOCS = 20
-RELATIVE_TO = ("source", "overall")
-
-
-class OverallShiftTransform(OffsetTransform):
-    """``z' = z - alpha * (mu_l - mu)`` for documents of every language (the source language too);
-    queries unchanged. Fitted by :func:`fit_corpus_shift` with ``relative_to="overall"``."""
-
-    method = "shift-overall"
-    sides = ("doc",)
-    tensor_prefix = "vector"
-    transforms_source = True
-
-
-TRANSFORMS.register("shift-overall", OverallShiftTransform)
+CHUNK_ROWS = 65536
 
 
 class LanguageMeans:
@@ -81,7 +61,7 @@ class LanguageMeans:
 
 
 def language_means(embs: np.ndarray, langs: Sequence[str | None], *,
-                   chunk_rows: int = 65536) -> tuple[dict[str, np.ndarray], Counter]:
+                   chunk_rows: int = CHUNK_ROWS) -> tuple[dict[str, np.ndarray], Counter]:
     """``({lang: mean (d,) float64}, {lang: count})`` over rows of known language, streamed in chunks."""
     embs = embs if hasattr(embs, "shape") and hasattr(embs, "__getitem__") else np.asarray(embs)  # memmaps, row readers
     if embs.ndim != 2:
@@ -94,68 +74,40 @@ def language_means(embs: np.ndarray, langs: Sequence[str | None], *,
     return acc.result()
 
 
-def fit_corpus_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: str, *,
-                     encoder: dict[str, Any], relative_to: str = "source", min_docs: int = DEFAULT_MIN_DOCS,
-                     only_langs: Sequence[str] | None = None, origin: str | None = None,
-                     meta: dict[str, Any] | None = None) -> LanguageTransform:
-    """Corpus-fitted vectors from document embeddings ``embs`` (n, d) and their languages (module docstring).
 
-    ``only_langs`` restricts the languages that get a vector (the source language's mean is always
-    used); ``origin`` is recorded as where the embeddings came from (e.g. the index directory).
-    """
-    if relative_to not in RELATIVE_TO:
-        raise MlirkitError(f"relative_to must be one of {', '.join(RELATIVE_TO)}, got {relative_to!r}")
-    means, counts = language_means(embs, langs)
-    return corpus_shift_from_means(means, counts, source_lang, encoder=encoder, relative_to=relative_to,
-                                   min_docs=min_docs, only_langs=only_langs, origin=origin, meta=meta)
-
-
-def corpus_shift_from_means(means: dict[str, np.ndarray], counts: Counter, source_lang: str, *,
-                            encoder: dict[str, Any], relative_to: str = "source", min_docs: int = DEFAULT_MIN_DOCS,
-                            only_langs: Sequence[str] | None = None, origin: str | None = None,
-                            meta: dict[str, Any] | None = None) -> LanguageTransform:
-    """:func:`fit_corpus_shift` from the language means and counts of :func:`language_means` (e.g.
-    accumulated while a corpus streams through an indexer)."""
-    if relative_to not in RELATIVE_TO:
-        raise MlirkitError(f"relative_to must be one of {', '.join(RELATIVE_TO)}, got {relative_to!r}")
+def corpus_vectors(means: Mapping[str, np.ndarray], counts: Mapping[str, int], source_lang: str, *,
+                   min_docs: int = DEFAULT_MIN_DOCS, only_langs: Sequence[str] | None = None
+                   ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """``(V_l float32 for every wanted non-source language, metadata)`` from the language means and counts of
+    :func:`language_means` (module docstring); ``only_langs`` restricts the languages that get a vector (the
+    source language's mean is always used)."""
     if int(min_docs) < 1:
         raise MlirkitError(f"min_docs must be at least 1, got {min_docs}")
-    where = f" in {origin}" if origin else ""
     if not means:
-        raise MlirkitError(f"no documents of a known language{where} to fit corpus vectors from")
+        raise MlirkitError("no documents of a known language to fit corpus vectors from")
     if source_lang not in means:
-        raise MlirkitError(f"no {source_lang!r} (source-language) documents{where}: cannot fit vectors relative to "
+        raise MlirkitError(f"no {source_lang!r} (source-language) documents: cannot fit vectors relative to "
                            f"them (languages present: {', '.join(sorted(means))})")
     wanted = sorted(means) if only_langs is None else sorted(set(only_langs) | {source_lang})
-    require_langs(wanted, means, "documents", where)
+    require_langs(wanted, means, "documents", "")
     few = {l: counts[l] for l in wanted if counts[l] < min_docs}
     if few:
         raise MlirkitError(
-            f"too few documents{where} to estimate a language mean: "
+            "too few documents to estimate a language mean: "
             + ", ".join(f"{l} has {n}" for l, n in sorted(few.items()))
             + f"; at least {min_docs} per language are needed (set the threshold with {option('min_docs')}, "
-              f"or leave the language out with {option('only_langs', flag='--langs')})")
-    if relative_to == "source":
-        ref = means[source_lang]
-        params = {l: (means[l] - ref).astype(np.float32) for l in wanted if l != source_lang}
-        if not params:
-            raise MlirkitError(f"only source-language ({source_lang}) documents{where}: no vector to fit")
-        ref_desc = f"mean of the {counts[source_lang]} {source_lang!r} documents"
-    else:
-        total = sum(counts.values())
-        ref = sum(means[l] * counts[l] for l in means) / total
-        params = {l: (means[l] - ref).astype(np.float32) for l in wanted}
-        ref_desc = f"mean of all {total} documents of a known language"
+              f"or leave the language out with {option('langs')})")
+    ref = means[source_lang]
+    params = {l: (means[l] - ref).astype(np.float32) for l in wanted if l != source_lang}
+    if not params:
+        raise MlirkitError(f"only source-language ({source_lang}) documents: no vector to fit")
     docs = {l: int(counts[l]) for l in wanted}
-    formula = "V_l = mean(l docs) - " + ("mean(source docs)" if relative_to == "source" else "mean(all docs)")
-    full_meta: dict[str, Any] = {
+    meta: dict[str, Any] = {
         "pairs": None,
-        "source": origin,
         "encoded_as": "documents",
-        "corpus_fit": {"relative_to": relative_to, "formula": formula, "reference": ref_desc,
-                       "min_docs": int(min_docs), "docs": docs, "origin": origin},
+        "corpus_fit": {"relative_to": "source", "formula": "V_l = mean(l docs) - mean(source docs)",
+                       "reference": f"mean of the {counts[source_lang]} {source_lang!r} documents",
+                       "min_docs": int(min_docs), "docs": docs},
         "provenance": {l: {"from": "corpus", "docs": docs[l]} for l in params},
-        **(meta or {}),
     }
-    cls = ShiftTransform if relative_to == "source" else OverallShiftTransform
-    return cls(params, encoder=encoder, source_lang=source_lang, meta=full_meta)
+    return params, meta

@@ -1,28 +1,33 @@
 """Hybrid SHIFT vectors: translation-pair vectors where pairs exist, vectors fitted on the corpus for the rest.
 
 For every non-source language ``l`` of the two transforms (same encoder, same source language; the second
-one fitted on the corpus by either recipe of :mod:`mlirkit.transforms.recipes`, ``corpus`` or ``mined``):
+one fitted on the corpus, ``statistics="corpus"`` or ``"mined"``):
 
-- ``l`` only in the pair-fitted transform: ``V_l = V_l^pairs`` (provenance ``pairs``);
+- ``l`` in the pair-fitted transform: ``V_l = V_l^pairs`` (provenance ``pairs``);
 - ``l`` only in the corpus-fitted transform: ``V_l = V_l^corpus`` (its own provenance: ``corpus``, or
-  ``mined-pairs`` with the pairs mined);
-- in both: ``V_l = V_l^pairs`` (``pairs``), or with a blend weight ``w`` in [0, 1]
-  ``V_l = (1 - w) * V_l^pairs + w * V_l^corpus`` (provenance ``blend``, with ``w``).
+  ``mined-pairs`` with the pairs mined).
 
 The result is a :class:`~mlirkit.transforms.shift_transform.ShiftTransform` whose metadata ``provenance`` maps each
-language to ``{"from": "pairs"|"corpus"|"blend", "pairs": N, "docs": M, "weight": w}``; the index's
-meta.json records it through :meth:`~mlirkit.transforms.transform.LanguageTransform.describe`.
-``require_langs`` (e.g. the languages of the index) makes a language left without a vector an error,
-so no language is silently left unshifted.
+language to ``{"from": "pairs"|"corpus", "pairs": N, "docs": M}``; the index's meta.json records it through
+:meth:`~mlirkit.transforms.transform.LanguageTransform.describe`. ``require_langs`` (e.g. the languages of
+the index) makes a language left without a vector an error, so no language is silently left unshifted.
 
 **Languages a transform lacks** (:func:`fill_missing`): when a corpus holds languages a SHIFT transform has no
-vector for, ``policy="corpus"`` (the default, :data:`DEFAULT_MISSING`: measured better on XQuAD-R, see
-docs/results.md) gives them the corpus vector ``V_l = mean(l documents) - mean(source-language documents)``
-of that corpus (the hybrid above, corpus side only for the missing languages); ``policy="keep"`` leaves
-their documents unshifted. Either way one log line and the ``missing_languages`` record (in the transform's
-metadata, hence in an index's meta.json) say what was done. A language with fewer than ``min_docs``
-documents, or a corpus without source-language documents, cannot give a corpus vector: it is kept, and
-the record says why. Other methods (centering, LIR) have no corpus fill: their missing languages are kept.
+vector for, ``policy="corpus"`` (the default, :data:`~mlirkit.transforms.defaults.DEFAULT_MISSING`: measured
+better on XQuAD-R, see docs/results.md) gives each of them a vector from the corpus; ``policy="keep"``
+leaves their documents unshifted. Either way one log line and the ``missing_languages`` record (in the
+transform's metadata, hence in an index's meta.json) say what was done. The filled vector has one
+definition, whatever the transform's source language: relative to the pivot ``p`` of the pairs (the language
+they were fitted against, :attr:`~mlirkit.transforms.shift_transform.ShiftTransform.pivot`) it is the corpus
+vector, and it is re-based like every other vector::
+
+    V_{l|p} = mean(l documents) - mean(p documents)        V_{l|s} = V_{l|p} - V_{s|p} = V_{l|p} + V_{p|s}
+
+so an English-pivot transform filled at index time and searched with the query-time shift for source ``s``,
+and the same transform re-based to ``s`` (``shift derive``) and filled at index time, give every document the
+same vector. A language with fewer than ``min_docs`` documents, or a corpus without pivot-language documents,
+cannot give a corpus vector: it is kept, and the record says why. Other methods (centering, LIR) have no
+corpus fill: their missing languages are kept; LSAR and LEACE transform every row and miss no language.
 """
 from __future__ import annotations
 
@@ -35,59 +40,45 @@ import numpy as np
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import canonical, is_unknown
 from mlirkit.base.option_names import option
+from mlirkit.transforms.defaults import DEFAULT_MIN_DOCS, DEFAULT_MISSING, MISSING_POLICIES
 from mlirkit.transforms.shift_transform import ShiftTransform
 from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
 
-#: what to do with the corpus languages a transform has no vector for
-MISSING_POLICIES = ("corpus", "keep")
-DEFAULT_MISSING = "corpus"
 
 
 def _name(t: Any) -> str:
     return str(t.path) if getattr(t, "path", None) is not None else f"<{t.method}>"
 
 
-def hybrid_shift(pairs: ShiftTransform, corpus: ShiftTransform, *, blend: float | None = None,
+def hybrid_shift(pairs: ShiftTransform, corpus: ShiftTransform, *,
                  require_langs: Sequence[str] | None = None) -> ShiftTransform:
     """Combine a pair-fitted and a corpus-fitted SHIFT transform (module docstring)."""
     from mlirkit.encoders.base import check_same_encoder
 
     for role, t in (("pair-fitted", pairs), ("corpus-fitted", corpus)):
         if not isinstance(t, ShiftTransform):
-            raise MlirkitError(f"the {role} transform {_name(t)} is {t.method}; a hybrid needs two shift transforms "
-                               f"(corpus vectors relative to the source language, not {option('relative_to', 'overall', flag='--relative-to-overall')})")
+            raise MlirkitError(f"the {role} transform {_name(t)} is {t.method}; a hybrid needs two shift transforms")
     if pairs.source_lang != corpus.source_lang:
         raise MlirkitError(f"source languages differ: {_name(pairs)} has {pairs.source_lang!r}, "
                            f"{_name(corpus)} has {corpus.source_lang!r}")
     if pairs.dim != corpus.dim:
         raise MlirkitError(f"dimensions differ: {_name(pairs)} {pairs.dim}, {_name(corpus)} {corpus.dim}")
-    check_same_encoder(pairs.encoder, corpus.encoder, f"pair-fitted transform {_name(pairs)} vs the corpus's encoder")
-    if blend is not None:
-        try:
-            blend = float(blend)
-        except (TypeError, ValueError):
-            raise MlirkitError(f"blend weight {blend!r} is not a number") from None
-        if not 0.0 <= blend <= 1.0:  # also refuses NaN
-            raise MlirkitError(f"blend weight {blend} is outside [0, 1]")
+    if pairs.encoder and corpus.encoder:
+        check_same_encoder(pairs.encoder, corpus.encoder, f"pair-fitted transform {_name(pairs)} vs the corpus's encoder")
     n_pairs = pairs.meta.get("pairs") or {}
     n_docs = (corpus.meta.get("corpus_fit") or {}).get("docs") or {}
     params: dict[str, np.ndarray] = {}
     provenance: dict[str, dict[str, Any]] = {}
-    for lang in sorted(set(pairs.params) | set(corpus.params)):
+    for lang in sorted(set(pairs.params_) | set(corpus.params_)):
         info: dict[str, Any] = {"pairs": n_pairs.get(lang), "docs": n_docs.get(lang)}
-        if lang in pairs.params and (lang not in corpus.params or blend is None):
-            params[lang] = pairs.params[lang]
+        if lang in pairs.params_:
+            params[lang] = pairs.params_[lang]
             info["from"] = "pairs"
-        elif lang not in pairs.params:
-            params[lang] = corpus.params[lang]
-            info.update((corpus.meta.get("provenance") or {}).get(lang) or {"from": "corpus"})
         else:
-            v = (1.0 - blend) * pairs.params[lang].astype(np.float64) + blend * corpus.params[lang].astype(np.float64)
-            params[lang] = v.astype(np.float32)
-            info["from"] = "blend"
-            info["weight"] = blend
+            params[lang] = corpus.params_[lang]
+            info.update((corpus.meta.get("provenance") or {}).get(lang) or {"from": "corpus"})
         provenance[lang] = {k: v for k, v in info.items() if v is not None}
     if require_langs is not None:
         missing = sorted(set(require_langs) - set(params) - {pairs.source_lang})
@@ -101,20 +92,22 @@ def hybrid_shift(pairs: ShiftTransform, corpus: ShiftTransform, *, blend: float 
         "encoded_as": "documents",
         "hybrid": {"pairs_transform": {"file": _name(pairs), "sha256": pairs.sha256},
                    "corpus_transform": {"file": _name(corpus), "sha256": corpus.sha256},
-                   "blend": blend,
-                   "formula": "V_l = V_l^pairs where pairs exist, else V_l^corpus"
-                              + ("" if blend is None else "; both: (1 - w) V_l^pairs + w V_l^corpus")},
+                   "formula": "V_l = V_l^pairs where pairs exist, else V_l^corpus"},
         "corpus_fit": corpus.meta.get("corpus_fit"),
         "provenance": provenance,
         **{k: corpus.meta[k] for k in ("recipe", "mining", "topic_robust") if k in corpus.meta},
+        **({"derived_from": pairs.meta["derived_from"]} if "derived_from" in pairs.meta else {}),
     }
-    return ShiftTransform(params, encoder=pairs.encoder, source_lang=pairs.source_lang, meta=meta)
+    return ShiftTransform.from_tensors(params, encoder=pairs.encoder, source_lang=pairs.source_lang, meta=meta,
+                                       missing=pairs.missing)
 
 
 def missing_languages(transform: LanguageTransform, counts: Mapping[str, int]) -> dict[str, int]:
     """``{lang: documents}`` of the known corpus languages ``transform`` has no parameters for (the source
     language of a transform that leaves it unchanged is not missing)."""
-    skip = set(transform.params) | (set() if transform.transforms_source else {transform.source_lang})
+    if not transform.per_language:
+        return {}
+    skip = set(transform.languages) | (set() if transform.transforms_source else {transform.source_lang})
     return {la: int(n) for la, n in sorted(counts.items()) if not is_unknown(la) and la not in skip and n}
 
 
@@ -133,7 +126,8 @@ def check_missing_policy(policy: str | None) -> str:
 def fill_missing(transform: LanguageTransform, counts: Mapping[str, int],
                  means: Mapping[str, np.ndarray] | None = None, *, policy: str | None = None,
                  min_docs: int | None = None, origin: str | None = None, explicit: bool = False) -> LanguageTransform:
-    """``transform`` with the corpus languages it lacks handled by ``policy`` (module docstring).
+    """``transform`` with the corpus languages it lacks handled by ``policy`` (module docstring; None: the
+    transform's own ``missing``, else :data:`~mlirkit.transforms.defaults.DEFAULT_MISSING`).
 
     ``counts``/``means``: the corpus's document counts and untransformed language means
     (:func:`mlirkit.transforms.corpus_fit.language_means`; the means are needed only for a corpus fill:
@@ -144,9 +138,9 @@ def fill_missing(transform: LanguageTransform, counts: Mapping[str, int],
     ``explicit``: the policy was asked for (a corpus fill a method cannot do is then an error instead of a
     kept language).
     """
-    from mlirkit.transforms.corpus_fit import DEFAULT_MIN_DOCS, corpus_shift_from_means
+    from mlirkit.transforms.corpus_fit import corpus_vectors
 
-    policy = check_missing_policy(policy)
+    policy = policy_of(transform, policy)
     min_docs = DEFAULT_MIN_DOCS if min_docs is None else int(min_docs)
     means, counts = _canonical_means(means, counts)
     missing = missing_languages(transform, counts)
@@ -163,8 +157,9 @@ def fill_missing(transform: LanguageTransform, counts: Mapping[str, int],
                                f"{', '.join(missing)}; filling them from the corpus is for shift transforms "
                                f"(use --missing keep)")
         kept = {la: f"no corpus fill for {transform.method}" for la in missing}
-    elif not counts.get(src):
-        kept = {la: f"no {src} (source-language) documents in the corpus" for la in missing}
+    elif not counts.get(transform.pivot):
+        which = "source" if transform.pivot == src else "pivot"
+        kept = {la: f"no {transform.pivot} ({which}-language) documents in the corpus" for la in missing}
     else:
         if means is None:
             raise MlirkitError("a corpus fill needs the corpus's language means (see needs_means)")
@@ -176,9 +171,16 @@ def fill_missing(transform: LanguageTransform, counts: Mapping[str, int],
     record: dict[str, Any] = {"policy": policy, "filled": {la: missing[la] for la in fill}, "kept": kept}
     out = transform
     if fill:
-        corpus = corpus_shift_from_means({la: means[la] for la in (src, *fill)}, Counter(counts), src,
-                                         encoder=transform.encoder, min_docs=min_docs, only_langs=fill)
+        pivot = transform.pivot
+        params, corpus_meta = corpus_vectors({la: means[la] for la in (pivot, *fill)}, counts, pivot,
+                                             min_docs=min_docs, only_langs=fill)
         record["formula"] = f"V_l = mean(l documents) - mean({src} documents) of the corpus"
+        if pivot != src:  # V_{l|s} = V_{l|p} + V_{p|s}, re-based like every vector of the file
+            v_ps = transform.params_[pivot].astype(np.float64)
+            params = {la: (means[la] - means[pivot] + v_ps).astype(np.float32) for la in fill}
+            record["formula"] = (f"V_l = mean(l documents) - mean({pivot} documents) of the corpus, re-based from the "
+                                 f"pivot {pivot}: + V_{pivot}")
+        corpus = ShiftTransform.from_tensors(params, source_lang=src, encoder=transform.encoder, meta=corpus_meta)
         out = hybrid_shift(transform, corpus)
         provenance = {**out.meta["provenance"], **(transform.meta.get("provenance") or {})}
         out.meta = {**transform.meta, "provenance": provenance,
@@ -189,6 +191,14 @@ def fill_missing(transform: LanguageTransform, counts: Mapping[str, int],
     out.meta["missing_languages"] = record
     logger.warning("%s%s", f"{origin}: " if origin else "", describe_missing(record, _name(transform)))
     return out
+
+
+def policy_of(transform: LanguageTransform | None, policy: str | None = None) -> str:
+    """The policy for the languages ``transform`` lacks: ``policy`` if given, else the transform's own
+    (``ShiftTransform.missing``), else :data:`~mlirkit.transforms.defaults.DEFAULT_MISSING`."""
+    if policy is None:
+        policy = getattr(transform, "missing", None)
+    return check_missing_policy(policy)
 
 
 def describe_missing(record: Mapping[str, Any], name: str) -> str:
@@ -206,7 +216,7 @@ def describe_missing(record: Mapping[str, Any], name: str) -> str:
 
 def needs_means(transform: LanguageTransform, counts: Mapping[str, int], policy: str | None = None) -> bool:
     """Whether :func:`fill_missing` will fill from the corpus (so the caller reads the corpus's means)."""
-    return (check_missing_policy(policy) == "corpus" and isinstance(transform, ShiftTransform)
+    return (policy_of(transform, policy) == "corpus" and isinstance(transform, ShiftTransform)
             and bool(missing_languages(transform, _canonical_means(None, counts)[1])))
 
 
@@ -246,6 +256,8 @@ def filled_any(transform: LanguageTransform) -> bool:
 
 def _copy(t: LanguageTransform) -> LanguageTransform:
     """The same vectors (and file) with metadata of its own."""
-    out = type(t)(t.params, encoder=t.encoder, source_lang=t.source_lang, meta=dict(t.meta), langid=t.langid)
+    recipe = {k: v for k, v in t.get_params().items() if k != "source_lang"}
+    out = type(t).from_tensors(t._tensors(), source_lang=t.source_lang, encoder=t.encoder, meta=dict(t.meta),
+                               langid=t.langid, **recipe)
     out.langid_threshold, out.path, out.sha256 = t.langid_threshold, t.path, t.sha256
     return out

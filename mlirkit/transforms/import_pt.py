@@ -65,4 +65,4 @@ def import_shift_pt(path: str | os.PathLike, encoder: Encoder | Callable[[], Enc
     meta = {"pairs": None, "source": str(path), "imported_from": {"file": Path(path).name,
             "model_name": model_name, "format": "SHIFT authors' torch .pt"},
             "prefix": fp.get("doc_prefix"), "normalized": False, "encoder_name": encoder_name}
-    return ShiftTransform(vectors, encoder=fp, source_lang=source, meta=meta)
+    return ShiftTransform.from_tensors(vectors, encoder=fp, source_lang=source, meta=meta)

@@ -1,11 +1,15 @@
 """Transform files: safetensors (float32 tensors) whose ``__metadata__`` holds the JSON metadata.
 
 Tensors: ``<prefix>.<lang>`` with prefix ``vector`` (SHIFT, shape ``(d,)``), ``mean`` (centering, ``(d,)``)
-or ``components`` (LIR, ``(r, d)``); optionally ``langid.weight`` ``(L, d)`` and ``langid.bias`` ``(L,)``.
+or ``components`` (LIR, ``(r, d)``); ``<prefix>.left`` ``(d, k)``, ``<prefix>.right`` ``(k, d)`` and
+``<prefix>.bias`` ``(d,)`` for the methods that apply one map to every row (prefix ``lsar``, ``leace``);
+optionally ``langid.weight`` ``(L, d)`` and ``langid.bias`` ``(L,)``.
 ``__metadata__``: ``{"format": "mlirkit-transform", "format_version": "1", "meta": <JSON>}`` where the
 JSON has ``method``, ``encoder`` (fingerprint), ``source_lang``, ``dim``, ``languages``, ``pairs`` (pairs
 or passages counted per language), ``prefix``, ``normalized``, ``mlirkit_version``, ``created`` and, with
-a classifier, ``langid``. The format is recognised from the content, never from the file name.
+a classifier, ``langid``. The format is recognised from the content, never from the file name. Every
+metadata field mlirkit reads is checked at load (type and range): a bad one is one error naming the file
+and the field.
 
 The SHIFT authors' ``.pt`` files (``torch.save`` of ``{model_name, source_lang, v_<lang>: tensor}``) are
 read by :func:`read_shift_pt` (``torch.load(weights_only=True)``: no pickled code runs) and imported
@@ -29,7 +33,9 @@ from mlirkit.base.outputs import TRANSFORM_FORMAT
 from mlirkit.io.files import GZIP_MAGIC
 from mlirkit.base.vectors import check_finite
 from mlirkit.base.option_names import in_cli
-from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform
+from mlirkit.transforms.defaults import MISSING_POLICIES
+from mlirkit.transforms.registry import TRANSFORMS
+from mlirkit.transforms.transform import LanguageTransform
 
 FORMAT = TRANSFORM_FORMAT  # defined with the "is this ours?" checks
 FORMAT_VERSION = 1
@@ -69,8 +75,7 @@ def save_transform(t: LanguageTransform, path: str | os.PathLike, overwrite: boo
     from mlirkit import __version__
 
     path = Path(path)
-    tensors: dict[str, np.ndarray] = {f"{t.tensor_prefix}.{lang}": np.ascontiguousarray(v, dtype=np.float32)
-                                      for lang, v in t.params.items()}
+    tensors: dict[str, np.ndarray] = t.tensors()
     meta = {**t.meta, "method": t.method, "encoder": t.encoder, "source_lang": t.source_lang, "dim": t.dim,
             "languages": t.languages}
     meta.setdefault("mlirkit_version", __version__)
@@ -99,6 +104,7 @@ def load_transform(path: str | os.PathLike) -> LanguageTransform:
     from safetensors import SafetensorError
     from safetensors.numpy import load
 
+    from mlirkit.base.registry import UnknownNameError
     from mlirkit.transforms.langid import LangIdClassifier
 
     path = Path(path)
@@ -126,28 +132,34 @@ def load_transform(path: str | os.PathLike) -> LanguageTransform:
         meta: dict[str, Any] = json.loads(raw_meta["meta"])
     except (KeyError, ValueError, TypeError, RecursionError):
         raise MlirkitError(f"{path}: missing or invalid JSON metadata") from None
-    _check_meta_types(meta, path)
     if version > FORMAT_VERSION:
         raise MlirkitError(f"{path}: transform format version {version} is newer than this mlirkit ({FORMAT_VERSION})")
+    check_meta(meta, path)
     for key in ("method", "encoder", "source_lang"):
         if key not in meta:
             raise MlirkitError(f"{path}: metadata lacks {key!r}")
-    cls = TRANSFORMS.get(meta["method"])
+    try:
+        cls = TRANSFORMS.get(meta["method"])
+    except UnknownNameError as e:
+        raise MlirkitError(f"{path}: metadata field 'method': {e}") from None
     params: dict[str, np.ndarray] = {}
     langid_tensors: dict[str, np.ndarray] = {}
     for name, value in tensors.items():
         if value.dtype != np.float32:
             raise MlirkitError(f"{path}: tensor {name!r} is {value.dtype}, expected float32")
         check_finite(f"tensor {name!r}", value, path)
-        prefix, _, lang = name.partition(".")
+        prefix, _, rest = name.partition(".")
         if name.startswith(LANGID_PREFIX):
             langid_tensors[name[len(LANGID_PREFIX):]] = value
-        elif prefix == cls.tensor_prefix and lang:
-            params[lang] = value
+        elif prefix == cls.tensor_prefix and rest:
+            params[rest] = value
         else:
             raise MlirkitError(f"{path}: unexpected tensor {name!r} in a {cls.method} transform")
-    if sorted(params) != sorted(meta.get("languages", params)):
+    if cls.per_language and sorted(params) != sorted(meta.get("languages", params)):
         raise MlirkitError(f"{path}: metadata languages {meta.get('languages')} do not match the tensors {sorted(params)}")
+    if not cls.per_language and not meta.get("languages"):
+        raise MlirkitError(f"{path}: metadata field 'languages' must list the languages a {cls.method} transform "
+                           f"was fitted on")
     langid = None
     if langid_tensors or meta.get("langid"):
         try:
@@ -155,7 +167,8 @@ def load_transform(path: str | os.PathLike) -> LanguageTransform:
         except MlirkitError as e:
             raise MlirkitError(f"{path}: {e}") from None
     try:
-        t = cls(params, encoder=meta["encoder"], source_lang=meta["source_lang"], meta=meta, langid=langid)
+        t = cls.from_tensors(params, encoder=meta["encoder"], source_lang=meta["source_lang"], meta=meta,
+                             langid=langid, **cls.recipe_from_meta(meta))
     except MlirkitError as e:
         raise MlirkitError(f"{path}: {e}") from None
     if "dim" in meta and int(meta["dim"]) != t.dim:
@@ -167,23 +180,114 @@ def load_transform(path: str | os.PathLike) -> LanguageTransform:
     return t
 
 
-#: the types of the metadata fields that :func:`load_transform` uses
-_META_TYPES: dict[str, tuple[type, ...]] = {
-    "method": (str,), "encoder": (dict,), "source_lang": (str,), "languages": (list,), "dim": (int,),
-    "langid": (dict, type(None)),
+# --------------------------------------------------------------------------- metadata checks
+def _lang(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return f"must be a language code, got {_type_name(type(value))}"
+    try:
+        check_lang(value, "language", known=True)
+    except MlirkitError:
+        return f"must be a language code, got {value!r}"
+    return None
+
+
+def _of(*types: type) -> Any:
+    def check(value: Any) -> str | None:
+        if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
+            return f"must be {' or '.join(_type_name(t) for t in types)}, got {_type_name(type(value))}"
+        return None
+    return check
+
+
+def _type_name(t: type) -> str:
+    return {dict: "a JSON object", list: "a list", str: "a string", int: "a whole number", float: "a number",
+            bool: "true or false", type(None): "null"}.get(t, t.__name__)
+
+
+def _count(value: Any, *, minimum: int = 0, none: bool = False) -> str | None:
+    if value is None and none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        return f"must be a whole number >= {minimum}{' or null' if none else ''}, got {value!r}"
+    return None
+
+
+def _counts_by_lang(value: Any) -> str | None:
+    """``null`` or ``{lang: count or null}``."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        return f"must be null or a JSON object of counts per language, got {_type_name(type(value))}"
+    for lang, n in value.items():
+        problem = _lang(lang) or _count(n, none=True)
+        if problem:
+            return f"entry {lang!r} {problem}"
+    return None
+
+
+def _languages(value: Any) -> str | None:
+    if not isinstance(value, list):
+        return f"must be a list of language codes, got {_type_name(type(value))}"
+    for lang in value:
+        if _lang(lang):
+            return f"must be a list of language codes, got {lang!r}"
+    return None
+
+
+def _missing_record(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return f"must be a JSON object, got {_type_name(type(value))}"
+    if value.get("policy") not in MISSING_POLICIES:
+        return f"field 'policy' must be one of {', '.join(MISSING_POLICIES)}, got {value.get('policy')!r}"
+    for key in ("filled", "kept"):
+        if not isinstance(value.get(key, {}), dict):
+            return f"field {key!r} must be a JSON object"
+    return _counts_by_lang(value.get("filled", {}))
+
+
+def _derived(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return f"must be a JSON object, got {_type_name(type(value))}"
+    for key in ("source_lang", "pivot"):
+        if value.get(key) is not None and _lang(value[key]):
+            return f"field {key!r} {_lang(value[key])}"
+    return None
+
+
+def _numbers(value: Any) -> str | None:
+    if not isinstance(value, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return "must be a list of numbers"
+    return None
+
+
+#: every metadata field mlirkit reads: name -> check (None when fine, else what is wrong)
+META_FIELDS: dict[str, Any] = {
+    "method": _of(str), "encoder": _of(dict), "source_lang": _lang, "dim": lambda v: _count(v, minimum=1),
+    "languages": _languages, "pairs": _counts_by_lang, "docs": _counts_by_lang,
+    "rank": lambda v: _count(v, minimum=1, none=True), "directions": lambda v: _count(v),
+    "singular_values": _numbers, "prefix": _of(str, type(None)), "normalized": _of(bool, type(None)),
+    "mlirkit_version": _of(str), "created": _of(str), "source": _of(str, type(None)), "encoded_as": _of(str),
+    "encoder_name": _of(str, type(None)), "langid": _of(dict, type(None)), "fit": _of(dict),
+    "provenance": _of(dict), "corpus_fit": _of(dict, type(None)), "hybrid": _of(dict), "mining": _of(dict),
+    "recipe": _of(dict), "topic_robust": _of(dict), "imported_from": _of(dict), "parallel": _of(dict),
+    "concept_erasure": _of(dict), "missing_languages": _missing_record, "derived_from": _derived,
 }
 
 
-def _check_meta_types(meta: Any, path: Path) -> None:
-    """Wrong types in a transform's metadata are one error naming the file and field."""
+def check_meta(meta: Any, path: str | os.PathLike) -> None:
+    """Refuse a transform's metadata whose fields (:data:`META_FIELDS`) have the wrong type or range: one error
+    naming the file and the field."""
     if not isinstance(meta, dict):
         raise MlirkitError(f"{path}: metadata must be a JSON object, got {type(meta).__name__}")
-    for key, types in _META_TYPES.items():
-        value = meta.get(key)
-        if key in meta and (not isinstance(value, types) or (isinstance(value, bool) and bool not in types)):
-            raise MlirkitError(f"{path}: metadata field {key!r} has the wrong type ({type(value).__name__})")
-    if not all(isinstance(lang, str) for lang in meta.get("languages", [])):
-        raise MlirkitError(f"{path}: metadata field 'languages' must be a list of strings")
+    for key, check in META_FIELDS.items():
+        if key in meta:
+            problem = check(meta[key])
+            if problem:
+                raise MlirkitError(f"{path}: metadata field {key!r} {problem}")
+    for lang, entry in (meta.get("provenance") or {}).items():
+        if _lang(lang) or not isinstance(entry, dict):
+            raise MlirkitError(f"{path}: metadata field 'provenance' must map language codes to JSON objects "
+                               f"(entry {lang!r})")
 
 
 def read_shift_pt(path: str | os.PathLike) -> tuple[str, str, dict[str, np.ndarray]]:

@@ -3,32 +3,84 @@ Self Language Bias in Multilingual Representations"): per language l, the top-r 
 ``c_1..c_r`` of the (uncentred) matrix of l's embeddings; ``x' = x - alpha * sum_{i<=r} (c_i . x) c_i``
 (alpha = 1 is the published method; r = 1 for retrieval). Documents and queries, the source language too.
 
-The right-singular vectors of X are the eigenvectors of ``X^T X``, so fitting streams a float64 Gram
-matrix per language and needs no stored embeddings.
+The right-singular vectors of X are the eigenvectors of ``X^T X`` (``X^T X = V S^2 V^T``), so fitting
+streams a float64 Gram matrix ``G_l = sum_i f(D_i^l) f(D_i^l)^T`` (d x d) per language and needs no stored
+embeddings.
 """
 from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Any
 
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.transforms.transform import TRANSFORMS, LanguageTransform
+from mlirkit.transforms.centering import rows_by_language
+from mlirkit.transforms.transform import PerLanguageTransform
+
+logger = logging.getLogger(__name__)
 
 
-class LIRTransform(LanguageTransform):
+class GramMatrices:
+    """Running float64 ``X_l^T X_l`` and counts per language."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.grams: dict[str, np.ndarray] = {}
+        self.counts: Counter[str] = Counter()
+
+    def update(self, x: np.ndarray, langs: np.ndarray, groups: Any = None) -> None:
+        for lang, xl in rows_by_language(x, langs):  # xl: (n_l, d)
+            if lang not in self.grams:
+                self.grams[lang] = np.zeros((self.dim, self.dim))
+            self.grams[lang] += xl.T @ xl  # (d, d)
+            self.counts[lang] += len(xl)
+
+
+class LIRTransform(PerLanguageTransform):
+    """``params_[lang]``: the components ``(rank, d)``; ``rank``: how many are removed."""
+
     method = "lir"
     sides = ("doc", "query")
     tensor_prefix = "components"
     transforms_source = True
+    sub_rows = 8192
+
+    def __init__(self, source_lang: str = "en", rank: int = 1) -> None:
+        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or int(rank) < 1:
+            raise MlirkitError(f"LIR rank must be a whole number >= 1, got {rank!r}")
+        self.rank = int(rank)
+        super().__init__(source_lang)
 
     def _check_param(self, lang: str, value: np.ndarray) -> None:
         if value.ndim != 2 or value.shape[0] < 1:
             raise MlirkitError(f"lir components of {lang!r} must be a (rank, dim) matrix, got shape {value.shape}")
 
-    @property
-    def rank(self) -> int:
-        return next(iter(self.params.values())).shape[0]
+    def _restore(self, tensors: dict[str, np.ndarray]) -> None:
+        super()._restore(tensors)
+        ranks = {v.shape[0] for v in self._params.values()}
+        if len(ranks) != 1:
+            raise MlirkitError(f"lir components of different ranks {sorted(ranks)}")
+        self.rank = ranks.pop()
 
-    sub_rows = 8192
+    def _new_stats(self, dim: int) -> GramMatrices:
+        if self.rank > dim:
+            raise MlirkitError(f"LIR rank {self.rank} is outside [1, {dim}]")
+        return GramMatrices(dim)
+
+    def _finalize(self, stats: GramMatrices) -> dict[str, np.ndarray]:
+        out = {}
+        rank = self.rank
+        for lang, gram in stats.grams.items():
+            if stats.counts[lang] < rank:
+                logger.warning("LIR: %d passages of %r for rank %d", stats.counts[lang], lang, rank)
+            _, vecs = np.linalg.eigh(gram)  # ascending eigenvalues
+            comps = vecs[:, ::-1][:, :rank].T  # (r, d): top-r right-singular vectors
+            signs = np.sign(comps[np.arange(rank), np.abs(comps).argmax(axis=1)])  # deterministic sign
+            out[lang] = (comps * signs[:, None]).astype(np.float32)
+        self._fit_info = {"pairs": dict(stats.counts), "rank": rank}
+        return out
 
     def _tables(self, alphas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self._param_stack(), alphas.astype(np.float32)  # (L+1, r, d), (L+1,)
@@ -55,6 +107,3 @@ class LIRTransform(LanguageTransform):
                 proj *= row_alpha[:, None]
                 proj[row_alpha == 0] = 0.0  # +0.0, so those rows stay bit-identical (also -0.0 entries)
             x -= proj
-
-
-TRANSFORMS.register("lir", LIRTransform)

@@ -13,23 +13,13 @@ the language offset does not hide the matches), round ``t`` does:
    pair of documents has cosine 0.8-0.9), so that neighbours and margins discriminate;
 2. exact k-nearest neighbours both ways by inner product (FAISS ``IndexFlatIP``, queries in chunks of
    ``chunk_rows``): ``NN_k(x)`` among ``Y``, ``NN_k(y)`` among ``X``;
-3. the pairs of the round, by ``selection`` (:data:`SELECTIONS`):
-
-   - ``union-knn`` (the default): every ``x`` with each of its ``NN_k(x)`` and every ``y`` with each of
-     its ``NN_k(y)`` (a pair found from both sides counted twice), the union of both directions'
-     nearest-neighbour dictionaries, as in the bidirectional dictionary induction of Artetxe et al.
-     (2018, below). Every document takes part, so on a corpus whose languages cover the same topics the
-     mean stays close to the corpus mean;
-   - ``mutual-margin``: each ``x``'s best candidate among ``NN_k(x)`` and each ``y``'s among ``NN_k(y)``
-     under the ratio margin of Artetxe & Schwenk (2019), "Margin-based parallel corpus mining with
-     multilingual sentence embeddings" (ACL)::
-
-         margin(x, y) = cos(x, y) / ( sum_{z in NN_k(x)} cos(x, z) / 2k + sum_{z in NN_k(y)} cos(y, z) / 2k )
-
-     kept when the two choices are mutual (every document in at most one pair) and the margin is at
-     least ``threshold`` (default :data:`DEFAULT_THRESHOLD`; 1 means "no closer than the two
-     neighbourhoods on average"; bitext mining of real translations uses 1.04-1.06, the pairs here are
-     topic neighbours). Mutual pairs cover a third to two thirds of the documents: the noisier estimate;
+3. the pairs of the round: every ``x`` with each of its ``NN_k(x)`` and every ``y`` with each of its
+   ``NN_k(y)`` (:func:`union_knn_pairs`; a pair found from both sides counted twice), the union of both
+   directions' nearest-neighbour dictionaries, as in the bidirectional dictionary induction of Artetxe et
+   al. (2018, below). Every document takes part, so on a corpus whose languages cover the same topics the
+   mean stays close to the corpus mean. (The mutual ratio-margin pairs of Artetxe & Schwenk, 2019, were
+   measured too and gave the noisier estimate: ``experiments/mining_variants.py``; ``select`` takes such a
+   selection function.)
 4. ``V^(t+1) = (1/|P|) sum_{(x, y) in P} (x - y)`` in float64 on the untransformed embeddings (SHIFT's
    formula over the mined pairs);
 
@@ -40,7 +30,8 @@ mapping, Artetxe et al. 2018, "A robust self-learning method for fully unsupervi
 mappings of word embeddings"). A language with fewer than ``min_pairs`` pairs in a round keeps its
 corpus-fitted vector (recorded, warned): a mean over a handful of pairs is noisier than the corpus mean.
 The defaults are the best setting measured (docs/results.md, "Language vectors without parallel text");
-the ``mined`` recipe of :mod:`mlirkit.transforms.recipes` adds the topic projection where it is safe.
+the ``mined`` statistics of :class:`~mlirkit.transforms.shift_transform.ShiftTransform` add the topic
+projection where the corpus shows topic leaking into the vectors (:func:`mined_recipe`).
 Definitions: docs/design.md, "Language vectors without parallel text".
 
 Memory: one language's rows and the source-language rows (float32) and ``k`` neighbours per row; the
@@ -52,15 +43,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.registry import Registry
 from mlirkit.base.langs import is_unknown
 from mlirkit.base.vectors import check_finite, l2_normalize
-from mlirkit.transforms.shift_transform import ShiftTransform
+from mlirkit.transforms.defaults import DEFAULT_MIN_DOCS
 
 if TYPE_CHECKING:
     from mlirkit.transforms.topic_subspace import TopicSubspace
@@ -68,7 +58,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DEFAULT_K = 4
-DEFAULT_THRESHOLD = 1.0
 DEFAULT_MIN_PAIRS = 10
 DEFAULT_MAX_ROUNDS = 10
 DEFAULT_TOL = 1e-3
@@ -113,7 +102,7 @@ def knn_inner_product(queries: np.ndarray, base: np.ndarray, k: int, *,
     return scores, ids
 
 
-def _neighbourhoods(tgt: np.ndarray, src: np.ndarray, k: int, chunk_rows: int) -> tuple[np.ndarray, ...]:
+def neighbourhoods(tgt: np.ndarray, src: np.ndarray, k: int, chunk_rows: int) -> tuple[np.ndarray, ...]:
     """``(s_t, i_t, m_t, s_s, i_s, m_s)``: each side's ``k`` nearest rows on the other side, their cosines and
     ratio margins (module docstring, steps 2-3)."""
     s_t, i_t = knn_inner_product(tgt, src, k, chunk_rows=chunk_rows)  # tgt -> src
@@ -133,43 +122,18 @@ def _check_sides(tgt: np.ndarray, src: np.ndarray) -> MinedPairs | None:
     return None
 
 
-def mine_pairs(tgt: np.ndarray, src: np.ndarray, *, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD,
-               chunk_rows: int = DEFAULT_CHUNK_ROWS) -> MinedPairs:
-    """Mutual best ratio-margin pairs between the L2-normalised rows of ``tgt`` (n_t, d) and ``src``
-    (n_s, d), kept when the margin is at least ``threshold`` (module docstring, steps 2-4).
-
-    ``k`` is capped at the smaller side's size. Ties in the best-margin choice go to the lower row.
-    """
-    empty = _check_sides(tgt, src)
-    if empty is not None:
-        return empty
-    k = max(1, min(int(k), len(tgt), len(src)))
-    s_t, i_t, m_t, _, i_s, m_s = _neighbourhoods(tgt, src, k, chunk_rows)
-    best_t = i_t[np.arange(len(tgt)), np.argmax(m_t, axis=1)]  # (n_t,) best source row of each x
-    best_s = i_s[np.arange(len(src)), np.argmax(m_s, axis=1)]  # (n_s,) best target row of each y
-    rows = np.arange(len(tgt))
-    mutual = best_s[best_t] == rows
-    t_rows, s_rows = rows[mutual], best_t[mutual]
-    j = np.argmax(m_t[t_rows], axis=1)
-    margin = m_t[t_rows, j].astype(np.float64)
-    cos = s_t[t_rows, j].astype(np.float64)
-    keep = margin >= threshold
-    return MinedPairs(t_rows[keep].astype(np.intp), s_rows[keep].astype(np.intp), margin[keep], cos[keep],
-                      mutual=int(mutual.sum()))
-
-
-def union_knn_pairs(tgt: np.ndarray, src: np.ndarray, *, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD,
+def union_knn_pairs(tgt: np.ndarray, src: np.ndarray, *, k: int = DEFAULT_K,
                     chunk_rows: int = DEFAULT_CHUNK_ROWS) -> MinedPairs:
     """Every row with its ``k`` nearest rows on the other side, both directions (module docstring,
     "union-knn"): ``{(x, y): y in NN_k(x)}`` followed by ``{(x, y): x in NN_k(y)}``, a pair found from
-    both sides listed twice; ``mutual`` counts those. No margin filter (``threshold`` is not used); the
+    both sides listed twice; ``mutual`` counts those. No margin filter; the
     pairs' ratio margins are returned for the record. ``k`` is capped at the smaller side's size.
     """
     empty = _check_sides(tgt, src)
     if empty is not None:
         return empty
     k = max(1, min(int(k), len(tgt), len(src)))
-    s_t, i_t, m_t, s_s, i_s, m_s = _neighbourhoods(tgt, src, k, chunk_rows)
+    s_t, i_t, m_t, s_s, i_s, m_s = neighbourhoods(tgt, src, k, chunk_rows)
     t_rows = np.concatenate([np.repeat(np.arange(len(tgt)), k), i_s.ravel()]).astype(np.intp)
     s_rows = np.concatenate([i_t.ravel(), np.repeat(np.arange(len(src)), k)]).astype(np.intp)
     forward = np.arange(len(tgt))[:, None] * len(src) + i_t  # (n_t, k) codes of the tgt -> src pairs
@@ -179,13 +143,6 @@ def union_knn_pairs(tgt: np.ndarray, src: np.ndarray, *, k: int = DEFAULT_K, thr
                       np.concatenate([s_t.ravel(), s_s.ravel()]).astype(np.float64), mutual=both)
 
 
-SELECTIONS: Registry[Callable[..., MinedPairs]] = Registry("pair selection")
-"""How a round picks its pairs (module docstring); the name is recorded in the transform's metadata."""
-SELECTIONS.register("mutual-margin", mine_pairs)
-SELECTIONS.register("union-knn", union_knn_pairs)
-DEFAULT_SELECTION = "union-knn"
-
-
 def _quantiles(x: np.ndarray) -> dict[str, float] | None:
     if len(x) == 0:
         return None
@@ -193,14 +150,18 @@ def _quantiles(x: np.ndarray) -> dict[str, float] | None:
     return {name: round(float(v), 4) for name, v in zip(("min", "p25", "median", "p75", "max"), q)}
 
 
+#: a pair selection: ``select(tgt, src, k=..., chunk_rows=...) -> MinedPairs``
+Select = Callable[..., MinedPairs]
+
+
 def mined_language_vector(tgt_raw: np.ndarray, src_raw: np.ndarray, initial: np.ndarray, *, k: int = DEFAULT_K,
-                          threshold: float = DEFAULT_THRESHOLD, min_pairs: int = DEFAULT_MIN_PAIRS,
-                          max_rounds: int = DEFAULT_MAX_ROUNDS, tol: float = DEFAULT_TOL, center: bool = True,
-                          chunk_rows: int = DEFAULT_CHUNK_ROWS, topic: "TopicSubspace | None" = None,
-                          selection: str = DEFAULT_SELECTION) -> tuple[np.ndarray, dict[str, Any]]:
+                          min_pairs: int = DEFAULT_MIN_PAIRS, max_rounds: int = DEFAULT_MAX_ROUNDS,
+                          tol: float = DEFAULT_TOL, center: bool = True, chunk_rows: int = DEFAULT_CHUNK_ROWS,
+                          topic: "TopicSubspace | None" = None,
+                          select: Select = union_knn_pairs) -> tuple[np.ndarray, dict[str, Any]]:
     """``(V_l float64 (d,), record)`` by iterated mining (module docstring) from ``initial`` (d,); with
-    ``topic``, the initial vector and every refit are projected out of the topic subspace; ``selection``
-    names how a round picks its pairs (:data:`SELECTIONS`: ``mutual-margin`` or ``union-knn``).
+    ``topic``, the initial vector and every refit are projected out of the topic subspace; ``select`` picks
+    a round's pairs (default :func:`union_knn_pairs`).
 
     ``record`` holds ``rounds`` (one entry per round: pairs kept, mutual candidates, margin and cosine
     quantiles, relative change), ``converged``, ``pairs`` (of the last round), ``fallback`` (True when
@@ -210,7 +171,6 @@ def mined_language_vector(tgt_raw: np.ndarray, src_raw: np.ndarray, initial: np.
         raise MlirkitError(f"max_rounds must be at least 1, got {max_rounds}")
     if int(min_pairs) < 1:
         raise MlirkitError(f"min_pairs must be at least 1, got {min_pairs}")
-    select = SELECTIONS.get(selection)
     tgt_raw = np.asarray(tgt_raw, dtype=np.float64)
     src_raw = np.asarray(src_raw, dtype=np.float64)
     c = src_raw.mean(axis=0) if center else np.zeros(src_raw.shape[1])  # (d,) removed before the cosine
@@ -221,7 +181,7 @@ def mined_language_vector(tgt_raw: np.ndarray, src_raw: np.ndarray, initial: np.
     converged = False
     pairs: MinedPairs | None = None
     for t in range(int(max_rounds)):
-        pairs = select(_normalize(tgt_raw - v - c), y, k=k, threshold=threshold, chunk_rows=chunk_rows)
+        pairs = select(_normalize(tgt_raw - v - c), y, k=k, chunk_rows=chunk_rows)
         entry: dict[str, Any] = {"round": t + 1, "pairs": len(pairs), "mutual": pairs.mutual,
                                  "margin": _quantiles(pairs.margin), "cos": _quantiles(pairs.cos)}
         if len(pairs) < min_pairs:
@@ -246,48 +206,43 @@ def mined_language_vector(tgt_raw: np.ndarray, src_raw: np.ndarray, initial: np.
     return v, record
 
 
-def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: str, *, encoder: dict[str, Any],
-                    initial: ShiftTransform | None = None, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD,
-                    min_pairs: int = DEFAULT_MIN_PAIRS, max_rounds: int = DEFAULT_MAX_ROUNDS, tol: float = DEFAULT_TOL,
-                    center: bool = True, min_docs: int | None = None, only_langs: Sequence[str] | None = None,
-                    origin: str | None = None, topic_rank: int | str | None = None,
-                    topic_test_level: float | None = None, selection: str = DEFAULT_SELECTION,
-                    chunk_rows: int = DEFAULT_CHUNK_ROWS, meta: dict[str, Any] | None = None) -> ShiftTransform:
-    """SHIFT vectors from pairs mined in the documents ``embs`` (n, d, untransformed) with languages ``langs``.
+def mined_vectors(embs: np.ndarray, langs: Sequence[str | None], source_lang: str, *,
+                  initial: Mapping[str, np.ndarray] | None = None, k: int = DEFAULT_K,
+                  min_pairs: int = DEFAULT_MIN_PAIRS, max_rounds: int = DEFAULT_MAX_ROUNDS, tol: float = DEFAULT_TOL,
+                  center: bool = True, min_docs: int = DEFAULT_MIN_DOCS, only_langs: Sequence[str] | None = None,
+                  topic_rank: int | str | None = None, topic_test_level: float | None = None,
+                  select: Select = union_knn_pairs, selection: str = "union-knn",
+                  chunk_rows: int = DEFAULT_CHUNK_ROWS) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """``(V_l float32 per language, metadata)``: SHIFT vectors from pairs mined in the documents ``embs`` (n, d,
+    untransformed) with languages ``langs``.
 
     ``initial`` gives the round-0 vectors (default: the corpus-fitted ones,
-    :func:`~mlirkit.transforms.corpus_fit.fit_corpus_shift`, with ``min_docs`` and ``only_langs``). The
-    transform's metadata ``mining`` records the parameters and per language the rounds; ``provenance``
-    says ``mined-pairs`` (or ``corpus`` for a language that fell back). ``topic_rank`` (a number or
-    ``"auto"``) keeps every vector out of the documents' topic subspace
-    (:mod:`mlirkit.transforms.topic_subspace`; recorded as ``topic_robust``); with ``topic_test_level``
-    only when the skew test finds topic in the initial vectors. ``selection``: how a round picks its
-    pairs (:data:`SELECTIONS`; ``threshold`` applies to ``mutual-margin`` only).
+    :func:`~mlirkit.transforms.corpus_fit.corpus_vectors`, with ``min_docs`` and ``only_langs``). The
+    metadata's ``mining`` records the parameters and per language the rounds; ``provenance`` says
+    ``mined-pairs`` (or ``corpus`` for a language that fell back). ``topic_rank`` (a number or ``"auto"``)
+    keeps every vector out of the documents' topic subspace (:mod:`mlirkit.transforms.topic_subspace`;
+    recorded as ``topic_robust``); with ``topic_test_level`` only when the skew test finds topic in the
+    initial vectors. ``select`` picks a round's pairs, ``selection`` names it in the record.
     """
-    from mlirkit.transforms.corpus_fit import DEFAULT_MIN_DOCS, fit_corpus_shift
+    from mlirkit.transforms.corpus_fit import corpus_vectors, language_means
 
-    if float(threshold) <= 0 or not np.isfinite(threshold):
-        raise MlirkitError(f"the margin threshold must be a positive number, got {threshold}")
     if int(k) < 1:
         raise MlirkitError(f"k must be at least 1, got {k}")
-    SELECTIONS.get(selection)  # an unknown name fails before any work
+    initial_formula = "mined initial vectors"
     if initial is None:
-        initial = fit_corpus_shift(embs, langs, source_lang, encoder=encoder,
-                                   min_docs=DEFAULT_MIN_DOCS if min_docs is None else min_docs,
-                                   only_langs=only_langs, origin=origin)
-    elif initial.source_lang != source_lang:
-        raise MlirkitError(f"the initial vectors have source language {initial.source_lang!r}, not {source_lang!r}")
+        means, counts = language_means(embs, langs)
+        initial, corpus_meta = corpus_vectors(means, counts, source_lang, min_docs=min_docs, only_langs=only_langs)
+        initial_formula = corpus_meta["corpus_fit"]["formula"]
     lang_a = np.asarray([("" if is_unknown(l) else str(l)) for l in langs], dtype=object)
     if len(lang_a) != embs.shape[0]:
         raise MlirkitError(f"{len(lang_a)} languages for {embs.shape[0]} embeddings")
     src_rows = np.flatnonzero(lang_a == source_lang)
-    where = f" in {origin}" if origin else ""
     if len(src_rows) == 0:
-        raise MlirkitError(f"no {source_lang!r} (source-language) documents{where} to mine pairs against")
+        raise MlirkitError(f"no {source_lang!r} (source-language) documents to mine pairs against")
     src_raw = np.asarray(embs[src_rows], dtype=np.float64)
     check_finite("embeddings", src_raw)
-    wanted = sorted(initial.params) if only_langs is None else sorted(set(only_langs) - {source_lang})
-    missing = [l for l in wanted if l not in initial.params]
+    wanted = sorted(initial) if only_langs is None else sorted(set(only_langs) - {source_lang})
+    missing = [l for l in wanted if l not in initial]
     if missing:
         raise MlirkitError(f"no initial vector for {', '.join(missing)}")
     topic = None
@@ -299,8 +254,7 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
 
         topic = topic_subspace(embs, langs, topic_rank)
         if topic_test_level is not None:
-            start = [initial.params[l] for l in (sorted(initial.params) if only_langs is None
-                                                  else sorted(set(only_langs) - {source_lang})) if l in initial.params]
+            start = [initial[l] for l in wanted if l in initial]
             skew = skew_test(topic, start, topic_test_level)
             logger.info("topic skew test on the initial vectors: %s", skew)
     loop_topic = topic if skew is None or skew["skewed"] else None
@@ -310,13 +264,12 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
     for lang in wanted:
         rows = np.flatnonzero(lang_a == lang)
         if len(rows) == 0:
-            raise MlirkitError(f"no {lang!r} documents{where} to mine pairs from")
+            raise MlirkitError(f"no {lang!r} documents to mine pairs from")
         tgt_raw = np.asarray(embs[rows], dtype=np.float64)
         check_finite("embeddings", tgt_raw)
-        v, record = mined_language_vector(tgt_raw, src_raw, initial.params[lang].astype(np.float64), k=k,
-                                          threshold=threshold, min_pairs=min_pairs, max_rounds=max_rounds, tol=tol,
-                                          center=center, chunk_rows=chunk_rows, topic=loop_topic,
-                                          selection=selection)
+        v, record = mined_language_vector(tgt_raw, src_raw, np.asarray(initial[lang]).astype(np.float64), k=k,
+                                          min_pairs=min_pairs, max_rounds=max_rounds, tol=tol, center=center,
+                                          chunk_rows=chunk_rows, topic=loop_topic, select=select)
         params[lang] = v.astype(np.float32)
         record["docs"] = int(len(rows))
         per_lang[lang] = record
@@ -329,30 +282,86 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
                                 "rounds": len(record["rounds"])}
         logger.info("%s: %d mined pairs after %d rounds (converged: %s)", lang, record["pairs"],
                     len(record["rounds"]), record["converged"])
-    chosen = ("mutual ratio-margin pairs" if selection == "mutual-margin" else
-              "each document's k nearest documents on the other side, both directions")
+    chosen = ("each document's k nearest documents on the other side, both directions" if selection == "union-knn"
+              else f"the pairs of {selection}")
     formula = (f"V_l = mean over {chosen} (x in l, y in source) of (x - y), "
                "re-mined after shifting by V_l until it stabilises"
                + ("; projected out of the topic subspace every round" if loop_topic is not None else ""))
-    full_meta: dict[str, Any] = {
+    meta: dict[str, Any] = {
         "pairs": None,
-        "source": origin,
         "encoded_as": "documents",
-        "mining": {"formula": formula, "selection": selection, "k": int(k),
-                   "threshold": float(threshold) if selection == "mutual-margin" else None,
-                   "min_pairs": int(min_pairs),
+        "mining": {"formula": formula, "selection": selection, "k": int(k), "min_pairs": int(min_pairs),
                    "max_rounds": int(max_rounds), "tol": float(tol), "center": bool(center),
-                   "source_docs": int(len(src_rows)),
-                   "initial": initial.meta.get("corpus_fit", {}).get("formula") or initial.method,
-                   "origin": origin, "languages": per_lang},
+                   "source_docs": int(len(src_rows)), "initial": initial_formula, "languages": per_lang},
         "provenance": provenance,
-        **(meta or {}),
     }
     if topic is not None:
-        full_meta["topic_robust"] = {**topic.as_dict(), "applied": skew is None or skew["skewed"],
-                                     "where": "initial vector and every refit",
-                                     "energy_in_subspace_of_initial": {
-                                         l: round(topic.energy_in(initial.params[l]), 6) for l in wanted},
-                                     **({"skew_test": skew} if skew is not None else {})}
-    return ShiftTransform(params, encoder=encoder, source_lang=source_lang, meta=full_meta)
+        meta["topic_robust"] = {**topic.as_dict(), "applied": skew is None or skew["skewed"],
+                                "where": "initial vector and every refit",
+                                "energy_in_subspace_of_initial": {
+                                    l: round(topic.energy_in(initial[l]), 6) for l in wanted},
+                                **({"skew_test": skew} if skew is not None else {})}
+    return params, meta
 
+
+def mining_summary(record: dict[str, Any]) -> dict[str, Any]:
+    """The ``mining`` metadata of mined vectors without the rounds: per language its pairs, rounds, convergence,
+    fallback and margins (what ``shift fit --from-index`` prints)."""
+    return {**{k: v for k, v in record.items() if k != "languages"},
+            "languages": {la: {"pairs": r["pairs"], "rounds": len(r["rounds"]), "converged": r["converged"],
+                               "fallback": r["fallback"], "margin": r["margin"]}
+                          for la, r in record["languages"].items()}}
+
+
+#: the mined recipe's choices (the best label-free setting measured, docs/results.md)
+MINED = {"selection": "union-knn", "k": DEFAULT_K, "center": True, "topic_rank": "auto", "topic_test_level": 0.01}
+#: the topic-matched (mined, unprojected) vectors hold more than this many times a random direction's share of
+#: their energy in the topic subspace: the language offset lies in the corpus's high-variance directions, and
+#: projecting them out would remove language (measured: at most 1.5x with e5-small, at least 2.9x with USEM on the
+#: three DDTP beds, experiments/topic_criterion.py)
+LANGUAGE_IN_TOPICS = 2.0
+
+
+def mined_recipe(embs: np.ndarray, langs: Sequence[str | None], source_lang: str, *, min_docs: int = DEFAULT_MIN_DOCS,
+                 only_langs: Sequence[str] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The ``mined`` statistics of :class:`~mlirkit.transforms.shift_transform.ShiftTransform`: union-kNN pairs
+    (``k = 4``, both directions), centred, re-mined until the vector stabilises; kept out of the documents' topic
+    subspace (rank at the Marchenko-Pastur noise edge, :mod:`~mlirkit.transforms.topic_subspace`) when topic leaks
+    into the corpus vectors and the language itself does not live in that subspace:
+
+    1. the skew test (level 0.01) on the corpus vectors ``mu_l - mu_src`` finds more of their energy in the topic
+       subspace than a random direction would hold (otherwise: no projection, the vectors are mined as they are);
+    2. the vectors mined without the projection (topic-matched pairs: mostly language) hold less than
+       :data:`LANGUAGE_IN_TOPICS` times a random direction's share ``r / d`` (otherwise the language offset lies in
+       the high-variance directions and the projection would remove language: those vectors are kept).
+
+    Every choice and both shares are recorded under ``recipe`` and ``topic_robust``."""
+    from mlirkit.transforms.corpus_fit import corpus_vectors, language_means
+    from mlirkit.transforms.topic_subspace import skew_test, topic_subspace
+
+    options = {"k": MINED["k"], "center": MINED["center"], "min_docs": min_docs, "only_langs": only_langs}
+    means, counts = language_means(embs, langs)
+    corpus, _ = corpus_vectors(means, counts, source_lang, min_docs=min_docs, only_langs=only_langs)
+    topic = topic_subspace(embs, langs, MINED["topic_rank"])
+    skewed = skew_test(topic, list(corpus.values()), MINED["topic_test_level"])["skewed"]
+    recipe = {**MINED, "language_in_topics": LANGUAGE_IN_TOPICS}
+    if skewed:
+        plain, plain_meta = mined_vectors(embs, langs, source_lang, **options)
+        null = topic.rank / topic.basis.shape[0]
+        share = float(np.mean([topic.energy_in(v) for v in plain.values()]))
+        if share >= LANGUAGE_IN_TOPICS * null:
+            plain_meta["topic_robust"] = {**topic.as_dict(), "applied": False,
+                                          "mined_share": round(share, 6), "random_share": round(null, 6),
+                                          "reason": "the topic-matched vectors lie in the topic subspace themselves"}
+            plain_meta["recipe"] = {**recipe, "topic_projection": (
+                f"off: topic leaks into the corpus vectors, but the mined vectors hold {share / null:.1f}x a random "
+                f"direction's share of the topic subspace (>= {LANGUAGE_IN_TOPICS:g}x: language lies there)")}
+            return plain, plain_meta
+    params, meta = mined_vectors(embs, langs, source_lang, topic_rank=MINED["topic_rank"],
+                                 topic_test_level=MINED["topic_test_level"], **options)
+    if skewed:
+        meta["topic_robust"].update(mined_share=round(share, 6), random_share=round(null, 6))
+    meta["recipe"] = {**recipe, "topic_projection": "on: topic leaks into the corpus vectors, and the mined vectors "
+                                                    "lie outside the topic subspace" if skewed else
+                      "off: the skew test finds no topic in the corpus vectors"}
+    return params, meta

@@ -58,11 +58,12 @@ def add_transform_args(parser: argparse.ArgumentParser, *, required: bool = Fals
 
 def add_missing_arg(group: Any) -> None:
     """``--missing {corpus,keep}``: the documents of languages the transform has no vector for."""
-    from mlirkit.transforms.hybrid import DEFAULT_MISSING, MISSING_POLICIES
+    from mlirkit.transforms.defaults import DEFAULT_MISSING, MISSING_POLICIES
 
     group.add_argument("--missing", choices=MISSING_POLICIES, default=None,
                        help="documents of languages the shift transform has no vector for: 'corpus' fills the vector "
-                            "from this corpus (mean of the language's documents minus the source language's), "
+                            "from this corpus (mean of the language's documents minus the pivot language's, re-based "
+                            "like the others), "
                             f"'keep' leaves them unshifted (default {DEFAULT_MISSING}; measured in docs/results.md)")
 
 

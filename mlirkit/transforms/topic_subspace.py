@@ -39,7 +39,7 @@ returned unchanged (recorded). Measured on e5-small (experiments/notes/language-
 translation-pair vectors sit at or below ``r/d``; corpus-fitted vectors far above it when topics differ by
 language (0.134 against 0.081 for r = 31) and at it when they do not (0.078 against 0.078; pooled parallel
 slice 0.095 against 0.128). With USEM the test fires on every corpus (language offsets in its high-variance
-directions), so the ``mined`` recipe (:mod:`mlirkit.transforms.recipes`) does not project for it.
+directions): the ``mined`` recipe (:func:`mlirkit.transforms.mining.mined_recipe`) says when to project.
 
 Memory: the ``d x d`` covariance (float64) and one chunk of rows at a time.
 """
@@ -55,7 +55,6 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import is_unknown
 from mlirkit.base.vectors import check_finite
 from mlirkit.base.option_names import option
-from mlirkit.transforms.shift_transform import ShiftTransform
 
 logger = logging.getLogger(__name__)
 
@@ -171,41 +170,3 @@ def skew_test(subspace: TopicSubspace, vectors: Sequence[np.ndarray], level: flo
     mean_share = float(np.mean(shares))
     return {"mean_share": round(mean_share, 6), "null_mean": round(null_mean, 6), "critical": round(critical, 6),
             "level": float(level), "vectors": len(shares), "skewed": bool(r > 0 and mean_share > critical)}
-
-
-def parse_topic_rank(value: str) -> int | str:
-    """``"auto"`` (any case) or a whole number >= 0 (the CLI's ``--topic-rank``)."""
-    if value.strip().lower() == AUTO:
-        return AUTO
-    try:
-        r = int(value)
-    except ValueError:
-        raise MlirkitError(f"{option('topic_rank')} must be a whole number >= 0 or {AUTO!r}, got {value!r}") from None
-    if r < 0:
-        raise MlirkitError(f"{option('topic_rank')} must be >= 0, got {r}")
-    return r
-
-
-def remove_topic(transform: ShiftTransform, subspace: TopicSubspace, *,
-                 test_level: float | None = None) -> ShiftTransform:
-    """``transform`` with every vector projected out of ``subspace`` (``V_l' = (I - U_r U_r^T) V_l``); the
-    metadata gains ``topic_robust`` (the subspace's record and per language the share of energy removed).
-    With ``test_level``, only when the skew test says the vectors carry topic (else they are kept as they
-    are, ``topic_robust.applied`` False)."""
-    if not isinstance(transform, ShiftTransform):
-        raise MlirkitError(f"topic removal is for shift vectors relative to the source language, not {transform.method}")
-    removed = {l: round(subspace.energy_in(v), 6) for l, v in transform.params.items()}
-    record: dict[str, Any] = {**subspace.as_dict(), "energy_removed": removed, "applied": True}
-    if test_level is not None:
-        test = skew_test(subspace, list(transform.params.values()), test_level)
-        record.update(skew_test=test, applied=test["skewed"])
-        logger.info("topic skew test: mean share %.4f vs critical %.4f (null %.4f): %s", test["mean_share"],
-                    test["critical"], test["null_mean"], "projecting" if test["skewed"] else "vectors kept")
-    if record["applied"]:
-        params = {l: subspace.project_out(v).astype(np.float32) for l, v in transform.params.items()}
-    else:
-        params = dict(transform.params)
-        record["energy_removed"] = {l: 0.0 for l in removed}
-        record["energy_in_subspace"] = removed
-    meta = {**transform.meta, "topic_robust": record}
-    return ShiftTransform(params, encoder=transform.encoder, source_lang=transform.source_lang, meta=meta)

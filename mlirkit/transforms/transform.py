@@ -1,28 +1,45 @@
-"""Language transforms: the common interface of SHIFT, language centering and LIR.
+"""The language-transform estimator: one contract for SHIFT, centering, LIR, LSAR and LEACE.
 
-A transform maps embeddings to embeddings using each row's language::
+In the scikit-learn mould::
 
-    out = t.apply(embs, langs, side="doc" | "query", alpha=1.0)
+    t = ShiftTransform(source_lang="en")          # the recipe only: nothing is learned or read
+    t.fit(embs, langs, groups)                    # learns from arrays; returns t
+    out = t.transform(embs, langs, "doc", alpha=1.0)   # then L2-normalise
 
-Rows whose language is unknown (:func:`mlirkit.base.langs.is_unknown`: ``None``, ``""``, ``und``, ``unknown``) are left
-unchanged (or, when language identification is switched on with :meth:`LanguageTransform.use_langid`,
-transformed with the predicted language if its confidence reaches the threshold). A known language
-without parameters in the transform is left unchanged, counted in :attr:`LanguageTransform.counts` and
-logged once (``strict=True`` makes it an error).
+- The constructor stores the recipe (``source_lang``, the kind of statistics, ``rank``, ...); :meth:`get_params`
+  returns it.
+- :meth:`fit` ``(embeddings (n, d), langs (n,), groups (n,) or None)`` is :meth:`partial_fit` on a fresh state;
+  :meth:`partial_fit` adds one block of rows to running (float64) statistics, so pair sets never need to be
+  in memory at once; the learned state (``params_``, ``languages_``, ...) is computed from them when first
+  used after the last :meth:`partial_fit`. ``groups``: rows with equal value translate each other (one
+  ``source_lang`` row per group); only methods that need pairs need them (:attr:`needs_groups`), and rows of a
+  group without a source-language row are skipped by every method (counted in ``fit_counts_``), so methods fitted
+  on the same pairs see the same passages. A group's rows come in one call.
+- :meth:`transform` is stateless given the fitted state: a transformed copy, row by row, ``chunk_rows`` rows
+  at a time (gathers in sub-blocks: no temporary larger than a few MB beyond the output). Every operation is
+  row-wise, so a row's result does not depend on how the input was split into calls: index time and query
+  time give the same vectors bit for bit. ``alpha`` scales the correction (1.0 = the published formula): an
+  :class:`~mlirkit.transforms.alpha.Alpha` or what :meth:`Alpha.coerce` takes (a float, or a dict of
+  per-language values where ``"*"`` gives every other language's, default 1.0), every value in [0, 2].
+- :func:`mlirkit.transforms.io.save_transform` / :func:`~mlirkit.transforms.io.load_transform`: safetensors
+  tensors (:meth:`tensors`) plus JSON metadata, never pickle; old files load as they did.
 
-``alpha`` scales the correction of every method (1.0 = the published formula): an
-:class:`~mlirkit.transforms.alpha.Alpha`, or what :meth:`Alpha.coerce` takes (a float for all languages, or a
-dict of per-language values where the key ``"*"`` gives the value of every other language, default 1.0 when
-``"*"`` is absent, e.g. ``{"*": 0.6, "ja": 1.0}``). Every value must lie in [0, 2].
+Two kinds of methods share the contract. **Per-language** methods (:class:`PerLanguageTransform`: SHIFT,
+centering, LIR) hold parameters per language: rows of unknown language (:func:`mlirkit.base.langs.is_unknown`)
+are left unchanged (or, with :meth:`use_langid`, transformed with the predicted language when its confidence
+reaches the threshold); a known language without parameters is left unchanged, counted in :attr:`counts` and
+logged once (``strict=True`` makes it an error). **Shared** methods (:class:`ProjectionTransform`: LSAR, LEACE)
+apply one map to every row, whatever its language; a row's language only selects its alpha.
 
-Subclasses implement ``_tables``/``_apply_codes`` on blocks of rows with per-row language codes; the
-base class does the chunking (``chunk_rows`` rows at a time; gathers in sub-blocks, so no temporary
-larger than a few MB is made beyond the output array) and the bookkeeping. Every operation is row-wise, so the result for a row
-does not depend on how the input was split into calls (index-time == post-hoc, bit for bit).
+A method is one file under ``mlirkit/transforms/`` with its class, and one entry in
+:data:`mlirkit.transforms.registry.TRANSFORMS`; the CLIs, the file format, the array builders and the
+contract test (``tests/transforms/test_contract.py``) take it from there.
 """
 from __future__ import annotations
 
+import inspect
 import logging
+import warnings
 from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
@@ -31,17 +48,18 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import canonical, check_lang, is_unknown
-from mlirkit.base.registry import Registry
-from mlirkit.base.vectors import check_finite
 from mlirkit.base.option_names import option
+from mlirkit.base.vectors import check_finite
 from mlirkit.transforms.alpha import Alpha, AlphaLike
+from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
 logger = logging.getLogger(__name__)
 
 SIDES = ("doc", "query")
 
-#: method name -> transform class
-TRANSFORMS: Registry[type["LanguageTransform"]] = Registry("transform method")
+
+class NotFittedError(MlirkitError):
+    """A transform used before :meth:`LanguageTransform.fit` (or :meth:`~LanguageTransform.partial_fit`)."""
 
 
 def canonical_params(params: Mapping[str, Any], method: str = "transform") -> dict[str, Any]:
@@ -58,12 +76,14 @@ def canonical_params(params: Mapping[str, Any], method: str = "transform") -> di
 
 
 class LanguageTransform:
-    """Base class: parameters per language (``params[lang]``, float32) plus metadata.
+    """The estimator contract (module docstring). Subclasses set the class attributes and implement the
+    hooks ``_new_stats``, ``_finalize``, ``_transform_rows``, ``_tensors`` and ``_restore``.
 
-    Attributes: ``method``, ``encoder`` (fingerprint dict), ``source_lang``, ``dim``, ``params``,
-    ``meta`` (everything stored in the file), ``langid`` (a :class:`~mlirkit.transforms.langid.LangIdClassifier`
-    or None), ``path`` and ``sha256`` (of the file it was loaded from or saved to), ``counts`` (rows seen
-    by :meth:`apply`: ``missing:<lang>``, ``unknown``, ``langid:<lang>``, ``langid_below_threshold``).
+    Besides the learned state: ``encoder`` (the fingerprint of the encoder whose embeddings were fitted, set
+    by whoever knows it: the array builders, :func:`~mlirkit.transforms.io.load_transform`), ``meta``
+    (everything stored in the file), ``langid`` (a :class:`~mlirkit.transforms.langid.LangIdClassifier` or
+    None), ``path`` and ``sha256`` (of the file it was loaded from or saved to), ``counts`` (rows seen by
+    :meth:`transform`: ``missing:<lang>``, ``unknown``, ``langid:<lang>``, ``langid_below_threshold``).
     """
 
     method: ClassVar[str] = ""
@@ -73,41 +93,149 @@ class LanguageTransform:
     tensor_prefix: ClassVar[str] = ""
     #: whether the source language itself is transformed
     transforms_source: ClassVar[bool] = True
+    #: one parameter set per language (False: one map for every row)
+    per_language: ClassVar[bool] = True
     chunk_rows: int = 65536
 
-    def __init__(self, params: Mapping[str, np.ndarray], *, encoder: dict[str, Any], source_lang: str,
-                 meta: dict[str, Any] | None = None, langid: Any = None) -> None:
-        if not params:
-            raise MlirkitError(f"{self.method} transform without any language")
-        params = canonical_params(params, self.method)
-        self.params = {lang: np.ascontiguousarray(v, dtype=np.float32) for lang, v in sorted(params.items())}
-        dims = {v.shape[-1] for v in self.params.values()}
-        if len(dims) != 1:
-            raise MlirkitError(f"{self.method} transform: vectors of different dimensions {sorted(dims)}")
-        for lang, v in self.params.items():
-            self._check_param(lang, v)
-            check_finite(f"parameters of {lang!r}", v)
-        self.dim = dims.pop()
-        self.encoder = dict(encoder or {})
+    def __init__(self, source_lang: str = "en") -> None:
         self.source_lang = canonical(check_lang(source_lang, "source language", known=True))
-        self.meta = dict(meta or {})
-        self.langid = langid
+        self.encoder: dict[str, Any] = {}
+        self.meta: dict[str, Any] = {}
+        self.langid: Any = None
         self.langid_threshold: float | None = None
         self.path: Path | None = None
         self.sha256: str | None = None
         self.counts: Counter[str] = Counter()
         self._warned: set[str] = set()
+        self._reset()
 
-    # ----------------------------------------------------------------- subclass hooks
-    def _check_param(self, lang: str, value: np.ndarray) -> None:
-        if value.ndim != 1:
-            raise MlirkitError(f"{self.method} parameters of {lang!r} must be a vector, got shape {value.shape}")
+    # ----------------------------------------------------------------- the recipe
+    def get_params(self) -> dict[str, Any]:
+        """The constructor's arguments (the recipe), as :meth:`sklearn.base.BaseEstimator.get_params` gives them."""
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+        return {name: getattr(self, name) for name in names}
 
-    # ----------------------------------------------------------------- interface
+    @property
+    def needs_groups(self) -> bool:
+        """Whether :meth:`fit` needs ``groups`` (translation pairs)."""
+        return False
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
+
+    # ----------------------------------------------------------------- fitting
+    def fit(self, embeddings: Any, langs: Sequence[str | None], groups: Sequence[Any] | None = None
+            ) -> "LanguageTransform":
+        """Learn from ``embeddings`` (n, d), their languages and, for methods that need pairs, ``groups``
+        (module docstring); returns ``self``."""
+        self._reset()
+        self.partial_fit(embeddings, langs, groups)
+        self._ensure_fitted()
+        return self
+
+    def partial_fit(self, embeddings: Any, langs: Sequence[str | None], groups: Sequence[Any] | None = None
+                    ) -> "LanguageTransform":
+        """Add one block of rows to the statistics (module docstring); returns ``self``."""
+        x = np.asarray(embeddings)
+        if x.ndim != 2:
+            raise MlirkitError(f"embeddings must be a 2-d array, got shape {x.shape}")
+        if len(langs) != x.shape[0]:
+            raise MlirkitError(f"{len(langs)} languages for {x.shape[0]} embeddings")
+        if groups is not None and len(groups) != x.shape[0]:
+            raise MlirkitError(f"{len(groups)} groups for {x.shape[0]} embeddings")
+        if groups is None and self.needs_groups:
+            raise MlirkitError(f"{self.method} with {self._statistics_name()} needs groups: which rows translate "
+                               f"each other (one {self.source_lang!r} row per group)")
+        if self._stats is not None and self._stats_dim != x.shape[1]:
+            raise MlirkitError(f"embeddings of dimension {x.shape[1]} after {self._stats_dim}")
+        check_finite("embeddings", x)
+        lang_a = np.asarray(["" if is_unknown(la) else canonical(str(la)) for la in langs], dtype=object)
+        group_a = None if groups is None else np.fromiter(groups, dtype=object, count=x.shape[0])  # any hashables
+        if group_a is not None:
+            keep = self._rows_with_source(lang_a, group_a)
+            x, lang_a, group_a = x[keep], lang_a[keep], group_a[keep]
+        if self._stats is None:
+            self._stats = self._new_stats(x.shape[1])
+            self._stats_dim = x.shape[1]
+        if len(x):
+            self._stats.update(np.asarray(x, dtype=np.float64), lang_a, group_a)
+        self._fitted = False
+        return self
+
+    def _rows_with_source(self, langs: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        """Rows of the groups that have a source-language row (two such rows in a group are an error)."""
+        src = groups[langs == self.source_lang]
+        seen = Counter(src.tolist())
+        twice = [g for g, n in seen.items() if n > 1]
+        if twice:
+            raise MlirkitError(f"group {twice[0]!r} has {seen[twice[0]]} {self.source_lang!r} rows (one per group)")
+        keep = np.fromiter((g in seen for g in groups.tolist()), dtype=bool, count=len(groups))
+        self.fit_counts_["skipped_no_source"] += int((~keep).sum())
+        return keep
+
+    def _reset(self) -> None:
+        self._stats: Any = None
+        self._stats_dim: int | None = None
+        self._fitted = False
+        self._fit_info: dict[str, Any] = {}
+        self.fit_counts_: Counter[str] = Counter()
+
+    def _ensure_fitted(self) -> None:
+        if self._fitted:
+            return
+        if self._stats is None:
+            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit (or partial_fit) first, or "
+                                 f"load_transform a file")
+        self._restore(self._finalize(self._stats))
+        self._fitted = True
+        self.meta.update(self.fitted_meta())
+
+    # ----------------------------------------------------------------- the fitted state
+    @classmethod
+    def from_tensors(cls, tensors: Mapping[str, np.ndarray], *, source_lang: str, encoder: dict[str, Any] | None = None,
+                     meta: dict[str, Any] | None = None, langid: Any = None, **recipe: Any) -> "LanguageTransform":
+        """A fitted transform from its learned tensors (named as in the file, without the prefix: a
+        language for per-language methods); what :func:`~mlirkit.transforms.io.load_transform` and the
+        transforms derived from others (re-based, hybrid, imported) build."""
+        t = cls(source_lang=source_lang, **recipe)
+        t.meta = dict(meta or {})
+        t._restore(dict(tensors))
+        if not t.per_language:
+            t._languages = sorted(canonical(check_lang(la, f"{t.method} languages", known=True))
+                                  for la in t.meta.get("languages") or [])
+        t._fitted = True
+        t.encoder = dict(encoder or {})
+        t.langid = langid
+        return t
+
+    @classmethod
+    def recipe_from_meta(cls, meta: Mapping[str, Any]) -> dict[str, Any]:
+        """The constructor arguments a saved file records (its metadata), beyond ``source_lang``."""
+        return {}
+
+    @property
+    def dim(self) -> int:
+        self._ensure_fitted()
+        return self._dim
+
     @property
     def languages(self) -> list[str]:
-        return list(self.params)
+        """The languages with parameters (per-language methods) or fitted on (shared methods), sorted."""
+        self._ensure_fitted()
+        return list(self._languages)
 
+    def tensors(self) -> dict[str, np.ndarray]:
+        """The learned state as float32 tensors, named as in the file (``<prefix>.<name>``)."""
+        self._ensure_fitted()
+        return {f"{self.tensor_prefix}.{name}": np.ascontiguousarray(v, dtype=np.float32)
+                for name, v in self._tensors().items()}
+
+    def fitted_meta(self) -> dict[str, Any]:
+        """What the last fit learned beyond the tensors (rows per language, singular values, ...), merged
+        into :attr:`meta` (hence the file's metadata) when the fit is finalised."""
+        return dict(self._fit_info)
+
+    # ----------------------------------------------------------------- applying
     def check_alpha(self, alpha: AlphaLike) -> Alpha:
         """``alpha`` as an :class:`Alpha` whose per-language overrides all name languages of this
         transform or its source language (whose documents the query-time shift moves for queries in
@@ -126,12 +254,16 @@ class LanguageTransform:
         return side in self.sides
 
     def check_encoder(self, fingerprint: dict[str, Any], force: bool = False, dim: int | None = None) -> None:
-        """Refuse embeddings of another encoder (warn instead with ``force``); a dimension mismatch is always refused."""
+        """Refuse embeddings of another encoder (warn instead with ``force``); a dimension mismatch is always
+        refused. A transform that records no encoder (fitted on bare arrays) is checked by dimension only."""
         from mlirkit.encoders.base import check_same_encoder
 
         other_dim = dim if dim is not None else fingerprint.get("dim")
         if other_dim is not None and int(other_dim) != self.dim:
             raise MlirkitError(f"transform {self._name()} has dimension {self.dim} but the encoder gives {other_dim}")
+        if not self.encoder:
+            logger.info("transform %s records no encoder: only its dimension is checked", self._name())
+            return
         try:
             check_same_encoder(self.encoder, fingerprint, f"transform {self._name()}")
         except MlirkitError as e:
@@ -149,17 +281,16 @@ class LanguageTransform:
             threshold = float(threshold)
         self.langid_threshold = threshold
 
-    def apply(self, embs: np.ndarray, langs: Sequence[str | None], side: str,
-              alpha: AlphaLike = 1.0, strict: bool = False, *,
-              out: np.ndarray | None = None) -> np.ndarray:
-        """Transformed copy of ``embs`` (float32, not normalised); see the module docstring.
+    def transform(self, embeddings: np.ndarray, langs: Sequence[str | None], side: str,
+                  alpha: AlphaLike = DEFAULT_ALPHA, strict: bool = False, *, out: np.ndarray | None = None) -> np.ndarray:
+        """Transformed copy of ``embeddings`` (float32, not normalised); see the module docstring.
 
-        ``out`` may be a preallocated float32 array of the same shape (it may be ``embs`` itself to
+        ``out`` may be a preallocated float32 array of the same shape (it may be ``embeddings`` itself to
         work in place).
         """
         _check_side(side)
         alpha = self.check_alpha(alpha)
-        embs = np.asarray(embs)
+        embs = np.asarray(embeddings)
         if embs.ndim != 2:
             raise MlirkitError(f"embeddings must be a 2-d array, got shape {embs.shape}")
         if embs.shape[1] != self.dim:
@@ -175,19 +306,16 @@ class LanguageTransform:
                 out[...] = embs
         if not self.touches(side) or len(langs) == 0:
             return out
-        codes = self._resolve_langs(out, langs, strict)
-        alphas = np.array([0.0] + [alpha.for_lang(lang) for lang in self.languages])  # (L+1,) code 0: untouched
-        tables = self._tables(alphas)
-        for a in range(0, len(codes), self.chunk_rows):
-            b = min(a + self.chunk_rows, len(codes))
-            chunk = codes[a:b]
-            lo, hi = int(chunk.min()), int(chunk.max())
-            if hi == 0:
-                continue
-            self._apply_codes(out[a:b], chunk, tables, lo if lo == hi else None)
+        self._transform_rows(out, langs, alpha, strict)
         return out
 
-    def describe(self, alpha: AlphaLike = 1.0) -> dict[str, Any]:
+    def apply(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        """Deprecated name of :meth:`transform` (kept for one release)."""
+        warnings.warn("LanguageTransform.apply is renamed transform (apply goes in the next release)",
+                      DeprecationWarning, stacklevel=2)
+        return self.transform(*args, **kwargs)
+
+    def describe(self, alpha: AlphaLike = DEFAULT_ALPHA) -> dict[str, Any]:
         """What an index's meta.json records about the transform applied."""
         from mlirkit.encoders.base import fingerprint_digest
 
@@ -212,9 +340,89 @@ class LanguageTransform:
     def reset_counts(self) -> None:
         self.counts.clear()
 
-    # ----------------------------------------------------------------- internals
+    # ----------------------------------------------------------------- subclass hooks
+    def _statistics_name(self) -> str:
+        return "its statistics"
+
+    def _new_stats(self, dim: int) -> Any:
+        """Running statistics with ``update(x float64 (n, d), langs object (n,), groups object (n,) or None)``."""
+        raise NotImplementedError
+
+    def _finalize(self, stats: Any) -> dict[str, np.ndarray]:
+        """The learned tensors (named as in the file, without the prefix) from the statistics."""
+        raise NotImplementedError
+
+    def _restore(self, tensors: dict[str, np.ndarray]) -> None:
+        """Set the learned state (``_dim``, ``_languages`` and the method's own) from named tensors; checks them."""
+        raise NotImplementedError
+
+    def _tensors(self) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    def _transform_rows(self, out: np.ndarray, langs: Sequence[str | None], alpha: Alpha, strict: bool) -> None:
+        raise NotImplementedError
+
     def _name(self) -> str:
         return str(self.path) if self.path is not None else f"<{self.method}>"
+
+
+class PerLanguageTransform(LanguageTransform):
+    """Parameters per language, ``params_[lang]`` (float32); SHIFT, centering and LIR.
+
+    Subclasses implement ``_tables(alphas)`` and ``_apply_codes(block, codes, tables, single)`` on blocks of
+    rows with per-row language codes; this class does the chunking and the bookkeeping.
+    """
+
+    @property
+    def params_(self) -> dict[str, np.ndarray]:
+        """The learned parameters per language (float32; the method's docstring says their shape)."""
+        self._ensure_fitted()
+        return self._params
+
+    @property
+    def params(self) -> dict[str, np.ndarray]:
+        """Deprecated name of :attr:`params_` (kept for one release)."""
+        warnings.warn("LanguageTransform.params is renamed params_ (params goes in the next release)",
+                      DeprecationWarning, stacklevel=2)
+        return self.params_
+
+    def _restore(self, tensors: dict[str, np.ndarray]) -> None:
+        params = self._filter_params(tensors)
+        if not params:
+            raise MlirkitError(f"{self.method} transform without any language")
+        params = canonical_params(params, self.method)
+        params = {lang: np.ascontiguousarray(v, dtype=np.float32) for lang, v in sorted(params.items())}
+        dims = {v.shape[-1] for v in params.values()}
+        if len(dims) != 1:
+            raise MlirkitError(f"{self.method} transform: vectors of different dimensions {sorted(dims)}")
+        for lang, v in params.items():
+            self._check_param(lang, v)
+            check_finite(f"parameters of {lang!r}", v)
+        self._params = params
+        self._languages = list(params)
+        self._dim = dims.pop()
+
+    def _filter_params(self, params: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return params
+
+    def _tensors(self) -> dict[str, np.ndarray]:
+        return dict(self._params)
+
+    def _check_param(self, lang: str, value: np.ndarray) -> None:
+        if value.ndim != 1:
+            raise MlirkitError(f"{self.method} parameters of {lang!r} must be a vector, got shape {value.shape}")
+
+    def _transform_rows(self, out: np.ndarray, langs: Sequence[str | None], alpha: Alpha, strict: bool) -> None:
+        codes = self._resolve_langs(out, langs, strict)
+        alphas = np.array([0.0] + [alpha.for_lang(lang) for lang in self.languages])  # (L+1,) code 0: untouched
+        tables = self._tables(alphas)
+        for a in range(0, len(codes), self.chunk_rows):
+            b = min(a + self.chunk_rows, len(codes))
+            chunk = codes[a:b]
+            lo, hi = int(chunk.min()), int(chunk.max())
+            if hi == 0:
+                continue
+            self._apply_codes(out[a:b], chunk, tables, lo if lo == hi else None)
 
     def _resolve_langs(self, embs: np.ndarray, langs: Sequence[str | None], strict: bool) -> np.ndarray:
         """Per-row code: 0 = leave unchanged, k = ``self.languages[k - 1]``; counts and reports what is skipped."""
@@ -262,11 +470,11 @@ class LanguageTransform:
 
     def _param_stack(self) -> np.ndarray:
         """``(L+1, ...)`` float32 parameters with a zero block for code 0."""
-        stack = np.stack([self.params[lang] for lang in self.languages])
+        stack = np.stack([self._params[lang] for lang in self.languages])
         return np.concatenate([np.zeros_like(stack[:1]), stack])
 
 
-class OffsetTransform(LanguageTransform):
+class OffsetTransform(PerLanguageTransform):
     """A transform that subtracts ``alpha_l * P_l`` (one vector per language): SHIFT and centering."""
 
     sub_rows = 8192  # gather temporaries stay small (sub_rows x d)
@@ -282,6 +490,87 @@ class OffsetTransform(LanguageTransform):
         for a in range(0, len(codes), self.sub_rows):
             b = min(a + self.sub_rows, len(codes))
             block[a:b] -= tables[codes[a:b]]  # (n, d)
+
+
+class ProjectionTransform(LanguageTransform):
+    """One low-rank affine map for every row: ``x' = x - alpha_l * ((x - b) R^T) L^T`` with ``L`` (d, k),
+    ``R`` (k, d) and ``b`` (d,) or none; LSAR (``L = R^T``, orthonormal, no ``b``) and LEACE.
+
+    ``alpha_l`` is the alpha of the row's language (the default for rows of unknown language); the map
+    itself never depends on the language, so every row is transformed.
+    """
+
+    per_language = False
+    sub_rows = 8192
+
+    @property
+    def left_(self) -> np.ndarray:
+        """``L`` (d, k) float32."""
+        self._ensure_fitted()
+        return self._left
+
+    @property
+    def right_(self) -> np.ndarray:
+        """``R`` (k, d) float32."""
+        self._ensure_fitted()
+        return self._right
+
+    @property
+    def bias_(self) -> np.ndarray | None:
+        """``b`` (d,) float32, or None."""
+        self._ensure_fitted()
+        return self._bias
+
+    @property
+    def rank_(self) -> int:
+        """``k``, the number of directions the map changes."""
+        return int(self.right_.shape[0])
+
+    def _restore(self, tensors: dict[str, np.ndarray]) -> None:
+        unexpected = sorted(set(tensors) - {"left", "right", "bias"})
+        if unexpected or "left" not in tensors or "right" not in tensors:
+            raise MlirkitError(f"{self.method} transform needs tensors left and right (and optionally bias), got "
+                               f"{', '.join(sorted(tensors)) or 'none'}")
+        left = np.ascontiguousarray(tensors["left"], dtype=np.float32)
+        right = np.ascontiguousarray(tensors["right"], dtype=np.float32)
+        if left.ndim != 2 or right.ndim != 2 or left.shape[::-1] != right.shape:
+            raise MlirkitError(f"{self.method} transform: left {left.shape} and right {right.shape} must be (d, k) "
+                               f"and (k, d)")
+        bias = tensors.get("bias")
+        if bias is not None:
+            bias = np.ascontiguousarray(bias, dtype=np.float32)
+            if bias.shape != (left.shape[0],):
+                raise MlirkitError(f"{self.method} transform: bias of shape {bias.shape}, expected ({left.shape[0]},)")
+        for name, v in (("left", left), ("right", right), ("bias", bias)):
+            if v is not None:
+                check_finite(f"{self.method} {name}", v)
+        self._left, self._right, self._bias = left, right, bias
+        self._dim = int(left.shape[0])
+
+    def _tensors(self) -> dict[str, np.ndarray]:
+        out = {"left": self._left, "right": self._right}
+        if self._bias is not None:
+            out["bias"] = self._bias
+        return out
+
+    def _transform_rows(self, out: np.ndarray, langs: Sequence[str | None], alpha: Alpha, strict: bool) -> None:
+        # x' = x - alpha * sum_j ((x - b) . r_j) l_j ; each dot product is a per-row reduction (no BLAS), so a
+        # row's result does not depend on the block it arrives in
+        row_alpha = np.fromiter((alpha.default if is_unknown(la) else alpha.for_lang(str(la)) for la in langs),
+                                dtype=np.float32, count=len(langs))
+        right, left = self._right, self._left
+        for a in range(0, len(out), self.sub_rows):
+            b = min(a + self.sub_rows, len(out))
+            x = out[a:b]  # (n, d) view
+            centred = x if self._bias is None else x - self._bias
+            proj = np.zeros(x.shape, dtype=np.float32)  # (n, d)
+            for j in range(right.shape[0]):
+                coef = np.multiply(centred, right[j]).sum(axis=1, dtype=np.float32)  # (n,)
+                proj += coef[:, None] * left[:, j]  # (n, d)
+            ra = row_alpha[a:b]
+            proj *= ra[:, None]
+            proj[ra == 0] = 0.0  # +0.0, so those rows stay bit-identical (also -0.0 entries)
+            x -= proj
 
 
 def _check_side(side: str) -> None:

@@ -105,7 +105,7 @@ def test_an_invalid_langs_file_is_not_carried_into_a_new_index(tmp_path):
     from mlirkit.transforms.shift_transform import ShiftTransform
 
     d = _index(tmp_path, ["en", "english", "de"])
-    t = ShiftTransform({"de": np.full(4, 0.1, np.float32)}, encoder={}, source_lang="en")
+    t = ShiftTransform.from_tensors({"de": np.full(4, 0.1, np.float32)}, encoder={}, source_lang="en")
     save_transform(t, tmp_path / "t.safetensors")
     with pytest.raises(MlirkitError, match=r"langs:2: invalid language 'english'"):
         apply_to_index(d, t, tmp_path / "out", alpha=1.0)
@@ -168,11 +168,11 @@ def test_transform_languages_are_checked_on_load(tmp_path):
 
     t = load_transform(write("ok.safetensors", "EN", ["DE", "zh-hant"]))
     assert t.source_lang == "en" and t.languages == ["de", "zh-Hant"]
-    with pytest.raises(MlirkitError, match=r"src\.safetensors: source language: invalid language 'English'"):
+    with pytest.raises(MlirkitError, match=r"src\.safetensors: metadata field 'source_lang' must be a language code, got 'English'"):
         load_transform(write("src.safetensors", "English", ["de"]))
-    with pytest.raises(MlirkitError, match=r"key\.safetensors: shift parameters: invalid language 'de\\n'"):
+    with pytest.raises(MlirkitError, match=r"key\.safetensors: metadata field 'languages' must be a list of language codes, got 'de\\n'"):
         load_transform(write("key.safetensors", "en", ["de\n"]))
-    with pytest.raises(MlirkitError, match=r"empty\.safetensors: unexpected tensor 'vector\.'"):
+    with pytest.raises(MlirkitError, match=r"empty\.safetensors: metadata field 'languages' must be a list of language codes, got ''"):
         load_transform(write("empty.safetensors", "en", [""]))
 
 

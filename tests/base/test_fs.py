@@ -72,7 +72,7 @@ def test_transform_file_is_ours(tmp_path):
     from mlirkit.transforms.io import save_transform
     from mlirkit.transforms.shift_transform import ShiftTransform
 
-    t = ShiftTransform({"de": np.ones(4, np.float32)}, encoder={"class": "x"}, source_lang="en")
+    t = ShiftTransform.from_tensors({"de": np.ones(4, np.float32)}, encoder={"class": "x"}, source_lang="en")
     path = save_transform(t, tmp_path / "t.safetensors")
     bogus = tmp_path / "weights.safetensors"
     from safetensors.numpy import save_file

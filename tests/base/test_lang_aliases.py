@@ -17,17 +17,17 @@ def test_canonical():
 
 
 def test_transform_keys_and_lookups_are_canonical():
-    t = ShiftTransform({"dt": np.ones(3), "de": np.full(3, 2.0)}, encoder={}, source_lang="en")
+    t = ShiftTransform.from_tensors({"dt": np.ones(3), "de": np.full(3, 2.0)}, encoder={}, source_lang="en")
     assert t.languages == ["de", "nl"]
-    out = t.apply(np.zeros((3, 3), np.float32), ["dt", "nl", "xx"], "doc")
+    out = t.transform(np.zeros((3, 3), np.float32), ["dt", "nl", "xx"], "doc")
     np.testing.assert_array_equal(out[:2], -np.ones((2, 3)))
     assert t.counts["missing:xx"] == 1 and "missing:dt" not in t.counts
     s = derive_source(t, "dt")
-    assert s.source_lang == "nl" and sorted(s.params) == ["de", "en"]
+    assert s.source_lang == "nl" and sorted(s.params_) == ["de", "en"]
     with pytest.raises(MlirkitError, match="given twice"):
-        ShiftTransform({"dt": np.ones(3), "nl": np.ones(3)}, encoder={}, source_lang="en")
+        ShiftTransform.from_tensors({"dt": np.ones(3), "nl": np.ones(3)}, encoder={}, source_lang="en")
     # a Dutch source drops the Dutch vector whatever its code
-    assert ShiftTransform({"dt": np.ones(3), "de": np.ones(3)}, encoder={}, source_lang="nl").languages == ["de"]
+    assert ShiftTransform.from_tensors({"dt": np.ones(3), "de": np.ones(3)}, encoder={}, source_lang="nl").languages == ["de"]
 
 
 def test_tlr_treats_aliases_as_one_language():

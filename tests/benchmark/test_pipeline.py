@@ -101,9 +101,14 @@ def test_end_to_end_outputs(tmp_path):
     report = json.loads((out / "report.json").read_text())
     md = (out / "report.md").read_text()
     main_runs = ["base", f"shift-ood@{result.encoders[0].chosen_alpha['ood']:g}", "centering-ood", "lir-ood",
-                 f"shift-ddtp@{result.encoders[0].chosen_alpha['ddtp']:g}", "centering-ddtp", "lir-ddtp"]
+                 f"shift-ddtp@{result.encoders[0].chosen_alpha['ddtp']:g}", "centering-ddtp", "lir-ddtp",
+                 "lsar-corpus", "leace-corpus"]
     assert report["encoders"]["fake"]["main_runs"] == main_runs
-    assert len(report["main_table"]["rows"]) == 7
+    assert len(report["main_table"]["rows"]) == 9
+    versus = report["encoders"]["fake"]["versus_shift"]  # LSAR and LEACE against each SHIFT too
+    assert set(versus) == {"ood", "ddtp"} and "LSAR and LEACE against SHIFT (`ddtp`" in md
+    assert {(c["run_a"], c["run_b"]) for c in versus["ddtp"]["_significance"]} == {
+        (main_runs[4], "lsar-corpus"), (main_runs[4], "leace-corpus")}
     assert report["main_table"]["columns"][:3] == ["encoder", "system", "alpha"]
     assert set(report["encoders"]["fake"]["chosen_alpha"].values()) <= {0.5, 1.0}
     assert "dev split" in report["split"] and "test split" in report["split"]
@@ -117,13 +122,14 @@ def test_end_to_end_outputs(tmp_path):
     assert {(c["run_a"], c["run_b"]) for c in comps} == {("base", r) for r in main_runs[1:]}
     # MRC needs the queries' translations (registered {benchmark}/multi/test); the synthetic bed has none: n/a
     tested = [m for m in cfg.metrics if m != "mrc@10"]
-    assert len(comps) == 6 * len(tested) and all(c["test"] == "fisher" for c in comps)
+    assert len(comps) == 8 * len(tested) and all(c["test"] == "fisher" for c in comps)
     mrc_column = report["main_table"]["columns"].index("MRC@10")
     assert {row[mrc_column] for row in report["main_table"]["rows"]} == {"n/a"}
     # every sweep alpha on dev and test
     assert set(report["encoders"]["fake"]["test_sweep"]) == {"base", "shift-ood@0.5", "shift-ood@1", "centering-ood",
                                                               "lir-ood", "shift-ddtp@0.5", "shift-ddtp@1",
-                                                              "centering-ddtp", "lir-ddtp"}
+                                                              "centering-ddtp", "lir-ddtp", "lsar-corpus",
+                                                              "leace-corpus"}
     # TREC runs: main systems, both splits, readable, the right queries and depth
     data = make_data()
     for split in ("dev", "test"):
@@ -342,7 +348,7 @@ def test_data_digest_sensitivity():
 # ---------------------------------------------------------------------------- retrieval
 def test_retrieval_matches_numpy_cosine_and_tie_breaking():
     from mlirkit.benchmark.retrieval import Condition, retrieve
-    from mlirkit.transforms import fit_shift_from_embeddings
+    from tests.helpers import aligned_shift
 
     rng = np.random.default_rng(3)
     docs = rng.standard_normal((40, 8)).astype(np.float32)
@@ -352,12 +358,12 @@ def test_retrieval_matches_numpy_cosine_and_tie_breaking():
     queries = rng.standard_normal((5, 8)).astype(np.float32)
     queries[0] = docs[3]
     qids = [f"q{i}" for i in range(5)]
-    t = fit_shift_from_embeddings(rng.standard_normal((6, 8)), {"de": rng.standard_normal((6, 8))}, "en",
+    t = aligned_shift(rng.standard_normal((6, 8)), {"de": rng.standard_normal((6, 8))}, "en",
                                   encoder={"class": "x"})
     for cond, alpha in ((Condition("base"), 0.0), (Condition("shift", "s", 0.7, t), 0.7)):
         run_ = retrieve(cond, docs, doc_ids, doc_langs, queries, qids, ["en"] * 5, k=10)
         shifted = docs.astype(np.float64) - alpha * np.outer(np.array([lang == "de" for lang in doc_langs]),
-                                                             t.params["de"])
+                                                             t.params_["de"])
         d = shifted / np.linalg.norm(shifted, axis=1, keepdims=True)
         q = queries / np.linalg.norm(queries, axis=1, keepdims=True)
         scores = q @ d.T
@@ -371,16 +377,16 @@ def test_retrieval_matches_numpy_cosine_and_tie_breaking():
 
 def test_shift_is_rebased_for_other_query_languages():
     from mlirkit.benchmark.retrieval import transform_for_query_lang
-    from mlirkit.transforms import fit_shift_from_embeddings
+    from tests.helpers import aligned_shift
 
     rng = np.random.default_rng(0)
-    t = fit_shift_from_embeddings(rng.standard_normal((4, 3)), {"de": rng.standard_normal((4, 3)),
+    t = aligned_shift(rng.standard_normal((4, 3)), {"de": rng.standard_normal((4, 3)),
                                                                  "fr": rng.standard_normal((4, 3))}, "en",
                                   encoder={"class": "x"})
     assert transform_for_query_lang(t, "en") is t
     de = transform_for_query_lang(t, "de")
-    np.testing.assert_allclose(de.params["fr"], t.params["fr"] - t.params["de"], atol=1e-6)
-    np.testing.assert_allclose(de.params["en"], -t.params["de"], atol=1e-6)
+    np.testing.assert_allclose(de.params_["fr"], t.params_["fr"] - t.params_["de"], atol=1e-6)
+    np.testing.assert_allclose(de.params_["en"], -t.params_["de"], atol=1e-6)
     with pytest.raises(MlirkitError, match="no vector for the query language 'ja'"):
         transform_for_query_lang(t, "ja")
 

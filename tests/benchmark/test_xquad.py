@@ -89,8 +89,10 @@ def test_tables_per_query_and_document_language_and_the_grouped_unit(tmp_path):
     x = report["xquad"]["encoders"]["fake"]
     chosen = x["chosen_alpha"]
     main_runs = ["base", f"shift-tatoeba@{chosen['tatoeba']:g}", f"shift-bundled@{chosen['bundled']:g}",
-                 f"shift-corpus@{chosen['corpus']:g}", "centering-tatoeba", "lir-tatoeba"]
+                 f"shift-corpus@{chosen['corpus']:g}", "centering-tatoeba", "lir-tatoeba", "lsar-corpus",
+                 "leace-corpus"]
     assert x["main_runs"] == main_runs
+    assert set(x["versus_shift"]) == {"tatoeba", "corpus"} and "LSAR and LEACE against SHIFT (`tatoeba`" in md
     assert [r[1] for r in report["xquad"]["main_table"]["rows"]] == [r.split("@")[0] for r in main_runs]
     assert "nDCG@20 (micro)" in report["xquad"]["main_table"]["columns"]  # macro over query languages, micro beside
     per_language = x["result"]["_per_language"]
@@ -155,9 +157,9 @@ def test_alpha_is_chosen_without_the_qrels(tmp_path):
     assert second.lareqa.value("base") != first.lareqa.value("base")
     coll = data.paragraphs
     docs = np.stack([encoder().encode_docs([d.text], [d.lang])[0] for d in coll.docs])
-    from mlirkit.transforms.recipes import fit_recipe
+    from mlirkit.transforms import ShiftTransform
 
-    corpus = fit_recipe(docs, coll.doc_langs, "en", vectors="corpus", encoder=encoder().fingerprint)
+    corpus = ShiftTransform("en", statistics="corpus").fit(docs, coll.doc_langs)
     assert first.chosen_alpha["corpus"] == select_alpha(docs, coll.doc_langs, corpus, per_language=False).alpha
 
 
@@ -167,7 +169,7 @@ def test_query_time_shift_equals_per_language_rebased_indexes():
     from mlirkit.benchmark.retrieval import Condition, retrieve
     from mlirkit.benchmark.xquad import shift_run
     from mlirkit.search.query_shift import QueryTimeShift
-    from mlirkit.transforms import fit_shift_from_embeddings
+    from tests.helpers import aligned_shift
 
     rng = np.random.default_rng(2)
     docs = rng.standard_normal((60, 12)).astype(np.float32)
@@ -177,7 +179,7 @@ def test_query_time_shift_equals_per_language_rebased_indexes():
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     q_langs = [LANGS[i % 3] for i in range(9)]
     q_ids = [f"q{i}" for i in range(9)]
-    t = fit_shift_from_embeddings(rng.standard_normal((5, 12)), {"de": rng.standard_normal((5, 12)),
+    t = aligned_shift(rng.standard_normal((5, 12)), {"de": rng.standard_normal((5, 12)),
                                                                  "fr": rng.standard_normal((5, 12))}, "en",
                                   encoder={"class": "x"})
     shift = QueryTimeShift(docs, doc_langs, t, metric="cosine", docids=doc_ids)
@@ -335,7 +337,7 @@ def test_mrc_of_the_part_equals_mrc_of_runs_that_rank_every_document(tmp_path):
     qe = enc.encode_queries([q.text for q in queries], [q.lang for q in queries])
     q_ids, q_langs = [q.query_id for q in queries], [q.lang for q in queries]
     means = {la: docs[np.array(coll.doc_langs) == la].mean(axis=0) for la in LANGS}
-    shift = ShiftTransform({la: means[la] - means["en"] for la in LANGS if la != "en"}, source_lang="en",
+    shift = ShiftTransform.from_tensors({la: means[la] - means["en"] for la in LANGS if la != "en"}, source_lang="en",
                            encoder=enc.fingerprint)
     conds = [Condition("base"), Condition("shift", "x", 0.7, shift)]
     cfg = BenchmarkConfig(encoders=("fake",), benchmark=None)

@@ -114,13 +114,13 @@ def test_shift_fit_pairs_mmarco_equals_numpy_recipe(upstream, tiny_model_dir, ti
     assert report["pairs"]["nl"] == n_groups - 1 and report["pairs"]["de"] == n_groups
     t = load_transform(out)
     ref = recipe_vectors(tiny_encoder, weighting)
-    assert sorted(t.params) == sorted(ref) and "nl" in t.params and "dt" not in t.params
+    assert sorted(t.params_) == sorted(ref) and "nl" in t.params_ and "dt" not in t.params_
     for lang, v in ref.items():
-        np.testing.assert_allclose(t.params[lang], v, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(t.params_[lang], v, rtol=1e-5, atol=1e-6)
     # the Dutch vector applies to documents tagged with either code
     embs = np.ones((2, t.dim), dtype=np.float32)
-    shifted = t.apply(embs, ["dt", "nl"], "doc")
-    np.testing.assert_allclose(shifted[0], 1.0 - t.params["nl"], rtol=1e-6)
+    shifted = t.transform(embs, ["dt", "nl"], "doc")
+    np.testing.assert_allclose(shifted[0], 1.0 - t.params_["nl"], rtol=1e-6)
     np.testing.assert_array_equal(shifted[0], shifted[1])
 
 

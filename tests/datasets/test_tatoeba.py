@@ -12,7 +12,7 @@ import mlirkit.datasets  # noqa: F401
 from mlirkit.base.iso639 import to_iso639_1
 from mlirkit.datasets import parallel_rows, tatoeba
 from mlirkit.testing.fake_encoder import FakeEncoder
-from mlirkit.transforms.fit import fit_from_groups
+from tests.helpers import fit_from_groups
 from mlirkit.transforms.parallel import open_parallel
 
 
@@ -51,7 +51,7 @@ def test_fit_uses_each_languages_own_pairs():
         pairs = [(rows[k][2], rows[k + 1][2]) for k in range(0, len(rows), 2) if rows[k + 1][1] == lang]
         en = enc.encode_docs([e for e, _ in pairs], ["en"] * len(pairs)).astype(np.float64)
         xx = enc.encode_docs([x for _, x in pairs], [lang] * len(pairs)).astype(np.float64)
-        np.testing.assert_allclose(t.params[lang], (xx - en).mean(axis=0), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(t.params_[lang], (xx - en).mean(axis=0), rtol=1e-5, atol=1e-6)
 
 
 def test_fit_cli_on_tatoeba(tmp_path, tiny_model_dir, capsys):

@@ -79,7 +79,7 @@ def test_encode_alpha_for_a_language_the_transform_lacks(tmp_path, tiny_encoder,
 
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_bytes(_jsonl(GOOD))
-    t = ShiftTransform({"de": np.full(tiny_encoder.dim, 0.01, dtype=np.float32)}, encoder=tiny_encoder.fingerprint,
+    t = ShiftTransform.from_tensors({"de": np.full(tiny_encoder.dim, 0.01, dtype=np.float32)}, encoder=tiny_encoder.fingerprint,
                        source_lang="en")
     save_transform(t, tmp_path / "t.safetensors")
     argv = _encode_argv(corpus, tmp_path / "index", tiny_model_dir, "--transform", str(tmp_path / "t.safetensors"),

@@ -49,7 +49,7 @@ def test_ray_equals_single_process_with_shift_and_crash(tmp_path, ray_cluster):
 
     encoder = FakeEncoder()
     rng = np.random.default_rng(1)
-    t = ShiftTransform({lang: rng.standard_normal(16).astype(np.float32) for lang in ("de", "fr", "ja")},
+    t = ShiftTransform.from_tensors({lang: rng.standard_normal(16).astype(np.float32) for lang in ("de", "fr", "ja")},
                        encoder=encoder.fingerprint, source_lang="en")
     save_transform(t, tmp_path / "t.safetensors")
     docs = make_docs(230)

@@ -110,7 +110,8 @@ def test_plot_projection_cli_with_transform_and_after_index(tmp_path):
     import numpy as np
 
     from mlirkit.index import IndexWriter
-    from mlirkit.transforms import fit_shift_from_embeddings, save_transform
+    from mlirkit.transforms import save_transform
+    from tests.helpers import aligned_shift
 
     rng = np.random.default_rng(0)
     enc = {"class": "test", "model": "toy"}
@@ -123,7 +124,7 @@ def test_plot_projection_cli_with_transform_and_after_index(tmp_path):
         w.add([f"d{i}" for i in range(80)], langs, raw)
     with IndexWriter(tmp_path / "idx2", dim=8, encoder=enc, normalized=False) as w:
         w.add([f"d{i}" for i in range(80)], langs, np.vstack([base, base]))
-    t = fit_shift_from_embeddings(base, {"de": base + offset}, "en", encoder=enc)
+    t = aligned_shift(base, {"de": base + offset}, "en", encoder=enc)
     save_transform(t, tmp_path / "shift.safetensors")
     assert main(["plot", "projection", "--index", str(tmp_path / "idx"), "--transform",
                  str(tmp_path / "shift.safetensors"), "--out", str(tmp_path / "p1")]) == 0

@@ -9,7 +9,8 @@ import pytest
 
 from experiments.alpha_guard import select_guarded_alphas
 from mlirkit.base.errors import MlirkitError
-from mlirkit.transforms import ShiftTransform, fit_corpus_shift
+from experiments.corpus_variants import fit_corpus_shift
+from mlirkit.transforms import ShiftTransform
 from tests.transforms.toy_corpora import planted, skewed, unit
 
 ENC = {"class": "test", "model": "toy"}
@@ -17,7 +18,7 @@ ENC = {"class": "test", "model": "toy"}
 
 def _retrievability(embs, langs, t, alpha, k):
     """Share of each language's documents in the top k of at least one en document (itself excluded)."""
-    docs = unit(t.apply(embs.copy(), langs, "doc", alpha).astype(np.float64))
+    docs = unit(t.transform(embs.copy(), langs, "doc", alpha).astype(np.float64))
     la = np.array(langs)
     probes = np.flatnonzero(la == "en")
     scores = docs[probes] @ docs.T
@@ -32,7 +33,7 @@ def test_guarded_alpha_recovers_planted_offsets_of_different_sizes():
     grid = [round(0.1 * i, 1) for i in range(21)]
     # vectors at different scales of the planted offsets: the right alphas are 0.5, 1.0 and 1.6
     scale = {"de": 2.0, "fr": 1.0, "ja": 1 / 1.6}
-    t = ShiftTransform({lang: offsets[lang] * s for lang, s in scale.items()}, encoder=ENC, source_lang="en")
+    t = ShiftTransform.from_tensors({lang: offsets[lang] * s for lang, s in scale.items()}, encoder=ENC, source_lang="en")
     sel = select_guarded_alphas(embs, langs, t, grid=grid, k=10)
     assert sel.per_language == {"de": pytest.approx(0.5, abs=0.15), "fr": pytest.approx(1.0, abs=0.15),
                                 "ja": pytest.approx(1.6, abs=0.15)}
@@ -75,7 +76,7 @@ def test_guarded_alpha_never_lowers_retrievability_and_the_guard_bites():
 
 def test_guarded_alpha_refusals():
     embs, langs, offsets = planted(groups=10)
-    t = ShiftTransform({"de": offsets["de"]}, encoder=ENC, source_lang="en")
+    t = ShiftTransform.from_tensors({"de": offsets["de"]}, encoder=ENC, source_lang="en")
     with pytest.raises(MlirkitError, match="needs 0 in the grid"):
         select_guarded_alphas(embs, langs, t, grid=[0.5, 1.0])
     overall = fit_corpus_shift(embs, langs, "en", encoder=ENC, relative_to="overall", min_docs=5)
@@ -94,7 +95,7 @@ def test_guarded_alpha_steps_others_down_when_a_language_at_zero_is_crowded_out(
     de = en + 0.05 * rng.normal(size=(n, d)) + 5 * u  # translations of en behind a large offset
     embs = np.concatenate([en, fr, de]).astype(np.float32)
     langs = ["en"] * n + ["fr"] * n + ["de"] * n
-    t = ShiftTransform({"fr": np.zeros(d), "de": 5 * u}, encoder=ENC, source_lang="en")
+    t = ShiftTransform.from_tensors({"fr": np.zeros(d), "de": 5 * u}, encoder=ENC, source_lang="en")
     grid = [0.0, 0.5, 1.0]
     sel = select_guarded_alphas(embs, langs, t, grid=grid, k=3)
     assert sel.candidates == {"de": 1.0, "fr": 0.0}

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.transforms import ShiftTransform, fit_corpus_shift
+from experiments.corpus_variants import fit_corpus_shift
+from mlirkit.transforms import ShiftTransform
 from experiments.alpha_guard import select_guarded_alphas
 from tests.transforms.toy_corpora import skewed, unit
 
@@ -30,7 +31,7 @@ def _skewed(seed=0, per=60, noise=0.6, n_queries=30):
 def _brute_retrievability(embs, langs, t, alpha, queries, k, keep=None):
     """R_l written out: every query's scores fully sorted; ``keep`` restricts the corpus to those languages."""
     la = np.array(langs)
-    docs = unit(t.apply(embs.copy(), langs, "doc", alpha).astype(np.float64))
+    docs = unit(t.transform(embs.copy(), langs, "doc", alpha).astype(np.float64))
     rows = np.flatnonzero(np.isin(la, keep)) if keep else np.arange(len(la))
     hit = set()
     for q in unit(queries.astype(np.float64)):
@@ -42,7 +43,7 @@ def _brute_retrievability(embs, langs, t, alpha, queries, k, keep=None):
 
 def _brute_gap(embs, langs, t, alpha, queries, k, lang):
     la = np.array(langs)
-    docs = unit(t.apply(embs.copy(), langs, "doc", alpha).astype(np.float64))
+    docs = unit(t.transform(embs.copy(), langs, "doc", alpha).astype(np.float64))
     rows = np.flatnonzero(np.isin(la, ["en", lang]))
     en_share = []
     for q in unit(queries.astype(np.float64)):
@@ -91,7 +92,7 @@ def test_query_probes_recover_planted_offsets():
     langs = [lang for lang in offsets for _ in range(groups)]
     queries = (topics[:60] + 0.05 * rng.normal(size=(60, d))).astype(np.float32)
     # the transform's vectors are the planted offsets scaled to norm 3: the right alpha is 1 for de, 0.5 for fr
-    t = ShiftTransform({"de": offsets["de"], "fr": offsets["fr"] * 2}, encoder=ENC, source_lang="en")
+    t = ShiftTransform.from_tensors({"de": offsets["de"], "fr": offsets["fr"] * 2}, encoder=ENC, source_lang="en")
     sel = select_guarded_alphas(embs, langs, t, grid=[round(0.1 * i, 1) for i in range(16)], k=10, probes=queries)
     assert abs(sel.per_language["de"] - 1.0) <= 0.2 and abs(sel.per_language["fr"] - 0.5) <= 0.2, sel.per_language
 

@@ -6,9 +6,11 @@ import json
 
 import numpy as np
 
-from mlirkit.transforms import fit_corpus_shift, load_transform
-from mlirkit.transforms.mining import fit_mined_shift
-from mlirkit.transforms.topic_subspace import remove_topic, topic_subspace
+from experiments.corpus_variants import fit_corpus_shift
+from mlirkit.transforms import load_transform
+from experiments.mining_variants import fit_mined_shift
+from experiments.topic_projection import remove_topic
+from mlirkit.transforms.topic_subspace import topic_subspace
 from tests.transforms.toy_corpora import even, skewed, topic_skewed
 
 ENC = {"class": "test", "model": "toy"}
@@ -30,7 +32,7 @@ def test_cli_fit_mine_pairs_and_select_alpha_guarded(tmp_path, capsys):
     t = load_transform(out)
     want = fit_mined_shift(embs, langs, "en", encoder=ENC, selection="mutual-margin", k=3, threshold=0.99, center=True, min_pairs=5)
     for lang in ("de", "fr"):
-        np.testing.assert_allclose(t.params[lang], want.params[lang], atol=1e-6)
+        np.testing.assert_allclose(t.params_[lang], want.params_[lang], atol=1e-6)
         assert printed["mining"]["languages"][lang]["pairs"] == t.meta["provenance"][lang]["pairs"] > 0
     assert t.meta["mining"]["k"] == 3 and t.meta["mining"]["origin"] == str(idx) and t.meta["mining"]["center"]
     assert t.meta["mining"]["languages"]["de"]["rounds"][0]["margin"]["min"] >= 0.99
@@ -79,7 +81,7 @@ def test_cli_fit_mine_selection(tmp_path, capsys):
     t = load_transform(out)
     want = fit_mined_shift(embs, langs, "en", encoder=ENC, k=2, center=True, selection="union-knn")
     for lang in ("de", "fr"):
-        np.testing.assert_allclose(t.params[lang], want.params[lang], atol=1e-6)
+        np.testing.assert_allclose(t.params_[lang], want.params_[lang], atol=1e-6)
     assert printed["mining"]["selection"] == "union-knn" and t.meta["mining"]["selection"] == "union-knn"
     for argv, msg in ((["--mine-pairs", "--mine-selection", "union"], "did you mean: union-knn"),
                       (["--mine-pairs", "--mine-selection", "union-knn", "--mine-threshold", "1.02"],
@@ -108,7 +110,7 @@ def test_cli_fit_topic_rank_corpus_and_mined(tmp_path, capsys):
     t = load_transform(out)
     want = remove_topic(fit_corpus_shift(stored, langs, "en", encoder=ENC), topic_subspace(stored, langs))
     for lang in ("de", "fr"):
-        np.testing.assert_allclose(t.params[lang], want.params[lang], atol=1e-5)
+        np.testing.assert_allclose(t.params_[lang], want.params_[lang], atol=1e-5)
     assert printed["topic_robust"]["rank"] == t.meta["topic_robust"]["rank"] == 4
 
     out = tmp_path / "mined-tr.safetensors"
@@ -118,7 +120,7 @@ def test_cli_fit_topic_rank_corpus_and_mined(tmp_path, capsys):
     t = load_transform(out)
     want = fit_mined_shift(stored, langs, "en", encoder=ENC, selection="mutual-margin", center=True, topic_rank=3)
     for lang in ("de", "fr"):
-        np.testing.assert_allclose(t.params[lang], want.params[lang], atol=1e-5)
+        np.testing.assert_allclose(t.params_[lang], want.params_[lang], atol=1e-5)
     assert t.meta["topic_robust"]["rank"] == 3 and t.meta["topic_robust"]["rule"] == "given"
     assert "every round" in t.meta["mining"]["formula"] and printed["topic_robust"]["rank"] == 3
 

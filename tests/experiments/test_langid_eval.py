@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.transforms.fit import fit_from_groups
 from mlirkit.transforms.parallel import ParallelGroup
 from tests.helpers import ClusterEncoder
 
@@ -25,14 +24,14 @@ def test_rank_metrics_hand_computed():
 
 
 def test_evaluate_langid_on_heldout_groups():
-    from experiments.langid_eval import evaluate_langid
+    from experiments.langid_eval import evaluate_langid, fit_with_heldout
 
     class Enc(ClusterEncoder):
         def encode_queries(self, texts, langs=None, *, batch_size=None, show_progress=False):
             return self.encode_docs(texts, langs)
 
     groups = [ParallelGroup(str(i), {"en": f"e{i}", "de": f"d{i}", "fr": f"f{i}"}) for i in range(300)]
-    t, _ = fit_from_groups(Enc(), groups, method="shift", source_lang="en", langid=True, heldout=0.2, batch_size=30)
+    t = fit_with_heldout(Enc(), groups, method="shift", source_lang="en", langid=True, heldout=0.2, batch_size=30)
     res = evaluate_langid(Enc(), t, groups, max_groups=20)
     assert res["groups"] == 20 and res["documents"] == 60 and res["langid"]["accuracy"] > 0.9
     assert set(res["retrieval"]) == {"no transform", "true labels", "predicted labels", "predicted labels, no threshold"}

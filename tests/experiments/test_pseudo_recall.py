@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.transforms import ShiftTransform, fit_corpus_shift
+from experiments.corpus_variants import fit_corpus_shift
+from mlirkit.transforms import ShiftTransform
 from experiments.alpha_guard import select_guarded_alphas
-from mlirkit.transforms.mining import mine_pairs
+from experiments.mining_variants import mine_pairs
 from experiments.pseudo_recall import pseudo_recall, pseudo_relevant_pairs, select_pseudo_recall_alpha
 from tests.transforms.toy_corpora import planted, skewed, unit
 
@@ -24,7 +25,7 @@ def _brute_pseudo_recall(embs, langs, t, alpha, k):
     """PR_l written out: mutual ratio-margin pairs at alpha 0, then full sorting of every probe's scores."""
     la = np.array(langs)
     en = np.flatnonzero(la == "en")
-    docs = unit(t.apply(embs.copy(), langs, "doc", alpha).astype(np.float64))
+    docs = unit(t.transform(embs.copy(), langs, "doc", alpha).astype(np.float64))
     out = {}
     for lang in sorted(set(langs) - {"en"}):
         rows = np.flatnonzero(la == lang)
@@ -68,7 +69,7 @@ def test_pseudo_relevant_pairs_are_the_translations_despite_the_offset():
 def test_pseudo_recall_alpha_recovers_a_planted_offset():
     embs, langs, offsets = planted()
     for scale, want in ((1.0, 1.0), (1 / 1.6, 1.6), (2.0, 0.5)):
-        t = ShiftTransform({lang: offsets[lang] * scale for lang in ("de", "fr", "ja")}, encoder=ENC, source_lang="en")
+        t = ShiftTransform.from_tensors({lang: offsets[lang] * scale for lang in ("de", "fr", "ja")}, encoder=ENC, source_lang="en")
         sel = select_pseudo_recall_alpha(embs, langs, t, grid=GRID, k=5)
         assert sel.alpha == pytest.approx(want, abs=0.15), (scale, sel.alpha)
         assert sel.curve[sel.alpha] == max(sel.curve.values()) and sel.at_edge is None
@@ -81,7 +82,7 @@ def test_pseudo_recall_alpha_recovers_a_planted_offset():
 def test_guarded_pseudo_recall_recovers_planted_offsets_of_different_sizes():
     embs, langs, offsets = planted()
     scale = {"de": 2.0, "fr": 1.0, "ja": 1 / 1.6}
-    t = ShiftTransform({lang: offsets[lang] * s for lang, s in scale.items()}, encoder=ENC, source_lang="en")
+    t = ShiftTransform.from_tensors({lang: offsets[lang] * s for lang, s in scale.items()}, encoder=ENC, source_lang="en")
     sel = select_guarded_alphas(embs, langs, t, grid=GRID, k=10, criterion="pseudo-recall")
     assert sel.per_language == {"de": pytest.approx(0.5, abs=0.15), "fr": pytest.approx(1.0, abs=0.15),
                                 "ja": pytest.approx(1.6, abs=0.15)}
@@ -107,7 +108,7 @@ def test_guarded_pseudo_recall_never_lowers_its_criterion():
 
 def test_pseudo_recall_refusals():
     embs, langs, offsets = planted(groups=10)
-    t = ShiftTransform({"de": offsets["de"]}, encoder=ENC, source_lang="en")
+    t = ShiftTransform.from_tensors({"de": offsets["de"]}, encoder=ENC, source_lang="en")
     with pytest.raises(MlirkitError, match="unknown guard criterion"):
         select_guarded_alphas(embs, langs, t, grid=[0.0, 1.0], criterion="recall")
     overall = fit_corpus_shift(embs, langs, "en", encoder=ENC, relative_to="overall", min_docs=5)
@@ -126,7 +127,7 @@ def test_cli_select_alpha_pseudo_recall(tmp_path, capsys):
     idx = tmp_path / "idx"
     with IndexWriter(idx, dim=embs.shape[1], encoder=ENC, normalized=False, save_embeddings=True) as w:
         w.add([f"d{i}" for i in range(len(embs))], langs, embs)
-    t = ShiftTransform({lang: offsets[lang] for lang in ("de", "fr", "ja")}, encoder=ENC, source_lang="en")
+    t = ShiftTransform.from_tensors({lang: offsets[lang] for lang in ("de", "fr", "ja")}, encoder=ENC, source_lang="en")
     path = tmp_path / "t.safetensors"
     save_transform(t, path)
     grid = ["0.5", "1.0", "1.5"]
@@ -157,7 +158,7 @@ def test_guarded_pseudo_recall_bites_when_one_language_crowds_out_another():
                            topics + off_de + 0.05 * rng.normal(size=(groups, d)),
                            topics + off_fr + 0.05 * rng.normal(size=(groups, d))]).astype(np.float32)
     langs = ["en"] * groups + ["de"] * groups + ["fr"] * groups
-    t = ShiftTransform({"de": 0.0 * off_de, "fr": off_fr}, encoder=ENC, source_lang="en")
+    t = ShiftTransform.from_tensors({"de": 0.0 * off_de, "fr": off_fr}, encoder=ENC, source_lang="en")
     grid = [round(0.25 * i, 2) for i in range(9)]
     sel = select_guarded_alphas(embs, langs, t, grid=grid, k=1, criterion="pseudo-recall")
     r0 = _brute_pseudo_recall(embs, langs, t, 0.0, 1)

@@ -125,7 +125,7 @@ def test_shift_is_applied_before_quantiser_training(tmp_path):
     docs = [Doc(f"d{i}", " ".join(rng.choice(words, 4)), langs[i % 3]) for i in range(1500)]
     raw = encoder.encode_docs([d.text for d in docs], [d.lang for d in docs])
     by_lang = {lang: raw[[i for i, d in enumerate(docs) if d.lang == lang]].mean(0) for lang in langs}
-    t = ShiftTransform({lang: by_lang[lang] - by_lang["en"] for lang in ("de", "fr")},
+    t = ShiftTransform.from_tensors({lang: by_lang[lang] - by_lang["en"] for lang in ("de", "fr")},
                        encoder=encoder.fingerprint, source_lang="en")
     save_transform(t, tmp_path / "t.safetensors")
     spec = IndexSpec.create("ivf-pq", {"nlist": 8, "m": 8, "nbits": 6})
@@ -137,7 +137,7 @@ def test_shift_is_applied_before_quantiser_training(tmp_path):
     ivf = faiss.extract_index_ivf(index.faiss_index)
     ivf.make_direct_map()
     decoded = np.stack([ivf.reconstruct(i) for i in range(len(docs))])
-    shifted = l2_normalize(t.apply(raw, [d.lang for d in docs], "doc"))
+    shifted = l2_normalize(t.transform(raw, [d.lang for d in docs], "doc"))
     err_shifted = np.linalg.norm(decoded - shifted, axis=1).mean()
     err_raw = np.linalg.norm(decoded - l2_normalize(raw), axis=1).mean()
     assert err_shifted < 0.5 * err_raw, (err_shifted, err_raw)

@@ -242,7 +242,7 @@ def _valid_binary(name: str, directory) -> bytes:
     if name == "embeddings.npy":
         np.save(path, np.arange(12, dtype=np.float32).reshape(3, 4))
     elif name == "transform.safetensors":
-        save_transform(ShiftTransform({"de": np.full(4, 0.1, np.float32), "fr": np.zeros(4, np.float32)},
+        save_transform(ShiftTransform.from_tensors({"de": np.full(4, 0.1, np.float32), "fr": np.zeros(4, np.float32)},
                                       encoder={"model": "m"}, source_lang="en"), path, overwrite=True)
     elif name == "vectors.pt":
         torch.save({"source_lang": "en", "model_name": "m", "v_de": torch.ones(4)}, path)

@@ -38,7 +38,7 @@ def test_systems_agree_where_they_must(bench):
     from mlirkit.transforms.shift_transform import ShiftTransform
 
     rng = np.random.default_rng(0)
-    t = ShiftTransform({"de": rng.normal(size=8), "fr": rng.normal(size=8)}, encoder={}, source_lang="en")
+    t = ShiftTransform.from_tensors({"de": rng.normal(size=8), "fr": rng.normal(size=8)}, encoder={}, source_lang="en")
     embs = rng.normal(size=(60, 8)).astype(np.float32)
     langs = ["en", "de", "fr"] * 20
     systems = bench.Systems([f"d{i}" for i in range(60)], embs, langs, t)

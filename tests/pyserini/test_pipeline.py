@@ -158,11 +158,12 @@ def test_search_wrapper_refuses_another_encoder(jvm, cli_index, toy, tiny_model_
 @pytest.fixture(scope="module")
 def shift_file(toy, tiny_encoder, tmp_path_factory):
     """A SHIFT transform fitted with the tiny encoder on the parallel sentences (English source)."""
-    from mlirkit.transforms import fit_shift_from_embeddings, save_transform
+    from mlirkit.transforms import save_transform
+    from tests.helpers import aligned_shift
 
     by_lang = {lang: tiny_encoder.encode_docs([p[i] for p in PARALLEL], [lang] * len(PARALLEL))
                for i, lang in enumerate(LANGS)}
-    t = fit_shift_from_embeddings(by_lang["en"], {"de": by_lang["de"], "fr": by_lang["fr"]}, "en",
+    t = aligned_shift(by_lang["en"], {"de": by_lang["de"], "fr": by_lang["fr"]}, "en",
                                   encoder=tiny_encoder.fingerprint)
     return save_transform(t, tmp_path_factory.mktemp("shift") / "shift.safetensors")
 
@@ -255,18 +256,18 @@ def test_pyserini_trec_eval_agrees_with_mlirkit_eval(jvm, cli_index, toy, tiny_e
 
 def test_query_encoder_applies_a_query_side_transform_with_query_lang(jvm, tiny_encoder, toy):
     from mlirkit.pyserini.encoders import MlirkitQueryEncoder
-    from mlirkit.transforms import fit_centering_from_embeddings
+    from tests.helpers import fitted_by_language
 
     by_lang = {lang: tiny_encoder.encode_docs([p[i] for p in PARALLEL], [lang] * len(PARALLEL))
                for i, lang in enumerate(LANGS)}
-    centering = fit_centering_from_embeddings(by_lang, encoder=tiny_encoder.fingerprint)
+    centering = fitted_by_language("centering", by_lang, encoder=tiny_encoder.fingerprint)
     assert centering.touches("query")
     with pytest.raises(MlirkitError, match="changes queries by language: give query_lang$"):
         MlirkitQueryEncoder(encoder=tiny_encoder, transform=centering)
     qenc = MlirkitQueryEncoder(encoder=tiny_encoder, transform=centering, query_lang="de")
     texts = ["barking dog", "fresh bread"]
     raw = tiny_encoder.encode_queries(texts, ["de", "de"])
-    want = raw - centering.params["de"]  # x' = x - mu_de
+    want = raw - centering.params_["de"]  # x' = x - mu_de
     want /= np.linalg.norm(want, axis=1, keepdims=True)
     np.testing.assert_allclose(qenc.encode_batch(texts), want, atol=1e-5)
     np.testing.assert_allclose(qenc.encode(texts[1]), want[1], atol=1e-5)

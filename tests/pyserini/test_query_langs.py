@@ -15,7 +15,7 @@ def centering(dim):
 
     rng = np.random.default_rng(3)
     enc = FakeEncoder(dim)
-    return enc, CenteringTransform({la: rng.normal(size=dim) for la in ("en", "de", "fr")},
+    return enc, CenteringTransform.from_tensors({la: rng.normal(size=dim) for la in ("en", "de", "fr")},
                                    encoder=enc.fingerprint, source_lang="en")
 
 

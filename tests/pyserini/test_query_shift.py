@@ -36,7 +36,7 @@ def beds(tiny_encoder, tmp_path_factory):
     de/fr re-based indexes, and the mixed-language topics (TSV with a lang column, read by both tools)."""
     from mlirkit.encode import Indexer
     from mlirkit.transforms import save_transform
-    from mlirkit.transforms.fit import fit_from_groups
+    from tests.helpers import fit_from_groups
     from mlirkit.transforms.parallel import ParallelGroup
     from mlirkit.transforms.shift_transform import derive_source
 

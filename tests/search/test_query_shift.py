@@ -26,8 +26,8 @@ def rebased_reference(t: ShiftTransform, embs, doc_langs, queries, query_langs, 
     out = {}
     for i, (q, lang) in enumerate(zip(queries, query_langs)):
         s = canonical(lang)
-        ts = t if s not in t.params else derive_source(t, s)
-        x = ts.apply(embs, doc_langs, "doc", alpha)
+        ts = t if s not in t.params_ else derive_source(t, s)
+        x = ts.transform(embs, doc_langs, "doc", alpha)
         if metric == "cosine":
             x = l2_normalize(x)
         index = faiss.IndexFlatIP(x.shape[1])
@@ -42,7 +42,7 @@ def data():
     rng = np.random.default_rng(7)
     dim, n = 24, 400
     vecs = {la: rng.normal(scale=0.4, size=dim) for la in ("de", "fr", "ja", "dt")}
-    t = ShiftTransform(vecs, encoder={"model": "toy"}, source_lang="en")
+    t = ShiftTransform.from_tensors(vecs, encoder={"model": "toy"}, source_lang="en")
     langs = [DOC_LANGS[i % len(DOC_LANGS)] for i in range(n)]
     embs = rng.normal(size=(n, dim)).astype(np.float32)
     queries = l2_normalize(rng.normal(size=(45, dim))).astype(np.float32)
@@ -120,7 +120,7 @@ def shift_index(tiny_encoder, tmp_path_factory):
     from mlirkit.encode import Indexer
     from mlirkit.io.records import Doc
     from mlirkit.transforms import save_transform
-    from mlirkit.transforms.fit import fit_from_groups
+    from tests.helpers import fit_from_groups
     from mlirkit.transforms.parallel import ParallelGroup
 
     d = tmp_path_factory.mktemp("qshift")
@@ -184,7 +184,7 @@ def test_alpha_at_query_time_equals_reindexing(shift_index, tiny_encoder, tmp_pa
     from mlirkit.transforms import load_transform
 
     t = load_transform(d / "shift.safetensors")
-    x = l2_normalize(t.apply(raw, ix.langs, "doc", 0.3))
+    x = l2_normalize(t.transform(raw, ix.langs, "doc", 0.3))
     import faiss
 
     flat = faiss.IndexFlatIP(x.shape[1])

@@ -50,7 +50,7 @@ def bed(tmp_path_factory):
     d = tmp_path_factory.mktemp("qshift-ann")
     enc = FakeEncoder()
     rng = np.random.default_rng(3)
-    t = ShiftTransform({la: rng.normal(scale=0.4, size=enc.dim) for la in ("de", "fr")},
+    t = ShiftTransform.from_tensors({la: rng.normal(scale=0.4, size=enc.dim) for la in ("de", "fr")},
                        encoder=enc.fingerprint, source_lang="en")
     save_transform(t, d / "shift.safetensors")
     docs = make_docs()
@@ -74,8 +74,8 @@ def brute_force_on(t, index, vectors, queries, rows):
     out = []
     for q, v, cand in zip(queries, vectors, rows):
         s = canonical(q.lang)
-        ts = derive_source(t, s) if s in t.params else t
-        x = l2_normalize(ts.apply(raw, langs, "doc", ALPHA))
+        ts = derive_source(t, s) if s in t.params_ else t
+        x = l2_normalize(ts.transform(raw, langs, "doc", ALPHA))
         cand = cand[cand >= 0]
         hits = sorted(((docids[i], float(x[i] @ v)) for i in cand), key=lambda h: (-h[1], h[0]))
         out.append(hits[:K])

@@ -85,7 +85,7 @@ def test_merge_with_transform_and_index_type(tmp_path):
 
     encoder = FakeEncoder()
     rng = np.random.default_rng(0)
-    t = ShiftTransform({"de": rng.standard_normal(16).astype(np.float32),
+    t = ShiftTransform.from_tensors({"de": rng.standard_normal(16).astype(np.float32),
                         "fr": rng.standard_normal(16).astype(np.float32)}, encoder=encoder.fingerprint, source_lang="en")
     save_transform(t, tmp_path / "t.safetensors")
     docs = make_docs(60)

@@ -33,10 +33,14 @@ def index(tmp_path):
 
 def _reference(idx, rank, test_level, langs=None):
     """What the CLI computed before: the corpus fit and the topic subspace each reading the index."""
-    from mlirkit.shift.from_index import fit_corpus_shift_from_index, index_document_embeddings
-    from mlirkit.transforms.topic_subspace import parse_topic_rank, remove_topic, topic_subspace
+    from experiments.corpus_variants import fit_corpus_shift
+    from experiments.topic_projection import parse_topic_rank, remove_topic
+    from mlirkit.shift.from_index import index_document_embeddings
+    from mlirkit.transforms.topic_subspace import topic_subspace
 
-    t = fit_corpus_shift_from_index(idx, "en", only_langs=langs)
+    embs, doc_langs, encoder = index_document_embeddings(idx)
+    t = fit_corpus_shift(embs, doc_langs, "en", encoder=encoder, only_langs=langs, origin=str(idx),
+                         meta={"normalized": False})
     embs, doc_langs, _ = index_document_embeddings(idx)
     return remove_topic(t, topic_subspace(embs, doc_langs, parse_topic_rank(rank)), test_level=test_level)
 
@@ -62,7 +66,7 @@ def test_the_written_transform_is_the_two_read_one_and_the_index_is_read_once(in
     got, want = load_transform(out), load_transform(ref)
     assert got.method == want.method and got.languages == want.languages and got.source_lang == want.source_lang
     for lang in want.languages:
-        np.testing.assert_array_equal(got.params[lang], want.params[lang])  # bit-identical vectors
+        np.testing.assert_array_equal(got.params_[lang], want.params_[lang])  # bit-identical vectors
     assert got.meta["topic_robust"]["rank"] >= 1 and got.meta["provenance"] == want.meta["provenance"]
     assert {k: v for k, v in got.meta.items() if k != "created"} == {k: v for k, v in want.meta.items() if k != "created"}
     assert got.encoder == want.encoder

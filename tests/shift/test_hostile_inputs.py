@@ -25,7 +25,7 @@ def setup(tmp_path_factory, tiny_encoder):
 
     root = tmp_path_factory.mktemp("shift_hostile")
     Indexer(tiny_encoder, root / "index", show_progress=False, save_embeddings=True).index(DOCS)
-    t = ShiftTransform({"de": np.full(tiny_encoder.dim, 0.01, dtype=np.float32)}, encoder=tiny_encoder.fingerprint,
+    t = ShiftTransform.from_tensors({"de": np.full(tiny_encoder.dim, 0.01, dtype=np.float32)}, encoder=tiny_encoder.fingerprint,
                        source_lang="en")
     save_transform(t, root / "t.safetensors")
     return root
@@ -48,13 +48,13 @@ def test_apply_refuses_nan_embeddings(setup, tmp_path, capsys, value):
 
 
 def test_select_alpha_and_fit_from_index_refuse_nan_embeddings(setup, tmp_path):
-    from mlirkit.shift.from_index import fit_corpus_shift_from_index, index_document_embeddings
+    from mlirkit.shift.from_index import fit_from_index, index_document_embeddings
 
     index = _copy_with_nan(setup, tmp_path)
     with pytest.raises(MlirkitError, match="document vectors contains NaN or inf"):
         index_document_embeddings(index)  # (what select-alpha reads)
     with pytest.raises(MlirkitError, match="NaN or inf"):
-        fit_corpus_shift_from_index(index, "en", min_docs=1)
+        fit_from_index(index, "en", statistics="corpus", min_docs=1)
 
 
 def test_merge_refuses_nan_embeddings(setup, tmp_path):
@@ -80,7 +80,7 @@ def test_alpha_overrides_are_checked_where_alpha_meets_the_transform(setup):
     assert t.check_alpha({"*": 0.5, "de": 1.0}).for_lang("de") == 1.0
     x = np.zeros((1, t.dim), dtype=np.float32)
     with pytest.raises(MlirkitError, match="^alpha for 'xx'"):
-        t.apply(x, ["de"], "doc", {"*": 1.0, "xx": 0.5})
+        t.transform(x, ["de"], "doc", {"*": 1.0, "xx": 0.5})
 
 
 @pytest.mark.parametrize("argv, option", [

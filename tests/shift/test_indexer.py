@@ -12,7 +12,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.io.records import Doc, Query
 from mlirkit.shift import ShiftedFaissIndexer
 from mlirkit.transforms import load_transform, save_transform
-from mlirkit.transforms.fit import fit_from_groups
+from tests.helpers import fit_from_groups
 from mlirkit.transforms.parallel import ParallelGroup
 from mlirkit.shift.posthoc import apply_to_index
 
@@ -86,7 +86,7 @@ def test_index_time_equals_posthoc_bit_for_bit(tmp_path, tiny_encoder, transform
 
     # the vectors are exactly normalize(T(raw)) computed by hand
     raw = np.load(tmp_path / "plain/embeddings.npy")
-    expected = t.apply(raw, [d.lang for d in DOCS], "doc", alpha)
+    expected = t.transform(raw, [d.lang for d in DOCS], "doc", alpha)
     expected = expected / np.linalg.norm(expected, axis=1, keepdims=True)
     np.testing.assert_allclose(b.indexed_vectors(), expected, atol=1e-6)
     # shift leaves source-language and unknown documents exactly as in the plain index
@@ -107,18 +107,20 @@ def test_shifted_faiss_indexer_and_query_side(tmp_path, tiny_encoder, transforms
     assert idx.transform["method"] == "shift" and idx.transform["alpha"] == 0.5
     searcher = Searcher(tmp_path / "s", tiny_encoder)
     assert searcher.query_transform is None  # SHIFT never touches queries
-    with pytest.raises(MlirkitError, match="needs a shift transform"):
-        ShiftedFaissIndexer(tiny_encoder, tmp_path / "c", transform=transforms["centering"])
+    with pytest.raises(MlirkitError, match="needs a fitted transform"):
+        ShiftedFaissIndexer(tiny_encoder, tmp_path / "c", transform=None)
     with pytest.raises(MlirkitError, match="alpha"):
         ShiftedFaissIndexer(tiny_encoder, tmp_path / "c", transform=transforms["shift"], alpha=2.5)
-    # centering: the searcher applies the query side
+    # any fitted transform (an Indexer with one): centering, whose query side the searcher applies
     from mlirkit.encode import Indexer
-    Indexer(tiny_encoder, tmp_path / "c", transform=transforms["centering"], show_progress=False).index(DOCS)
+    ShiftedFaissIndexer(tiny_encoder, tmp_path / "c", transform=transforms["centering"], show_progress=False).index(DOCS)
+    Indexer(tiny_encoder, tmp_path / "c2", transform=transforms["centering"], show_progress=False).index(DOCS)
+    assert (tmp_path / "c" / "index").read_bytes() == (tmp_path / "c2" / "index").read_bytes()
     searcher = Searcher(tmp_path / "c", tiny_encoder)
     q = searcher.encode_queries(QUERIES)
     t = load_transform(transforms["centering"])
     raw = tiny_encoder.encode_queries([x.text for x in QUERIES], ["en", "de"])
-    exp = t.apply(raw, ["en", "de"], "query")
+    exp = t.transform(raw, ["en", "de"], "query")
     np.testing.assert_allclose(q, exp / np.linalg.norm(exp, axis=1, keepdims=True), atol=1e-6)
 
 
@@ -142,7 +144,7 @@ def test_posthoc_on_pyserini_style_index_with_doc_langs(tmp_path, tiny_encoder, 
     # reconstruction gives the indexed (normalised) vectors; the shift acts on those
     t = load_transform(transforms["shift"])
     indexed = DenseIndex(pyserini).indexed_vectors()
-    exp = t.apply(indexed, out.langs, "doc")
+    exp = t.transform(indexed, out.langs, "doc")
     np.testing.assert_allclose(out.indexed_vectors(), exp / np.linalg.norm(exp, axis=1, keepdims=True), atol=1e-6)
     assert sorted(p.name for p in pyserini.iterdir()) == ["docid", "index"]
 
@@ -172,7 +174,7 @@ def test_posthoc_errors(tmp_path, tiny_encoder, transforms):
     # a transform of another dimension: refused even with force
     bad = load_transform(transforms["shift"])
     from mlirkit.transforms.shift_transform import ShiftTransform
-    save_transform(ShiftTransform({"de": np.ones(bad.dim + 1)}, encoder=bad.encoder, source_lang="en"), tmp_path / "d.st")
+    save_transform(ShiftTransform.from_tensors({"de": np.ones(bad.dim + 1)}, encoder=bad.encoder, source_lang="en"), tmp_path / "d.st")
     with pytest.raises(MlirkitError, match="dimension"):
         apply_to_index(tmp_path / "plain", tmp_path / "d.st", tmp_path / "o2", force=True)
     # the CLI end to end
@@ -193,7 +195,7 @@ def test_shifted_faiss_indexer_langid_for_unlabelled_docs(tmp_path, tiny_encoder
     idx.index(docs)
     raw = tiny_encoder.encode_docs([d.text for d in docs], [d.lang for d in docs])
     predicted, _ = t.langid.predict(raw)
-    exp = t.apply(raw, predicted, "doc")
+    exp = t.transform(raw, predicted, "doc")
     exp = exp / np.linalg.norm(exp, axis=1, keepdims=True)
     np.testing.assert_allclose(DenseIndex(tmp_path / "i").indexed_vectors(), exp, atol=1e-6)
     assert DenseIndex(tmp_path / "i").transform["langid"]["used"] is True

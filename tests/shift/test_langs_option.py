@@ -12,7 +12,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms import load_transform
 from mlirkit.shift.cli import main
 from mlirkit.testing.fake_encoder import FakeEncoder
-from mlirkit.transforms.fit import fit_from_groups
+from tests.helpers import fit_from_groups
 from mlirkit.transforms.parallel import read_parallel_jsonl
 
 ENC = {"class": "test", "model": "toy"}
@@ -42,14 +42,14 @@ def test_fit_from_index_comma_list_equals_space_list_and_unknown_is_an_error(tmp
     for k in ("comma", "mixed"):
         assert ts[k].languages == ts["space"].languages
         for lang in ts[k].languages:
-            np.testing.assert_array_equal(ts[k].params[lang], ts["space"].params[lang])
+            np.testing.assert_array_equal(ts[k].params_[lang], ts["space"].params_[lang])
         assert {m: v for m, v in ts[k].meta.items() if m != "created"} == \
             {m: v for m, v in ts["space"].meta.items() if m != "created"}
     for extra in ([], ["--vectors", "corpus"]):  # the mined recipe (default) and corpus vectors
         assert run_cli(main, ["fit", "--from-index", str(idx), "--source-lang", "en", "--langs", "de,xx,jpn",
                               "--output", str(tmp_path / "x.safetensors"), *extra]) == 2
         err = capsys.readouterr().err  # (JA would be ja: codes are case-insensitive)
-        assert err.startswith("error: no documents of jpn, xx in ")
+        assert err.startswith(f"error: {idx}: no documents of jpn, xx ")
         assert "(languages present: de, en, fr, ja)" in err and err.count("\n") == 1
     with pytest.raises(SystemExit) as e:  # argparse's own error
         main(["fit", "--from-index", str(idx), "--source-lang", "en", "--langs", "de,en_US",

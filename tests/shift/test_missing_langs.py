@@ -30,7 +30,7 @@ def bed(tmp_path_factory):
 
     d = tmp_path_factory.mktemp("missing")
     enc = FakeEncoder()
-    t = ShiftTransform({"de": np.random.default_rng(1).normal(scale=0.3, size=enc.dim)}, encoder=enc.fingerprint,
+    t = ShiftTransform.from_tensors({"de": np.random.default_rng(1).normal(scale=0.3, size=enc.dim)}, encoder=enc.fingerprint,
                        source_lang="en")
     save_transform(t, d / "shift.safetensors")
     docs = make_docs()
@@ -42,7 +42,7 @@ def expected_vectors(d, docs, alpha, missing):
     raw = np.load(d / "plain/embeddings.npy")
     langs = [x.lang for x in docs]
     t = fill_missing_from_corpus(load_transform(d / "shift.safetensors"), raw, langs, policy=missing)
-    return l2_normalize(t.apply(raw, langs, "doc", alpha)), t
+    return l2_normalize(t.transform(raw, langs, "doc", alpha)), t
 
 
 @pytest.mark.parametrize("missing", [None, "keep"])
@@ -66,7 +66,7 @@ def test_apply_fills_or_keeps_and_says_so(bed, tmp_path, capsys, missing):
         assert record["policy"] == "corpus" and record["filled"] == {"ar": len(ar)}
         assert stats["missing_languages"] == record and "missing:ar" not in stats
         stored = load_transform(tmp_path / "out/transform.safetensors")
-        np.testing.assert_array_equal(stored.params["ar"], t.params["ar"])
+        np.testing.assert_array_equal(stored.params_["ar"], t.params_["ar"])
         assert out.transform["sha256"] == stored.sha256 and out.transform["provenance"]["ar"]["from"] == "corpus"
         assert not np.allclose(out.indexed_vectors()[ar], plain[ar])
     else:
@@ -99,7 +99,7 @@ def test_index_time_equals_posthoc(bed, tmp_path, kind, missing):
         np.testing.assert_array_equal(a.faiss_index.reconstruct_n(0, len(docs)), b.indexed_vectors())
     assert a.transform["missing_languages"] == b.transform["missing_languages"]
     ta, tb = load_transform(tmp_path / "direct/transform.safetensors"), load_transform(tmp_path / "post/transform.safetensors")
-    assert ta.params.keys() == tb.params.keys() and all(np.array_equal(ta.params[k], tb.params[k]) for k in ta.params)
+    assert ta.params_.keys() == tb.params_.keys() and all(np.array_equal(ta.params_[k], tb.params_[k]) for k in ta.params_)
     assert not list((tmp_path / "direct").glob("*.f32"))  # no spool left behind
 
 
@@ -132,4 +132,4 @@ def test_encode_cli_refuses_a_corpus_fill_per_shard(bed, tmp_path, capsys):
     corpus.write_text("".join(json.dumps({"_id": x.doc_id, "text": x.text, "lang": x.lang}) + "\n" for x in docs))
     assert_refused(main, ["--corpus", str(corpus), "--index", str(tmp_path / "i"), "--encoder", "fake",
                           "--transform", str(d / "shift.safetensors"), "--missing", "corpus", "--num-shards", "2"],
-                   capsys, tmp_path, "--missing corpus needs the whole corpus in one index")
+                   capsys, tmp_path, "--num-shards 2: transform")

@@ -25,7 +25,7 @@ def test_three_methods_fit_encode_search_posthoc(tmp_path, e5, shared_data):
     from mlirkit.io.records import Doc, Query
     from mlirkit.search.searcher import Searcher
     from mlirkit.transforms import load_transform, save_transform
-    from mlirkit.transforms.fit import fit_from_groups
+    from tests.helpers import fit_from_groups
     from mlirkit.transforms.parallel import open_parallel
     from mlirkit.shift.posthoc import apply_to_index
 
@@ -45,7 +45,7 @@ def test_three_methods_fit_encode_search_posthoc(tmp_path, e5, shared_data):
         assert t.encoder == e5.fingerprint and t.meta["normalized"] is True and t.meta["prefix"] == "passage: "
         if method == "shift":
             # e5 language vectors are small but clearly non-zero
-            assert all(0.01 < np.linalg.norm(v) < 1.0 for v in t.params.values())
+            assert all(0.01 < np.linalg.norm(v) < 1.0 for v in t.params_.values())
         Indexer(e5, tmp_path / f"{method}-direct", transform=path, alpha=0.8, save_embeddings=True,
                 show_progress=False).index(docs)
         if method == "shift":

@@ -46,7 +46,7 @@ def test_for_lang_and_coerce():
 def test_to_json_sorts_languages_like_meta_json_always_did():
     a = Alpha.from_text("0.5,zh=1,de=0.8")
     assert json.dumps(a.to_json()) == '{"*": 0.5, "de": 0.8, "zh": 1.0}'
-    t = ShiftTransform({"de": np.ones(4)}, encoder=ENC, source_lang="en")
+    t = ShiftTransform.from_tensors({"de": np.ones(4)}, encoder=ENC, source_lang="en")
     assert t.describe(a)["alpha"] == t.describe({"zh": 1, "*": 0.5, "de": 0.8})["alpha"] == a.to_json()
     assert t.describe(0.6)["alpha"] == 0.6
 

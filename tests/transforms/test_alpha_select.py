@@ -17,7 +17,7 @@ def corpus(seed: int = 0):
     d = 16
     offsets = {la: rng.normal(scale=0.6, size=d) for la in ("en", "de", "fr", "ja")}
     embs = np.stack([rng.normal(size=d) + offsets[la] for la in LANGS]).astype(np.float32)
-    t = ShiftTransform({la: offsets[la] - offsets["en"] + rng.normal(scale=0.1, size=d) for la in ("de", "fr")},
+    t = ShiftTransform.from_tensors({la: offsets[la] - offsets["en"] + rng.normal(scale=0.1, size=d) for la in ("de", "fr")},
                        encoder={"model": "toy"}, source_lang="en")
     return embs, t
 

@@ -10,7 +10,8 @@ import pytest
 from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms import load_transform
 from mlirkit.shift.cli import main
-from mlirkit.transforms.fit import fit_from_groups, fit_from_pairs
+from mlirkit.transforms.fit import fit_from_pairs
+from tests.helpers import fit_from_groups
 from mlirkit.transforms.parallel import ParallelGroup, group_rows, open_parallel, read_parallel_jsonl, read_pairs_table
 
 ROWS = [
@@ -119,28 +120,27 @@ def test_fit_from_groups_streams_skips_and_counts(tmp_path):
     assert t.meta["pairs"] == {"de": 1, "fr": 2}
     # exact: V_l = mean of f(l) - f(en) over ids having both
     e = {(g.id, l): enc.encode_docs([x], [l])[0].astype(np.float64) for g in groups for l, x in g.texts.items()}
-    np.testing.assert_allclose(t.params["de"], e["a", "de"] - e["a", "en"], rtol=1e-6)
-    np.testing.assert_allclose(t.params["fr"], ((e["a", "fr"] - e["a", "en"]) + (e["c", "fr"] - e["c", "en"])) / 2, rtol=1e-6)
+    np.testing.assert_allclose(t.params_["de"], e["a", "de"] - e["a", "en"], rtol=1e-6)
+    np.testing.assert_allclose(t.params_["fr"], ((e["a", "fr"] - e["a", "en"]) + (e["c", "fr"] - e["c", "en"])) / 2, rtol=1e-6)
     assert t.encoder == enc.fingerprint and t.meta["prefix"] == "passage: " and t.meta["encoded_as"] == "documents"
 
 
-def test_fit_from_groups_matches_numpy_api_for_every_method():
-    from mlirkit.transforms import fit_centering_from_embeddings, fit_lir_from_embeddings, fit_shift_from_embeddings
+def test_fit_from_groups_matches_a_fit_on_the_arrays_for_every_method():
+    from mlirkit.transforms import CenteringTransform, LIRTransform, ShiftTransform
     enc = FakeEncoder()
     r = np.random.default_rng(0)
     groups = [ParallelGroup(str(i), {l: f"t{i}{l}" for l in ["en", "de", "fr", "ja"] if l == "en" or r.random() < 0.7})
               for i in range(60)]
     used = [g for g in groups if len(g.texts) > 1]
-    emb = {l: np.stack([enc.encode_docs([g.texts[l]], [l])[0] for g in used if l in g.texts]) for l in ["en", "de", "fr", "ja"]}
-    src = np.stack([enc.encode_docs([g.texts["en"]], ["en"])[0] for g in used])
-    tgt = {l: (emb[l], np.array([k for k, g in enumerate(used) if l in g.texts])) for l in ["de", "fr", "ja"]}
-    for method, ref in [("shift", fit_shift_from_embeddings(src, tgt, "en", encoder={})),
-                        ("centering", fit_centering_from_embeddings(emb, encoder={})),
-                        ("lir", fit_lir_from_embeddings(emb, rank=2, encoder={}))]:
+    rows = [(g.id, l, enc.encode_docs([x], [l])[0]) for g in used for l, x in g.texts.items()]
+    x, langs, ids = np.stack([r[2] for r in rows]), [r[1] for r in rows], [r[0] for r in rows]
+    for method, ref in [("shift", ShiftTransform("en").fit(x, langs, ids)),
+                        ("centering", CenteringTransform("en").fit(x, langs)),
+                        ("lir", LIRTransform("en", rank=2).fit(x, langs))]:
         t, _ = fit_from_groups(enc, groups, method=method, source_lang="en", batch_size=7, rank=2)
-        assert sorted(t.params) == sorted(ref.params)
-        for lang in ref.params:
-            a, b = t.params[lang], ref.params[lang]
+        assert sorted(t.params_) == sorted(ref.params_)
+        for lang in ref.params_:
+            a, b = t.params_[lang], ref.params_[lang]
             if method == "lir":
                 a, b = a.T @ a, b.T @ b
             np.testing.assert_allclose(a, b, atol=1e-5)
@@ -162,9 +162,9 @@ def test_fit_from_pairs_equals_the_streaming_fit_of_the_same_source(tmp_path):
                                       source_name=str(path))
         for pairs in (path, str(path), read_parallel_jsonl(path)):
             t = fit_from_pairs(FakeEncoder(), pairs, method=method, source_lang="en")
-            assert sorted(t.params) == sorted(ref.params) and t.meta["pairs"] == ref.meta["pairs"]
-            for lang in ref.params:
-                np.testing.assert_array_equal(t.params[lang], ref.params[lang])
+            assert sorted(t.params_) == sorted(ref.params_) and t.meta["pairs"] == ref.meta["pairs"]
+            for lang in ref.params_:
+                np.testing.assert_array_equal(t.params_[lang], ref.params_[lang])
         assert t.meta["fit"]["skipped_no_source"] == report.skipped_no_source == 1
     limited = fit_from_pairs(FakeEncoder(), path, source_lang="en", langs=["fr"], max_pairs=1)
     assert limited.meta["pairs"] == {"fr": 1} and limited.meta["source"] == str(path)
@@ -188,8 +188,8 @@ def test_fit_from_pairs_loads_an_encoder_by_name(tmp_path, tiny_model_dir):
     encoder = load_encoder(str(tiny_model_dir))
     ref, _ = fit_from_groups(encoder, read_parallel_jsonl(path), method="shift", source_lang="en")
     assert t.encoder == encoder.fingerprint and t.meta["encoder_name"] == str(tiny_model_dir)
-    for lang in ref.params:
-        np.testing.assert_allclose(t.params[lang], ref.params[lang], atol=1e-5)
+    for lang in ref.params_:
+        np.testing.assert_allclose(t.params_[lang], ref.params_[lang], atol=1e-5)
 
 
 def _pairs_grouped_by_language(n: int) -> list[dict]:
@@ -212,7 +212,7 @@ def test_max_pairs_gives_every_language_its_share(tmp_path):
     for lang in ("de", "fr"):
         tgt = enc.encode_docs([f"{lang} text {i}" for i in range(3)], [lang] * 3).astype(np.float64)
         src = enc.encode_docs([f"english {lang} {i}" for i in range(3)], ["en"] * 3).astype(np.float64)
-        np.testing.assert_allclose(t.params[lang], (tgt - src).mean(axis=0), atol=1e-6)
+        np.testing.assert_allclose(t.params_[lang], (tgt - src).mean(axis=0), atol=1e-6)
     # languages known in advance (--langs, or a registered set's languages): reading stops once each is full
     _, report = fit_from_groups(FakeEncoder(), read_parallel_jsonl(path), method="shift", source_lang="en",
                                 max_pairs=3, source_langs=["en", "de", "fr"])
@@ -229,7 +229,7 @@ def test_fit_cli_max_pairs_on_rows_grouped_by_language(tmp_path, tiny_model_dir,
     assert main(["fit", "--pairs", str(path), "--max-pairs", "2", "--encoder", str(tiny_model_dir),
                  "--encoder-class", "hf", "--encoder-option", "max_length=32", "--source-lang", "en", "--output", str(out)]) == 0
     assert json.loads(capsys.readouterr().out)["pairs"] == {"de": 2, "fr": 2}
-    assert sorted(load_transform(out).params) == ["de", "fr"]
+    assert sorted(load_transform(out).params_) == ["de", "fr"]
 
 
 def test_fit_cli_with_tiny_encoder(tmp_path, tiny_model_dir, capsys):
@@ -246,7 +246,7 @@ def test_fit_cli_with_tiny_encoder(tmp_path, tiny_model_dir, capsys):
     with pytest.raises(MlirkitError, match="already exists"):
         main(argv)
     assert main(argv + ["--overwrite", "--method", "lir", "--rank", "2"]) == 0
-    assert load_transform(out).params["en"].shape[0] == 2
+    assert load_transform(out).params_["en"].shape[0] == 2
 
 
 def test_fit_cli_imports_shift_pt(tmp_path, tiny_model_dir, tiny_encoder, capsys):
@@ -263,8 +263,8 @@ def test_fit_cli_imports_shift_pt(tmp_path, tiny_model_dir, tiny_encoder, capsys
     t = load_transform(out)
     # the authors' v_dt (mMARCO's code for Dutch) is stored under the canonical code nl (mlirkit.langs.ALIASES)
     assert t.method == "shift" and t.source_lang == "en" and t.languages == ["ar", "de", "nl"]
-    np.testing.assert_array_equal(t.params["nl"], np.full(d, 2.0, np.float32))
-    np.testing.assert_array_equal(t.vector("dt"), t.params["nl"])
+    np.testing.assert_array_equal(t.params_["nl"], np.full(d, 2.0, np.float32))
+    np.testing.assert_array_equal(t.vector("dt"), t.params_["nl"])
     assert t.encoder == tiny_encoder.fingerprint
     assert t.meta["imported_from"]["model_name"] == "intfloat/multilingual-e5-large"
     torch.save({"model_name": "m", "source_lang": "en", "v_de": torch.ones(d + 1)}, tmp_path / "w.pt")

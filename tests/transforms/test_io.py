@@ -28,20 +28,44 @@ def test_good_metadata_loads(tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"method": ["shift"]}, "metadata field 'method' has the wrong type (list)"),
-    ({"encoder": "m"}, "metadata field 'encoder' has the wrong type (str)"),
-    ({"source_lang": 1}, "metadata field 'source_lang' has the wrong type (int)"),
-    ({"dim": "4"}, "metadata field 'dim' has the wrong type (str)"),
-    ({"dim": True}, "metadata field 'dim' has the wrong type (bool)"),
-    ({"languages": "de"}, "metadata field 'languages' has the wrong type (str)"),
-    ({"languages": [1]}, "metadata field 'languages' must be a list of strings"),
-    ({"langid": [1]}, "metadata field 'langid' has the wrong type (list)"),
+    ({"method": ["shift"]}, "metadata field 'method' must be a string, got a list"),
+    ({"method": "shfit"}, "metadata field 'method': unknown transform method 'shfit' (did you mean: shift"),
+    ({"encoder": "m"}, "metadata field 'encoder' must be a JSON object, got a string"),
+    ({"source_lang": 1}, "metadata field 'source_lang' must be a language code, got a whole number"),
+    ({"source_lang": "English"}, "metadata field 'source_lang' must be a language code, got 'English'"),
+    ({"dim": "4"}, "metadata field 'dim' must be a whole number >= 1, got '4'"),
+    ({"dim": True}, "metadata field 'dim' must be a whole number >= 1, got True"),
+    ({"dim": 0}, "metadata field 'dim' must be a whole number >= 1, got 0"),
+    ({"languages": "de"}, "metadata field 'languages' must be a list of language codes, got a string"),
+    ({"languages": [1]}, "metadata field 'languages' must be a list of language codes, got 1"),
+    ({"langid": [1]}, "metadata field 'langid' must be a JSON object or null, got a list"),
+    ({"pairs": [120, 80, 60]}, "metadata field 'pairs' must be null or a JSON object of counts per language, got a list"),
+    ({"pairs": {"de": -3}}, "metadata field 'pairs' entry 'de' must be a whole number >= 0 or null, got -3"),
+    ({"pairs": {"xx-": 3}}, "metadata field 'pairs' entry 'xx-' must be a language code"),
+    ({"rank": 0}, "metadata field 'rank' must be a whole number >= 1 or null, got 0"),
+    ({"normalized": "yes"}, "metadata field 'normalized' must be true or false or null, got a string"),
+    ({"provenance": {"de": 1}}, "metadata field 'provenance' must map language codes to JSON objects (entry 'de')"),
+    ({"missing_languages": {"policy": "fill"}}, "metadata field 'missing_languages' field 'policy' must be one of corpus, keep"),
+    ({"derived_from": {"source_lang": 5}}, "metadata field 'derived_from' field 'source_lang' must be a language code"),
 ])
 def test_wrong_metadata_types(tmp_path, change, message):
     path = _write(tmp_path / "t.st", {**GOOD, **change})
     with pytest.raises(MlirkitError, match=rf"t\.st: {re.escape(message)}") as info:
         load_transform(path)
     assert "\n" not in str(info.value)
+
+
+def test_a_bad_metadata_field_is_one_line_and_exit_2_in_the_cli(tmp_path, capsys):
+    """``"pairs": [120, 80, 60]`` made ``shift derive`` crash with an AttributeError; it is refused at load."""
+    from mlirkit.base.cli import run_cli
+    from mlirkit.shift.cli import main
+
+    path = _write(tmp_path / "t.st", {**GOOD, "languages": ["de"], "pairs": [120, 80, 60]})
+    assert run_cli(main, ["derive", "--transform", str(path), "--source-lang", "de", "--output",
+                          str(tmp_path / "d.st")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "t.st: metadata field 'pairs' must be null or a JSON object" in err
+    assert not (tmp_path / "d.st").exists()
 
 
 @pytest.mark.parametrize("raw", ["[1, 2]", "{", "[" * 100000, "1" * 5000])

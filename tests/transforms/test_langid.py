@@ -6,7 +6,7 @@ import pytest
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms import load_transform, save_transform
-from mlirkit.transforms.fit import fit_from_groups, is_heldout
+from mlirkit.transforms.fit import fit_from_pairs
 from mlirkit.transforms.langid import LangIdClassifier, fit_langid
 from mlirkit.transforms.parallel import ParallelGroup
 from mlirkit.transforms.shift_transform import ShiftTransform
@@ -44,7 +44,7 @@ def test_fit_langid_separable_clusters():
 def test_apply_with_langid_threshold_and_file_roundtrip(tmp_path):
     x, y, centers = clusters()
     clf = fit_langid(x, y)
-    t = ShiftTransform({"de": np.ones(12), "fr": -np.ones(12)}, encoder=ENC, source_lang="en", langid=clf)
+    t = ShiftTransform.from_tensors({"de": np.ones(12), "fr": -np.ones(12)}, encoder=ENC, source_lang="en", langid=clf)
     save_transform(t, tmp_path / "t")
     t = load_transform(tmp_path / "t")
     assert t.langid is not None and t.langid.classes == ["de", "en", "fr"]
@@ -52,9 +52,9 @@ def test_apply_with_langid_threshold_and_file_roundtrip(tmp_path):
     docs = np.stack([centers["de"], centers["fr"], centers["en"], np.zeros(12)]).astype(np.float32)
     langs = ["und"] * 4
     # off by default: unknown documents stay unchanged
-    assert t.apply(docs, langs, "doc").tobytes() == docs.tobytes()
+    assert t.transform(docs, langs, "doc").tobytes() == docs.tobytes()
     t.use_langid(0.9)
-    out = t.apply(docs, langs, "doc")
+    out = t.transform(docs, langs, "doc")
     np.testing.assert_allclose(out[0], docs[0] - 1, atol=1e-6)   # predicted de
     np.testing.assert_allclose(out[1], docs[1] + 1, atol=1e-6)   # predicted fr
     assert out[2].tobytes() == docs[2].tobytes()                 # predicted en = source
@@ -64,28 +64,19 @@ def test_apply_with_langid_threshold_and_file_roundtrip(tmp_path):
     assert desc["used"] and desc["threshold"] == 0.9 and desc["classes"] == ["de", "en", "fr"]
     with pytest.raises(MlirkitError, match="outside"):
         t.use_langid(1.5)
-    plain = ShiftTransform({"de": np.ones(12)}, encoder=ENC, source_lang="en")
+    plain = ShiftTransform.from_tensors({"de": np.ones(12)}, encoder=ENC, source_lang="en")
     with pytest.raises(MlirkitError, match="no language classifier"):
         plain.use_langid(0.5)
 
 
-def test_fit_with_langid_and_heldout():
+def test_fit_with_langid():
     groups = [ParallelGroup(str(i), {"en": f"e{i}", "de": f"d{i}", "fr": f"f{i}"}) for i in range(300)]
-    t, report = fit_from_groups(ClusterEncoder(), groups, method="shift", source_lang="en", langid=True,
-                                heldout=0.2, batch_size=30)
-    n_held = sum(is_heldout(g.id, 0.2) for g in groups)
-    assert 30 < n_held < 90 and report.heldout_groups == n_held and report.groups_used == 300 - n_held
-    assert t.meta["pairs"] == {"de": 300 - n_held, "fr": 300 - n_held}
-    held = t.langid.info["heldout"]
-    assert held["n"] == 3 * n_held and held["accuracy"] > 0.95 and held["fraction"] == 0.2
-    assert sum(t.langid.info["train_per_language"].values()) == 3 * (300 - n_held)
-    # without --langid the held-out ids are simply kept out (and not encoded)
-    enc = ClusterEncoder()
-    t2, report2 = fit_from_groups(enc, groups, method="shift", source_lang="en", heldout=0.2, batch_size=30)
-    assert report2.heldout_groups == n_held and report2.texts_encoded == 3 * (300 - n_held)
-    assert t2.meta["pairs"] == t.meta["pairs"] and t2.langid is None
-    with pytest.raises(MlirkitError, match="outside"):
-        fit_from_groups(enc, groups, method="shift", source_lang="en", heldout=1.0)
+    t = fit_from_pairs(ClusterEncoder(), groups, method="shift", source_lang="en", langid=True, batch_size=30)
+    assert t.meta["pairs"] == {"de": 300, "fr": 300}
+    assert t.langid.info["train_per_language"] == {"de": 300, "en": 300, "fr": 300}
+    x, y, _ = clusters(n=30)
+    assert (np.array(t.langid.predict(x)[0]) == np.array(y)).mean() > 0.95
+    assert fit_from_pairs(ClusterEncoder(), groups, method="shift", source_lang="en").langid is None
 
 
 def test_folded_standardisation_matches_sklearn():

@@ -1,16 +1,12 @@
-"""Union-kNN pair selection of the mining loop (``selection="union-knn"``): formula, even-topic corpora, CLI
-(the parallel-corpus case is in test_mining.py, beside the mutual-margin one)."""
+"""Union-kNN pair selection of the mining loop: the formula (its comparison with the mutual-margin pairs of the
+investigation, and the parallel-corpus case: tests/experiments/test_mining_variants.py)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from mlirkit.base.errors import MlirkitError
-from mlirkit.transforms import fit_corpus_shift
-from mlirkit.transforms.mining import SELECTIONS, fit_mined_shift, union_knn_pairs
-from tests.transforms.toy_corpora import even, unit
-
-ENC = {"class": "test", "model": "toy"}
+from mlirkit.transforms.mining import union_knn_pairs
+from tests.transforms.toy_corpora import unit
 
 
 @pytest.mark.parametrize("k", [1, 3, 6])
@@ -34,29 +30,3 @@ def test_union_knn_pairs_equal_both_directions_neighbour_lists_written_out(k):
     for a, b, m, c in zip(got.tgt, got.src, got.margin, got.cos):
         assert c == pytest.approx(cos[a, b], abs=1e-6)
         assert m == pytest.approx(cos[a, b] / ((r_x[a] + r_y[b]) / 2), rel=1e-5)
-    # the margin threshold is not a filter here
-    assert len(union_knn_pairs(x, y, k=k, threshold=5.0)) == len(got)
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2, 3])
-def test_union_knn_is_closer_to_the_offset_than_mutual_pairs_when_topics_are_shared(seed):
-    embs, langs, offsets = even(seed)
-    corpus = fit_corpus_shift(embs, langs, "en", encoder=ENC)
-    mutual = fit_mined_shift(embs, langs, "en", encoder=ENC, selection="mutual-margin", center=True)
-    union = fit_mined_shift(embs, langs, "en", encoder=ENC, center=True, selection="union-knn")
-    err = {name: max(np.linalg.norm(t.params[l] - offsets[l]) for l in ("de", "fr"))
-           for name, t in (("corpus", corpus), ("mutual", mutual), ("union", union))}
-    assert err["union"] < err["mutual"] < err["corpus"], err
-    m = union.meta["mining"]
-    assert m["selection"] == "union-knn" and m["threshold"] is None and "both directions" in m["formula"]
-    assert union.meta["provenance"]["de"]["pairs"] == 4 * (150 + 150)
-    assert mutual.meta["mining"]["selection"] == "mutual-margin" and mutual.meta["mining"]["threshold"] == 1.0
-
-
-def test_unknown_selection_names_did_you_mean():
-    embs, langs, _ = even(0, per=20)
-    assert SELECTIONS.names() == ["mutual-margin", "union-knn"]
-    with pytest.raises(MlirkitError, match="did you mean: union-knn"):
-        fit_mined_shift(embs, langs, "en", encoder=ENC, selection="union-nn")
-
-

@@ -23,7 +23,7 @@ def _parser(**kwargs) -> argparse.ArgumentParser:
 @pytest.fixture()
 def transform_file(tmp_path):
     path = tmp_path / "t.safetensors"
-    save_transform(ShiftTransform({"de": np.ones(4, np.float32)}, encoder=ENC, source_lang="en"), path)
+    save_transform(ShiftTransform.from_tensors({"de": np.ones(4, np.float32)}, encoder=ENC, source_lang="en"), path)
     return path
 
 

@@ -52,18 +52,47 @@ def even(seed: int, d: int = 24, per: int = 150,
         langs += [lang] * per
     return np.concatenate(embs).astype(np.float32), langs, offsets
 
-def topic_skewed(seed=0, d=32, r=4, n=200, langs=("en", "de", "fr"), skew=1.5):
+def topic_skewed(seed=0, d=32, r=4, n=200, langs=("en", "de", "fr"), skew=1.5, offset_in_topics=0.0, scale=3.0):
     """Documents = topic (r strong directions, each language centred on different topics) + a language offset
-    orthogonal to the topic directions + isotropic noise; returns embs, langs, offsets, topic basis."""
+    orthogonal to the topic directions (or with the share ``offset_in_topics`` of its energy inside them) +
+    isotropic noise; returns embs, langs, offsets, topic basis."""
     rng = np.random.default_rng(seed)
     q, _ = np.linalg.qr(rng.normal(size=(d, d)))
     topics, rest = q[:, :r], q[:, r:]
     rows, lang_list, offsets = [], [], {}
     for i, lang in enumerate(langs):
         centre = skew * rng.normal(size=r)  # this language's own topic mix (the skew)
-        coef = 3.0 * (centre + rng.normal(size=(n, r)))
-        off = np.zeros(d) if lang == "en" else 2.0 * rest @ (lambda u: u / np.linalg.norm(u))(rng.normal(size=d - r))
+        coef = scale * (centre + rng.normal(size=(n, r)))
+        unit = lambda u: u / np.linalg.norm(u)  # noqa: E731
+        inside, outside = topics @ unit(rng.normal(size=r)), rest @ unit(rng.normal(size=d - r))
+        w = offset_in_topics
+        off = np.zeros(d) if lang == "en" else 2.0 * (np.sqrt(1 - w) * outside + np.sqrt(w) * inside)
         offsets[lang] = off
         rows.append(coef @ topics.T + off + 0.3 * rng.normal(size=(n, d)))
         lang_list += [lang] * n
+    return np.concatenate(rows), lang_list, offsets, topics
+
+
+def topic_mixes(seed=0, d=32, r=4, clusters=12, n=300, langs=("en", "de", "fr"), concentration=0.3,
+                offset_in_topics=0.0):
+    """Documents of shared topics (``clusters`` centres in ``r`` strong directions) in language-specific proportions
+    (Dirichlet(``concentration``): the languages cover the same topics, unevenly) + a language offset (orthogonal
+    to the topic directions, or with ``offset_in_topics`` of its energy inside them) + noise; every topic has
+    documents in every language, so topic-matched pairs exist. Returns embs, langs, offsets, topic basis."""
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    topics, rest = q[:, :r], q[:, r:]
+    centres = 3.0 * rng.normal(size=(clusters, r))
+    unit = lambda u: u / np.linalg.norm(u)  # noqa: E731
+    rows, lang_list, offsets = [], [], {}
+    for lang in langs:
+        mix = rng.dirichlet(np.full(clusters, concentration))
+        counts = np.maximum(rng.multinomial(n - clusters, mix), 0) + 1  # at least one document per topic
+        w = offset_in_topics
+        inside, outside = topics @ unit(rng.normal(size=r)), rest @ unit(rng.normal(size=d - r))
+        off = np.zeros(d) if lang == "en" else 2.0 * (np.sqrt(1 - w) * outside + np.sqrt(w) * inside)
+        offsets[lang] = off
+        coef = np.repeat(centres, counts, axis=0) + 0.3 * rng.normal(size=(counts.sum(), r))
+        rows.append(coef @ topics.T + off + 0.3 * rng.normal(size=(counts.sum(), d)))
+        lang_list += [lang] * int(counts.sum())
     return np.concatenate(rows), lang_list, offsets, topics

@@ -29,6 +29,7 @@ from typing import Any, Callable, Sequence
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import configure_logging, examples
 from mlirkit.base.options import lang_code
+from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
 logger = logging.getLogger(__name__)
 
@@ -153,7 +154,7 @@ def index_query_side(index: Path):
 
         loaded = load_transform(index / TRANSFORM_FILE)
         if loaded.touches("query"):
-            transform, alpha = loaded, meta["transform"].get("alpha", 1.0)
+            transform, alpha = loaded, meta["transform"].get("alpha", DEFAULT_ALPHA)
     return meta.get("encoder"), transform, alpha
 
 

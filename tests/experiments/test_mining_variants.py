@@ -1,15 +1,18 @@
-"""Language vectors from mined pseudo-parallel pairs: the margin, the selections, the loop and its fallback."""
+"""Language vectors from mined pseudo-parallel pairs (the research variants of experiments/mining_variants.py over
+the product's loop): the margin, the selections, the loop and its fallback."""
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import numpy as np
 import pytest
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.transforms import fit_corpus_shift
-from mlirkit.transforms.mining import fit_mined_shift, mine_pairs, mined_language_vector
-from tests.transforms.toy_corpora import skewed, unit
+from experiments.corpus_variants import fit_corpus_shift
+from experiments.mining_variants import SELECTIONS, fit_mined_shift, mine_pairs
+from mlirkit.transforms.mining import mined_language_vector, union_knn_pairs
+from tests.transforms.toy_corpora import even, skewed, unit
 
 ENC = {"class": "test", "model": "toy"}
 
@@ -52,14 +55,14 @@ def test_mining_finds_the_translations_of_a_parallel_corpus_and_their_vector():
     en = topics + 0.05 * rng.normal(size=(n, d))
     de = topics[::-1] + offset + 0.05 * rng.normal(size=(n, d))  # de row i translates en row n-1-i
     for center in (False, True):
-        v, record = mined_language_vector(de, en, np.zeros(d), k=4, threshold=1.0, center=center, selection="mutual-margin")
+        v, record = mined_language_vector(de, en, np.zeros(d), k=4, center=center, select=partial(mine_pairs, threshold=1.0))
         assert record["fallback"] is False and record["converged"] is True
         assert record["pairs"] == n
         # with every translation found, the mined vector is SHIFT's pair-fitted vector
         np.testing.assert_allclose(v, (de - en[::-1]).mean(axis=0), atol=1e-10)
     json.dumps(record)
     # union-kNN with k = 1: each translation listed from both sides, the same vector
-    v, record = mined_language_vector(de, en, np.zeros(d), k=1, selection="union-knn")
+    v, record = mined_language_vector(de, en, np.zeros(d), k=1, select=union_knn_pairs)
     assert record["converged"] and record["pairs"] == 2 * n and record["rounds"][-1]["mutual"] == n
     np.testing.assert_allclose(v, (de - en[::-1]).mean(axis=0), atol=1e-10)
 
@@ -69,8 +72,8 @@ def test_mined_vectors_are_closer_to_the_language_offset_than_corpus_means_under
     corpus = fit_corpus_shift(embs, langs, "en", encoder=ENC)
     mined = fit_mined_shift(embs, langs, "en", encoder=ENC, selection="mutual-margin", center=False)
     for lang in ("de", "fr"):
-        err_corpus = np.linalg.norm(corpus.params[lang] - offsets[lang])
-        err_mined = np.linalg.norm(mined.params[lang] - offsets[lang])
+        err_corpus = np.linalg.norm(corpus.params_[lang] - offsets[lang])
+        err_mined = np.linalg.norm(mined.params_[lang] - offsets[lang])
         assert err_mined < 0.5 * err_corpus, (lang, err_mined, err_corpus)
         assert mined.meta["provenance"][lang]["from"] == "mined-pairs"
         rounds = mined.meta["mining"]["languages"][lang]["rounds"]
@@ -84,12 +87,12 @@ def test_mining_is_independent_of_chunking_and_falls_back_with_too_few_pairs(cap
     embs, langs, _ = skewed(per=40)
     a = fit_mined_shift(embs, langs, "en", encoder=ENC, selection="mutual-margin", center=False, chunk_rows=7)
     b = fit_mined_shift(embs, langs, "en", encoder=ENC, selection="mutual-margin", center=False)
-    for lang in a.params:
-        np.testing.assert_array_equal(a.params[lang], b.params[lang])
+    for lang in a.params_:
+        np.testing.assert_array_equal(a.params_[lang], b.params_[lang])
     corpus = fit_corpus_shift(embs, langs, "en", encoder=ENC)
     few = fit_mined_shift(embs, langs, "en", encoder=ENC, selection="mutual-margin", center=False, min_pairs=1000)
-    for lang in few.params:
-        np.testing.assert_array_equal(few.params[lang], corpus.params[lang])
+    for lang in few.params_:
+        np.testing.assert_array_equal(few.params_[lang], corpus.params_[lang])
         assert few.meta["provenance"][lang]["from"] == "corpus"
         assert few.meta["mining"]["languages"][lang]["fallback"] is True
     assert "keeping the initial (corpus-fitted) vector" in caplog.text
@@ -101,9 +104,25 @@ def test_mining_is_independent_of_chunking_and_falls_back_with_too_few_pairs(cap
         mined_language_vector(embs[:5], embs[5:9], np.zeros(embs.shape[1]), max_rounds=0)
 
 
-# --------------------------------------------------------------------------- guarded per-language alpha
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_union_knn_is_closer_to_the_offset_than_mutual_pairs_when_topics_are_shared(seed):
+    embs, langs, offsets = even(seed)
+    corpus = fit_corpus_shift(embs, langs, "en", encoder=ENC)
+    mutual = fit_mined_shift(embs, langs, "en", encoder=ENC, selection="mutual-margin", center=True)
+    union = fit_mined_shift(embs, langs, "en", encoder=ENC, center=True, selection="union-knn")
+    err = {name: max(np.linalg.norm(t.params_[l] - offsets[l]) for l in ("de", "fr"))
+           for name, t in (("corpus", corpus), ("mutual", mutual), ("union", union))}
+    assert err["union"] < err["mutual"] < err["corpus"], err
+    m = union.meta["mining"]
+    assert m["selection"] == "union-knn" and m["threshold"] is None and "both directions" in m["formula"]
+    assert union.meta["provenance"]["de"]["pairs"] == 4 * (150 + 150)
+    assert mutual.meta["mining"]["selection"] == "mutual-margin" and mutual.meta["mining"]["threshold"] == 1.0
 
 
-# --------------------------------------------------------------------------- CLI
+def test_unknown_selection_names_did_you_mean():
+    embs, langs, _ = even(0, per=20)
+    assert SELECTIONS.names() == ["mutual-margin", "union-knn"]
+    with pytest.raises(MlirkitError, match="did you mean: union-knn"):
+        fit_mined_shift(embs, langs, "en", encoder=ENC, selection="union-nn")
 
 
