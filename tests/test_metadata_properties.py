@@ -1,5 +1,5 @@
 """Property tests of the metadata files the CLIs read (provenance sidecars, a dense index's ``meta.json``, a BM25
-index's ``meta.json``): a field changed to a value of another JSON type (a string where an object belongs, a
+index's ``meta.json``, a transform file's metadata): a field changed to a value of another JSON type (a string where an object belongs, a
 number where a list does, ...) is one line naming the file and the field, exit 2, and nothing written, in
 every CLI that reads that file; never a traceback, never a table from a forged value.
 
@@ -226,3 +226,79 @@ def test_fields_lists_nested_fields_but_not_opaque_ones():
     doc = {"a": 1, "b": None, "encoder": {"name": "x", "fingerprint": {"k": 1}}, "command": ["p", "q"]}
     assert [n for n, _ in fields(doc)] == ["a", "encoder", "encoder.name", "encoder.fingerprint", "command",
                                            "command[0]", "command[1]"]
+
+
+# --------------------------------------------------------------------------- transform files
+@pytest.fixture(scope="module")
+def transform_ws(tmp_path_factory):
+    """A SHIFT transform file as ``shift fit`` writes it (fitted from arrays, saved by mlirkit)."""
+    import numpy as np
+
+    from mlirkit.transforms import ShiftTransform
+    from mlirkit.transforms.io import save_transform
+
+    root = tmp_path_factory.mktemp("transformmeta")
+    rng = np.random.default_rng(0)
+    embs = rng.normal(size=(12, 8)).astype(np.float32)
+    langs = ["en", "de", "fr"] * 4
+    groups = np.repeat(np.arange(4), 3)
+    t = ShiftTransform("en").fit(embs, langs, groups)
+    t.encoder = {"class": "fake", "name": "fake", "dim": 8}
+    t.meta = {**t.meta, "pairs": {"de": 4, "fr": 4}}
+    save_transform(t, root / "v.shift")
+    return root
+
+
+def _transform_meta(path: Path) -> dict:
+    import struct
+
+    data = path.read_bytes()
+    (n,) = struct.unpack("<Q", data[:8])
+    return json.loads(json.loads(data[8:8 + n])["__metadata__"]["meta"])
+
+
+def _write_transform_meta(path: Path, meta: dict) -> None:
+    from safetensors.numpy import load, save
+
+    from mlirkit.transforms.io import FORMAT, FORMAT_VERSION
+
+    tensors = load(path.read_bytes())
+    path.write_bytes(save(tensors, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION),
+                                             "meta": json.dumps(meta)}))
+
+
+def _shift_cli(root: Path, verb: str):
+    from mlirkit.shift.cli import main
+
+    if verb == "inspect":
+        return lambda: (main, ["inspect", str(root / "v.shift")])
+    return lambda: (main, ["derive", "--transform", str(root / "v.shift"), "--source-lang", "de", "--output",
+                           str(root / "out" / "d.shift"), "--quiet"])
+
+
+@pytest.mark.parametrize("verb", ["inspect", "derive"])
+def test_a_transform_file_field_of_another_type_is_one_line(verb, transform_ws, capsys):
+    """``shift inspect`` and ``shift derive`` on a transform file whose metadata field has another JSON type (e.g.
+    ``"pairs": [120, 80, 60]``): one line naming the file and the field, exit 2, nothing written."""
+    path = transform_ws / "v.shift"
+    original = path.read_bytes()
+    meta = _transform_meta(path)
+    assert run_cli(*_shift_cli(transform_ws, verb)()) == 0  # the file as written is valid
+    for out in (transform_ws / "out").glob("*"):
+        out.unlink()
+    seen = []
+
+    @settings(max_examples=SLOW, derandomize=True, **COMMON)
+    @given(change=type_change(meta, nested=False))
+    def check(change):
+        field, changed = change
+        seen.append(field)
+        _write_transform_meta(path, changed)
+        try:
+            main, argv = _shift_cli(transform_ws, verb)()
+            _refused(main, argv, capsys, path, field, transform_ws)
+        finally:
+            path.write_bytes(original)
+
+    check()
+    assert {"pairs", "source_lang", "method", "languages"} <= set(seen)
