@@ -199,8 +199,9 @@ def fitted_by_language(method: str, embs_by_lang, source_lang: str = "en", encod
 
 
 def fit_from_groups(encoder, groups, *, method, source_lang, rank=None, **options):
-    """:func:`mlirkit.transforms.fit.fit_groups` with the estimator named (LIR's ``rank`` its recipe)."""
+    """:func:`mlirkit.transforms.fit.fit_groups` with the estimator named (LIR's ``rank`` its recipe when given,
+    else the method's default)."""
     from mlirkit.transforms.fit import estimator, fit_groups
 
-    return fit_groups(encoder, groups, estimator(method, source_lang, **({"rank": rank} if method == "lir" else {})),
-                      **options)
+    recipe = {"rank": rank} if method == "lir" and rank is not None else {}
+    return fit_groups(encoder, groups, estimator(method, source_lang, **recipe), **options)

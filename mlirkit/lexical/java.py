@@ -7,6 +7,8 @@ indexer, the memory-mapping notice) is turned down to warnings, as mlirkit's own
 """
 from __future__ import annotations
 
+import os
+
 import functools
 import logging
 from contextlib import contextmanager
@@ -82,9 +84,10 @@ def java_errors(what: str) -> Iterator[None]:
 
 
 def fs_directory(path: str):
-    """``FSDirectory.open(path)``."""
+    """``FSDirectory.open(path)``, the path made absolute here: the JVM resolves a relative one against the
+    working directory the process had when the JVM started, not the current one."""
     c = classes()
-    return c.FSDirectory.open(c.File(str(path)).toPath())
+    return c.FSDirectory.open(c.File(os.path.abspath(path)).toPath())
 
 
 def java_list(items) -> object:

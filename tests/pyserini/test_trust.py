@@ -68,7 +68,7 @@ def test_search_wrapper_runs_no_model_code(toy, index, tiny_model_dir, tmp_path,
     err = capsys.readouterr().err
     assert "Traceback" not in err and not (tmp_path / "marker").exists(), err
     if encoder_class == "mlirkit-hf":
-        assert rc == 2 and "ships its own code" in err and "--trust-remote-code" in err
+        assert rc == 2 and "ships its own code" in err and "--encoder-option trust_remote_code=true" in err
         assert not (tmp_path / "run.trec").exists()
 
 
