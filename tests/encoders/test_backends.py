@@ -165,6 +165,14 @@ def test_cpu_flags_match_proc_cpuinfo():
     assert cpu_supports_bf16() == (" avx512_bf16" in flags or " amx_bf16" in flags)
 
 
+def _cpu_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            return next((set(line.split(":", 1)[1].split()) for line in f if line.startswith("flags")), set())
+    except OSError:
+        return set()
+
+
 @needs_openvino
 def test_bf16_vectors_do_not_depend_on_the_batch(tiny_model_dir):
     """bf16 arithmetic: a text's vector is the same alone, in the encoder's sorted batches and in Pyserini-style
@@ -175,9 +183,16 @@ def test_bf16_vectors_do_not_depend_on_the_batch(tiny_model_dir):
     together = enc.encode_docs(texts)
     alone = np.concatenate([enc.encode_docs([t]) for t in texts])
     in_threes = np.concatenate([enc.encode_docs(texts[i:i + 3]) for i in range(0, len(texts), 3)])
-    np.testing.assert_array_equal(together, alone)
-    np.testing.assert_array_equal(together, in_threes)
-    np.testing.assert_array_equal(enc.encode_queries(texts), np.concatenate([enc.encode_queries([t]) for t in texts]))
+    queries = enc.encode_queries(texts), np.concatenate([enc.encode_queries([t]) for t in texts])
+    if not _cpu_flags() & {"amx_bf16", "amx_tile"}:
+        np.testing.assert_array_equal(together, alone)
+        np.testing.assert_array_equal(together, in_threes)
+        np.testing.assert_array_equal(*queries)
+    else:
+        # AMX tiles: OpenVINO's kernels block the rows of a batch, so the number of texts moves a vector by a few
+        # float32 roundings (docs/encoders.md, "Batching"); padding moved it about a hundred times more
+        for a, b in [(together, alone), (together, in_threes), queries]:
+            assert np.abs(a - b).max() < 2e-5
     fp32 = load_encoder(str(tiny_model_dir), "hf", backend="openvino", precision="fp32", max_length=64, threads=1)
     assert not fp32.equal_length_batches and "batches" not in fp32.fingerprint
     check_same_encoder(fp32.fingerprint, enc.fingerprint, "an index")  # equivalent vectors: accepted
