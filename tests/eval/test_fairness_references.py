@@ -202,6 +202,72 @@ def test_where_the_package_departs_from_the_paper():
         _package_peer(qrels, run, 3, langs, zero_level=False)
 
 
+def _h_raw(*samples):
+    """The package's H: the Kruskal-Wallis formula on the raw values, no rank transformation."""
+    from scipy.stats import chi2
+
+    values = np.concatenate(samples)
+    ssg = sum(len(s) * (np.mean(s) - values.mean()) ** 2 for s in samples)
+    return chi2.sf((len(values) - 1) * ssg / ((values - values.mean()) ** 2).sum(), len(samples) - 1)
+
+
+def test_the_package_departs_with_every_relevant_document_retrieved_too():
+    """No tail at all: a {1, 3} and b {2, 6} in the top 6. The definition is the Kruskal-Wallis test of these
+    ranks (scipy.stats.kruskal); the package runs its formula on the raw positions, which differs as soon as
+    the relevant documents' positions are not 1 ... N."""
+    from scipy.stats import kruskal
+
+    langs = {"a1": "a", "a2": "a", "b1": "b", "b2": "b", "x": "a", "y": "b"}
+    qrels = {"q": {"a1": 1, "a2": 1, "b1": 1, "b2": 1}}
+    run = {"q": {"a1": 6.0, "b1": 5.0, "a2": 4.0, "x": 3.0, "y": 2.0, "b2": 1.0}}
+    ours = peer_at_k(qrels, run, 6, langs).mean
+    package = _package_peer(qrels, run, 6, langs)["q"]
+    assert ours == pytest.approx(kruskal([1, 3], [2, 6]).pvalue, abs=1e-12)
+    assert package == pytest.approx(_h_raw(np.array([1.0, 3.0]), np.array([2.0, 6.0])), abs=1e-12)
+    assert abs(ours - package) > 0.05
+    # positions 1 ... N (nothing else in between): both the same
+    run = {"q": {"a1": 6.0, "b1": 5.0, "a2": 4.0, "b2": 3.0}}
+    assert peer_at_k(qrels, run, 4, langs).mean == pytest.approx(_package_peer(qrels, run, 4, langs)["q"], abs=1e-12)
+
+
+def test_the_package_level_zero_holds_only_the_top_k():
+    """Weights on level 0: mlirkit's level 0 holds the judged non-relevant documents (outside the top k at
+    k + 1) and the unjudged ones of the top k; the package's only the documents of the top k without a positive
+    judgement (its unretrieved tail is added for levels > 0 only)."""
+    import ir_measures
+    import peer_measure  # noqa: F401
+    from peer_measure import PEER
+    from scipy.stats import chi2, kruskal
+
+    langs = {"a1": "a", "a2": "a", "b1": "b", "b2": "b", "x": "a"}
+    qrels = {"q": {"a1": 1, "b1": 1, "a2": 0, "b2": 0}}
+    run = {"q": {"a1": 6.0, "b1": 5.0, "x": 3.0, "a2": 2.0}}  # top 3: a1, b1, x (unjudged)
+    ours = peer_at_k(qrels, run, 3, langs, {0: 0.5, 1: 0.5}).mean
+    measure = PEER(weights={0: 0.5, 1: 0.5}, lang_mapping=langs) @ 3
+    package = next(ir_measures.iter_calc([measure], [ir_measures.Qrel("q", d, r) for d, r in qrels["q"].items()],
+                                         [ir_measures.ScoredDoc("q", d, s) for d, s in run["q"].items()])).value
+    level1 = chi2.sf(1, 1)  # a {1}, b {2}
+    assert ours == pytest.approx(0.5 * level1 + 0.5 * kruskal([3, 4], [4]).pvalue, abs=1e-12)  # a: x, a2; b: b2
+    assert package == pytest.approx(0.5 * level1 + 0.5 * 1.0, abs=1e-12)  # level 0: x alone, one language
+
+
+def test_the_package_adds_0_for_a_weighted_level_the_query_lacks():
+    import ir_measures
+    import peer_measure  # noqa: F401
+    from peer_measure import PEER
+    from scipy.stats import chi2
+
+    langs = {"a1": "a", "b1": "b"}
+    qrels = {"q": {"a1": 1, "b1": 1}}
+    run = {"q": {"a1": 2.0, "b1": 1.0}}
+    measure = PEER(weights={1: 0.5, 2: 0.5}, lang_mapping=langs) @ 2
+    package = next(ir_measures.iter_calc([measure], [ir_measures.Qrel("q", d, r) for d, r in qrels["q"].items()],
+                                         [ir_measures.ScoredDoc("q", d, s) for d, s in run["q"].items()])).value
+    assert package == pytest.approx(0.5 * chi2.sf(1, 1), abs=1e-12)
+    assert peer_at_k(qrels, run, 2, langs, {1: 0.5, 2: 0.5}).mean == pytest.approx(0.5 * chi2.sf(1, 1) + 0.5,
+                                                                                   abs=1e-12)
+
+
 # ----------------------------------------------------------------------------------- PEER, MIMO
 def test_peer_mimo_equals_compute_peer(bed):
     mimo_ids = [f"doc_{d.lang}_{i}" for i, d in enumerate(bed["docs"])]  # the ids MIMO reads languages from
