@@ -164,3 +164,25 @@ def test_in_the_grouped_test_and_the_ranx_report():
             np.mean([res.per_query["b"]["mrc@3"][f"{la}_{g}"] for g in range(6)]), abs=1e-12)
     report = res.to_ranx_report()
     assert "mrc@3" in str(report.to_dict()) and "peer@3" in str(report.to_dict())
+
+
+def test_the_cli_takes_the_questions_from_the_topics_group_id(tmp_path, capsys):
+    import json
+
+    from mlirkit.eval.cli import main
+
+    (tmp_path / "qrels.txt").write_text("en_1 0 x 1\nde_1 0 x 1\n")
+    lines = [f"{q} Q0 {d} {i + 1} {s} r" for q, scores in (("en_1", EN), ("de_1", DE))
+             for i, (d, s) in enumerate(sorted(scores.items(), key=lambda x: -x[1]))]
+    (tmp_path / "r.trec").write_text("\n".join(lines) + "\n")
+    (tmp_path / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": "q", "lang": q[:2], "group_id": "g"})
+                                                    + "\n" for q in ("en_1", "de_1")))
+    assert main(["--qrels", str(tmp_path / "qrels.txt"), "--runs", str(tmp_path / "r.trec"), "--metrics", "mrc@3",
+                 "--topics", str(tmp_path / "queries.jsonl"), "--quiet"]) == 0
+    assert "| r   | 60.0000 |" in capsys.readouterr().out
+    # another group per language: no question asked twice, nothing counted
+    (tmp_path / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": "q", "lang": q[:2], "group_id": q})
+                                                    + "\n" for q in ("en_1", "de_1")))
+    assert main(["--qrels", str(tmp_path / "qrels.txt"), "--runs", str(tmp_path / "r.trec"), "--metrics", "mrc@3",
+                 "--topics", str(tmp_path / "queries.jsonl"), "--quiet"]) == 0
+    assert "mrc@3: 0 of 2 queries counted" in capsys.readouterr().out
