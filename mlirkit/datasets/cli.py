@@ -103,12 +103,16 @@ def ir_datasets_cli(argv: Sequence[str]) -> int:
     import ir_datasets
 
     import mlirkit.datasets  # noqa: F401  (registers the ids)
+    from mlirkit.base.errors import MlirkitError
 
     if list(argv[:1]) == ["export"]:
         _check_export_id(argv)
         _check_export_fields(argv)
+        _load_mlirkit_id(argv)
     try:
         ir_datasets.main(list(argv))
+    except MlirkitError:  # mlirkit's own reader (a missing file, a bad record): its one line, exit 2
+        raise
     except SystemExit as e:  # argparse's usage errors and ir_datasets' own exits
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except BrokenPipeError:
@@ -125,6 +129,17 @@ def ir_datasets_cli(argv: Sequence[str]) -> int:
         print(f"error: ir_datasets {argv[0]}: {type(e).__name__}{': ' + first if first else ''}", file=sys.stderr)
         return 1
     return 0
+
+
+def _load_mlirkit_id(argv: Sequence[str]) -> None:
+    """``export ID ...`` of an mlirkit id: its files read (or downloaded) before ir_datasets prints anything, so
+    that a missing file is mlirkit's one line (exit 2), not a log line of ir_datasets' followed by an error."""
+    from mlirkit.datasets import DATASETS
+
+    if len(argv) >= 2 and argv[1] in DATASETS:
+        import ir_datasets
+
+        next(iter(ir_datasets.load(argv[1]).docs_iter()), None)
 
 
 def _check_export_id(argv: Sequence[str]) -> None:

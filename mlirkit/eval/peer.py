@@ -20,12 +20,15 @@ levels >= 1 of the qrels (binary qrels: ``w_1 = 1``). Level 0, when a weight is 
 judged non-relevant documents and the unjudged documents of the top k.
 
 The authors' own code (PyPI ``peer-measure`` 0.0.1, an ``ir_measures`` plugin) departs from this where a
-language has several documents of one level and some of them lie outside the top k: it tests the raw
-positions without the rank transformation and puts the unretrieved documents at ``N + (U + 1) / 2``
-(``N`` documents of the level, ``U`` of them unretrieved) instead of after the top k; with qrels
-that hold no 0 level it stops with a ``KeyError`` at the first unjudged retrieved document. Where each
-language has one document of a level (XQuAD-R, MLQA-R, LAReQA, DDTP: one relevant version per
-language), both give the same value (docs/evaluation.md, ``tests/eval/test_peer.py``).
+language has several documents of one level: it computes H on the raw positions without the rank
+transformation (a different value as soon as the level's positions are not 1 ... N, all of them in the top
+k or not) and puts the unretrieved documents at ``N + (U + 1) / 2`` (``N`` documents of the level, ``U`` of
+them unretrieved) instead of after the top k (NaN when that value is the one retrieved position, every value
+equal); its level 0 holds only the documents of the top k; a weighted
+level the query has no document of adds 0; with qrels that hold no 0 level it stops with a ``KeyError`` at
+the first unjudged retrieved document. Where each language has one document of a level (XQuAD-R, MLQA-R,
+LAReQA, DDTP: one relevant version per language), both give the same value but for that NaN (docs/evaluation.md,
+``tests/eval/test_fairness_references.py``).
 
 ``peer-mimo@k`` is the variant of the SHIFT authors' follow-up (MIMO, ``compute_peer``): binary relevance
 (every level >= 1 one group, weight 1), and a query with relevant documents in fewer than two languages

@@ -27,7 +27,7 @@ import shutil
 import time
 from collections import Counter
 from dataclasses import dataclass
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -102,7 +102,10 @@ def build_bm25_index(corpus: str | os.PathLike, index: str | os.PathLike, *, def
 
     fb = fallback(fallback_analyzer)
     stats = CorpusStats()
-    docs = read_corpus(corpus, default_lang=default_lang, text_fields=text_fields, skip_empty=skip_empty, stats=stats)
+    docs = iter(read_corpus(corpus, default_lang=default_lang, text_fields=text_fields, skip_empty=skip_empty,
+                            stats=stats))
+    first = next(docs, None)  # an input that cannot be read fails here, before any output or progress bar
+    docs = chain([first], docs) if first is not None else docs
     if max_docs is not None:
         docs = islice(docs, max_docs)
     total = count_docs(corpus)

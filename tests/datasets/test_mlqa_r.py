@@ -86,6 +86,74 @@ def test_sentence_pool(data_root):
     assert qrels["en_q2"] == {"en_0_0_1", "hi_0_0_1"}  # the answer sentence, in each language that has q2
 
 
+def test_read_from_ir_datasets_home(tmp_path, monkeypatch):
+    """The second data root: ``$IR_DATASETS_HOME/mlirkit/mlqa-r/<lang>.json``, no download tried."""
+    import ir_datasets
+
+    home = tmp_path / "home"
+    write_files(home / "mlirkit")
+    monkeypatch.delenv("MLIRKIT_DATA", raising=False)
+    monkeypatch.setenv("IR_DATASETS_HOME", str(home))
+    monkeypatch.setenv("MLIRKIT_OFFLINE", "1")
+    assert mlirkit.datasets.DATASETS.get("mlirkit/lareqa-mlqa-r/multi").available_offline()
+    assert len(list(ir_datasets.load("mlirkit/mlqa-r/multi").docs_iter())) == 8
+
+
+def test_downloaded_from_lareqa_when_online_md5_checked(tmp_path, monkeypatch):
+    """Online and absent: each file downloaded from LAReQA's repository at the last commit that holds it,
+    into ``$IR_DATASETS_HOME/mlirkit/mlqa-r/``; a download whose MD5 is not the file's is refused and leaves
+    nothing behind."""
+    import contextlib
+    import hashlib
+    import io
+
+    import ir_datasets
+    from ir_datasets.util.download import RequestsDownload
+
+    from mlirkit.datasets import sources
+
+    served = tmp_path / "served"
+    write_files(served)
+    payload = {lang: (served / "mlqa-r" / f"{lang}.json").read_bytes() for lang in mlqa_r.LANGS}
+    home = tmp_path / "home"
+    monkeypatch.setenv("IR_DATASETS_HOME", str(home))
+    monkeypatch.delenv("MLIRKIT_DATA", raising=False)
+    for var in sources.OFFLINE_ENVS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(sources, "unreachable", lambda url: None)  # online: every host name resolves
+    urls = []
+
+    @contextlib.contextmanager
+    def stream(self):
+        urls.append(self.url)
+        yield io.BytesIO(payload[self.url.rsplit("/", 1)[1][:-len(".json")]])
+
+    monkeypatch.setattr(RequestsDownload, "stream", stream)
+    # the real files' MD5s: the test's files are refused
+    with pytest.raises(MissingDataError, match="download failed"):
+        list(ir_datasets.load("mlirkit/mlqa-r/multi").docs_iter())
+    assert urls[0] == ("https://raw.githubusercontent.com/google-research-datasets/lareqa/"
+                       "354d67d1cd066854cdfbf5ad0e6105528976141d/mlqa-r/ar.json")
+    assert not [p for p in home.rglob("*") if p.is_file()]
+    monkeypatch.setattr(mlqa_r, "MD5", {lang: hashlib.md5(b).hexdigest() for lang, b in payload.items()})
+    ds = ir_datasets.load("mlirkit/mlqa-r/multi")
+    assert len(list(ds.docs_iter())) == 8
+    assert sorted(p.name for p in (home / "mlirkit" / "mlqa-r").iterdir()) == [f"{la}.json" for la in mlqa_r.LANGS]
+
+
+def test_the_counts_of_the_done_when_clause_on_a_file_of_known_counts(data_root):
+    """The counting behind docs/datasets.md's figures (documents, queries, relevant per query) on the test's
+    files, whose counts are known by construction: 8 paragraphs, 16 sentences, 9 queries, 2-4 relevant."""
+    import ir_datasets
+
+    expected_relevant = {f"{lang}_{q}": len(langs) for q, langs in QUESTIONS.items() for lang in langs}
+    for dataset_id, docs in (("mlirkit/mlqa-r/multi", 8), ("mlirkit/lareqa-mlqa-r/multi", 16)):
+        ds = ir_datasets.load(dataset_id)
+        n = Counter(r.query_id for r in ds.qrels_iter() if r.relevance > 0)
+        assert ds.docs_count() == docs and len(list(ds.queries_iter())) == 9
+        assert n == expected_relevant and set(n.values()) == {2, 3, 4}
+
+
 def test_offline_without_the_files_one_line(tmp_path, monkeypatch):
     import ir_datasets
 
@@ -100,12 +168,38 @@ def test_offline_without_the_files_one_line(tmp_path, monkeypatch):
     assert "CC BY-NC 4.0" in msg and "$MLIRKIT_DATA/mlqa-r/ar.json" in msg and "6 more file(s)" in msg
 
 
+SLOW = pytest.mark.slow
+
+
 @pytest.mark.parametrize("argv", [
     ["mlirkit.datasets", "export", "mlirkit/lareqa-mlqa-r/multi", "--format", "beir", "--output", "{tmp}/o"],
     ["mlirkit.eval", "--qrels", "mlirkit/mlqa-r/en", "--runs", "{tmp}/run.trec", "--metrics", "ndcg@10"],
+    pytest.param(["mlirkit.datasets", "export", "mlirkit/mlqa-r/multi", "docs"], marks=SLOW),
+    pytest.param(["mlirkit.datasets", "ir_datasets", "export", "mlirkit/lareqa-mlqa-r/de", "queries"], marks=SLOW),
+    pytest.param(["mlirkit.eval", "--qrels", "{tmp}/qrels.txt", "--runs", "{tmp}/run.trec", "--metrics", "tlr@10",
+                  "--doc-langs", "mlirkit/mlqa-r/multi", "--topics", "{tmp}/topics.tsv"], marks=SLOW),
+    pytest.param(["mlirkit.eval", "--qrels", "{tmp}/qrels.txt", "--runs", "{tmp}/run.trec", "--metrics", "ndcg@10",
+                  "--topics", "mlirkit/mlqa-r/multi"], marks=SLOW),
+    pytest.param(["mlirkit.encode", "--corpus", "mlirkit/mlqa-r/multi", "--encoder", "multilingual-e5-small-q4",
+                  "--index", "{tmp}/o"], marks=SLOW),
+    pytest.param(["mlirkit.search", "--index", "{tmp}/idx", "--topics", "mlirkit/mlqa-r/de", "--output", "{tmp}/o"],
+                 marks=SLOW),
+    pytest.param(["mlirkit.lexical", "index", "--corpus", "mlirkit/lareqa-mlqa-r/multi", "--index", "{tmp}/o"],
+                 marks=SLOW),
+    pytest.param(["mlirkit.lexical", "search", "--index", "{tmp}/idx", "--topics", "mlirkit/mlqa-r/multi", "--output",
+                  "{tmp}/o"], marks=SLOW),
+    pytest.param(["mlirkit.fuse", "--runs", "{tmp}/run.trec", "{tmp}/run2.trec", "--tune-runs", "{tmp}/run.trec",
+                  "{tmp}/run2.trec", "--qrels", "mlirkit/mlqa-r/multi", "--method", "wsum", "--output", "{tmp}/o"],
+                 marks=SLOW),
 ])
 def test_every_cli_naming_the_id_exits_2(argv, tmp_path):
-    (tmp_path / "run.trec").write_text("q 0 d 1 1.0 r\n")
+    """Offline without the files, every CLI that reads an MLQA-R id (as corpus, topics, qrels or document
+    languages) stops with the one line, exit 2, before writing anything (``mlirkit.benchmark --parts mlqa-r``:
+    tests/benchmark/test_xquad.py)."""
+    for name in ("run.trec", "run2.trec"):
+        (tmp_path / name).write_text("q 0 d 1 1.0 r\n")
+    (tmp_path / "qrels.txt").write_text("q 0 d 1\n")
+    (tmp_path / "topics.tsv").write_text("q\tquestion\ten\n")
     env = {k: v for k, v in os.environ.items() if k != "MLIRKIT_DATA"}
     env.update(PYTHONPATH=str(REPO), MLIRKIT_OFFLINE="1", IR_DATASETS_HOME=str(tmp_path / "home"))
     proc = subprocess.run([sys.executable, "-m", *[a.format(tmp=tmp_path) for a in argv]], capture_output=True,

@@ -172,12 +172,37 @@ def _package_peer(qrels, run, k, doc_langs, *, zero_level=True):
     return {m.query_id: float(m.value) for m in ir_measures.iter_calc([measure], judged, scored)}
 
 
+def _package_nan_expected(qrels, run, k) -> set[str]:
+    """The queries where the package's value is NaN (0 / 0): every relevant document but one outside the top
+    k and that one at position ``N + (U + 1) / 2``, exactly the package's tail value (one relevant document
+    per language), so that every value of its test is equal."""
+    out = set()
+    for q, rels in qrels.items():
+        relevant = [d for d, r in rels.items() if r > 0]
+        top = sorted(run.get(q, {}).items(), key=lambda x: (-x[1], x[0]))[:k]
+        positions = [i + 1 for i, (d, _) in enumerate(top) if d in set(relevant)]
+        n, u = len(relevant), len(relevant) - len(positions)
+        if len(positions) == 1 and positions[0] == n + (u + 1) / 2:
+            out.add(q)
+    return out
+
+
+def _assert_equal_to_the_package(ours, theirs, qrels, run, k) -> int:
+    """Per query to 1e-9 (NaN-strict: a NaN of the package only where :func:`_package_nan_expected` says, where
+    the definition gives a number); returns the number of those queries."""
+    nan = {q for q, v in theirs.items() if np.isnan(v)}
+    assert nan == _package_nan_expected(qrels, run, k)
+    assert not any(np.isnan(ours.per_query[q]) for q in theirs)
+    qids = sorted(set(theirs) - nan)
+    np.testing.assert_allclose([ours.per_query[q] for q in qids], [theirs[q] for q in qids], rtol=0, atol=1e-9)
+    return len(nan)
+
+
 def test_peer_equals_the_package_per_query_on_xquad_r(bed):
     ours = peer_at_k(bed["qrels"], bed["run"], K_PEER, bed["doc_langs"])
     theirs = _package_peer(bed["qrels"], bed["run"], K_PEER, bed["doc_langs"])
     assert ours.counted == len(theirs) == len(bed["queries"])
-    diff = max(abs(ours.per_query[q] - v) for q, v in theirs.items())
-    assert diff < 1e-9
+    _assert_equal_to_the_package(ours, theirs, bed["qrels"], bed["run"], K_PEER)
     # one relevant paragraph per language: the value is chi2_7.sf(7) or 1, whatever else the ranking does
     assert set(np.round(list(ours.per_query.values()), 9)) <= {round(0.42887985755305486, 9), 1.0}
 
@@ -200,6 +225,85 @@ def test_where_the_package_departs_from_the_paper():
     # qrels without a 0 level: the package stops at the first unjudged retrieved document
     with pytest.raises(KeyError):
         _package_peer(qrels, run, 3, langs, zero_level=False)
+
+
+def _h_raw(*samples):
+    """The package's H: the Kruskal-Wallis formula on the raw values, no rank transformation."""
+    from scipy.stats import chi2
+
+    values = np.concatenate(samples)
+    ssg = sum(len(s) * (np.mean(s) - values.mean()) ** 2 for s in samples)
+    return chi2.sf((len(values) - 1) * ssg / ((values - values.mean()) ** 2).sum(), len(samples) - 1)
+
+
+def test_the_package_departs_with_every_relevant_document_retrieved_too():
+    """No tail at all: a {1, 3} and b {2, 6} in the top 6. The definition is the Kruskal-Wallis test of these
+    ranks (scipy.stats.kruskal); the package runs its formula on the raw positions, which differs as soon as
+    the relevant documents' positions are not 1 ... N."""
+    from scipy.stats import kruskal
+
+    langs = {"a1": "a", "a2": "a", "b1": "b", "b2": "b", "x": "a", "y": "b"}
+    qrels = {"q": {"a1": 1, "a2": 1, "b1": 1, "b2": 1}}
+    run = {"q": {"a1": 6.0, "b1": 5.0, "a2": 4.0, "x": 3.0, "y": 2.0, "b2": 1.0}}
+    ours = peer_at_k(qrels, run, 6, langs).mean
+    package = _package_peer(qrels, run, 6, langs)["q"]
+    assert ours == pytest.approx(kruskal([1, 3], [2, 6]).pvalue, abs=1e-12)
+    assert package == pytest.approx(_h_raw(np.array([1.0, 3.0]), np.array([2.0, 6.0])), abs=1e-12)
+    assert abs(ours - package) > 0.05
+    # positions 1 ... N (nothing else in between): both the same
+    run = {"q": {"a1": 6.0, "b1": 5.0, "a2": 4.0, "b2": 3.0}}
+    assert peer_at_k(qrels, run, 4, langs).mean == pytest.approx(_package_peer(qrels, run, 4, langs)["q"], abs=1e-12)
+
+
+def test_the_package_level_zero_holds_only_the_top_k():
+    """Weights on level 0: mlirkit's level 0 holds the judged non-relevant documents (outside the top k at
+    k + 1) and the unjudged ones of the top k; the package's only the documents of the top k without a positive
+    judgement (its unretrieved tail is added for levels > 0 only)."""
+    import ir_measures
+    import peer_measure  # noqa: F401
+    from peer_measure import PEER
+    from scipy.stats import chi2, kruskal
+
+    langs = {"a1": "a", "a2": "a", "b1": "b", "b2": "b", "x": "a"}
+    qrels = {"q": {"a1": 1, "b1": 1, "a2": 0, "b2": 0}}
+    run = {"q": {"a1": 6.0, "b1": 5.0, "x": 3.0, "a2": 2.0}}  # top 3: a1, b1, x (unjudged)
+    ours = peer_at_k(qrels, run, 3, langs, {0: 0.5, 1: 0.5}).mean
+    measure = PEER(weights={0: 0.5, 1: 0.5}, lang_mapping=langs) @ 3
+    package = next(ir_measures.iter_calc([measure], [ir_measures.Qrel("q", d, r) for d, r in qrels["q"].items()],
+                                         [ir_measures.ScoredDoc("q", d, s) for d, s in run["q"].items()])).value
+    level1 = chi2.sf(1, 1)  # a {1}, b {2}
+    assert ours == pytest.approx(0.5 * level1 + 0.5 * kruskal([3, 4], [4]).pvalue, abs=1e-12)  # a: x, a2; b: b2
+    assert package == pytest.approx(0.5 * level1 + 0.5 * 1.0, abs=1e-12)  # level 0: x alone, one language
+
+
+def test_the_package_is_nan_where_its_tail_equals_the_one_retrieved_position():
+    """One relevant document per language, N = 4: d1 at position 6 and the other three outside the top k. The
+    package puts them at N + (U + 1) / 2 = 6 too: every value equal, H = 0 / 0, NaN. The definition: d1 at 6,
+    the others at k + 1, PEER = chi2_3.sf(3)."""
+    from scipy.stats import chi2
+
+    langs = {"a1": "a", "b1": "b", "c1": "c", "d1": "d", **{f"x{i}": "a" for i in range(5)}}
+    qrels = {"q": {"a1": 1, "b1": 1, "c1": 1, "d1": 1}}
+    run = {"q": {**{f"x{i}": 10.0 - i for i in range(5)}, "d1": 1.0}}
+    assert np.isnan(_package_peer(qrels, run, 10, langs)["q"]) and _package_nan_expected(qrels, run, 10) == {"q"}
+    assert peer_at_k(qrels, run, 10, langs).mean == pytest.approx(chi2.sf(3, 3), abs=1e-12)
+
+
+def test_the_package_adds_0_for_a_weighted_level_the_query_lacks():
+    import ir_measures
+    import peer_measure  # noqa: F401
+    from peer_measure import PEER
+    from scipy.stats import chi2
+
+    langs = {"a1": "a", "b1": "b"}
+    qrels = {"q": {"a1": 1, "b1": 1}}
+    run = {"q": {"a1": 2.0, "b1": 1.0}}
+    measure = PEER(weights={1: 0.5, 2: 0.5}, lang_mapping=langs) @ 2
+    package = next(ir_measures.iter_calc([measure], [ir_measures.Qrel("q", d, r) for d, r in qrels["q"].items()],
+                                         [ir_measures.ScoredDoc("q", d, s) for d, s in run["q"].items()])).value
+    assert package == pytest.approx(0.5 * chi2.sf(1, 1), abs=1e-12)
+    assert peer_at_k(qrels, run, 2, langs, {1: 0.5, 2: 0.5}).mean == pytest.approx(0.5 * chi2.sf(1, 1) + 0.5,
+                                                                                   abs=1e-12)
 
 
 # ----------------------------------------------------------------------------------- PEER, MIMO
@@ -260,8 +364,9 @@ def test_mrc_from_runs_deep_enough_and_refused_when_not(bed):
 # ------------------------------------------------------------------------- the main job's own runs
 @pytest.mark.slow
 def test_on_the_main_jobs_xquad_r_runs():
-    """PEER@20 of every XQuAD-R run the main job wrote against the package, per query, and the main job's
-    MRC@10 of base against ``compute_mrc`` on the same embeddings. ``MLIRKIT_MAIN_JOB`` names the output
+    """PEER@20 of every XQuAD-R run the main job wrote against the package, per query; peer-mimo@20 of its
+    base run against ``compute_peer`` and the main job's MRC@10 of base against ``compute_mrc`` on the same
+    embeddings. ``MLIRKIT_MAIN_JOB`` names the output
     folder of ``python -m mlirkit.benchmark --parts xquad-r ...`` (its embedding cache, ``$MLIRKIT_CACHE``,
     still holding the part's vectors); skipped without it."""
     import json
@@ -297,7 +402,7 @@ def test_on_the_main_jobs_xquad_r_runs():
             ours = peer_at_k(qrels, run, K_PEER, doc_langs)
             theirs = _package_peer(qrels, run, K_PEER, doc_langs)
             assert len(theirs) == ours.counted == 9520
-            assert max(abs(ours.per_query[q] - v) for q, v in theirs.items()) < 1e-9, path
+            assert _assert_equal_to_the_package(ours, theirs, qrels, run, K_PEER) < 20, path  # NaN: 4-7 per run
         queries = coll.topics.queries
         encoder = load_encoder(name, **config.xquad_options_for(name))
         variant = cache_variant(config.with_(languages=None))
@@ -312,6 +417,16 @@ def test_on_the_main_jobs_xquad_r_runs():
         assert entry["result"]["base"][f"mrc@{K_MRC}"] == pytest.approx(
             np.mean([np.mean([v for q, v in ours.items() if q.startswith(f"{la}_")]) for la in sorted(set(q_langs))]),
             abs=1e-9)
+        # compute_peer on the same scores against peer-mimo@20 of the base run the job wrote (MIMO reads a
+        # document's language from ids doc_{lang}_{n})
+        mimo_ids = [f"doc_{la}_{i}" for i, la in enumerate(coll.doc_langs)]
+        rename = dict(zip(coll.doc_ids, mimo_ids))
+        relevant = {q: {rename[d] for d, r in qrels[q].items() if r > 0} for q in q_ids}
+        theirs = mimo_compute_peer(sim, q_ids, mimo_ids, relevant, k=K_PEER)
+        base = read_run(out / "runs" / name.replace("/", "_") / "xquad-r" / "base.trec.gz")
+        res = evaluate(qrels, {"base": base}, [f"peer-mimo@{K_PEER}"], doc_langs=doc_langs,
+                       query_langs=dict(zip(q_ids, q_langs)), significance=None)
+        assert res.value("base", f"peer-mimo@{K_PEER}", micro=True) == pytest.approx(theirs[f"PEER@{K_PEER}"], abs=1e-9)
         # compute_mrc question by question (its values per language are then per query), leaving out the
         # questions with a score tie at the cut-off, which compute_mrc breaks at random (mlirkit: by document id)
         kth = -np.sort(-sim, axis=1)[:, K_MRC - 1:K_MRC + 1]

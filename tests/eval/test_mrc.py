@@ -140,3 +140,49 @@ def test_the_cli_names_them_in_every_report(tmp_path, capsys):
     data = json.loads(reports[1].read_text())
     assert data["r"]["mrc@3"] == pytest.approx(60.0) and data["_meta"]["counted"]["mrc@3"] == 2
     assert all("peer-mimo@2" in r.read_text() for r in reports)
+
+
+def test_in_the_grouped_test_and_the_ranx_report():
+    """MRC@k per query is 100 * RC(q), so the paired test takes it like any metric, with the question as
+    the unit; both languages of a question move together. The ranx report carries the column too."""
+    rng = np.random.default_rng(2)
+    docs = [f"d{i}" for i in range(12)]
+    qids = [f"{lang}_{g}" for g in range(6) for lang in ("en", "de")]
+    runs = {name: {q: dict(zip(docs, rng.normal(size=len(docs)).tolist())) for q in qids} for name in ("a", "b")}
+    langs = {q: q[:2] for q in qids}
+    res = evaluate({q: {"d0": 1} for q in qids}, runs, ["mrc@3", "peer@3"], query_langs=langs,
+                   doc_langs={d: ("en", "de")[i % 2] for i, d in enumerate(docs)}, query_groups="strip-lang",
+                   baseline="a", n_permutations=200)
+    (mrc,) = [c for c in res.significance if c.metric == "mrc@3"]
+    assert mrc.n_queries == 12 and mrc.n_units == 6
+    # the grouped test compares means over questions: a question's two versions have one RC each, averaged
+    by_group = {r: np.mean([[res.per_query[r]["mrc@3"][f"{la}_{g}"] for la in ("en", "de")] for g in range(6)], axis=1)
+                for r in ("a", "b")}
+    assert (mrc.mean_a, mrc.mean_b) == pytest.approx((by_group["a"].mean(), by_group["b"].mean()), abs=1e-12)
+    for la in ("en", "de"):  # MRC@k(a): the per-query-language tables
+        assert res.per_language[f"query language {la}"].loc["b", "mrc@3"] == pytest.approx(
+            np.mean([res.per_query["b"]["mrc@3"][f"{la}_{g}"] for g in range(6)]), abs=1e-12)
+    report = res.to_ranx_report()
+    assert "mrc@3" in str(report.to_dict()) and "peer@3" in str(report.to_dict())
+
+
+def test_the_cli_takes_the_questions_from_the_topics_group_id(tmp_path, capsys):
+    import json
+
+    from mlirkit.eval.cli import main
+
+    (tmp_path / "qrels.txt").write_text("en_1 0 x 1\nde_1 0 x 1\n")
+    lines = [f"{q} Q0 {d} {i + 1} {s} r" for q, scores in (("en_1", EN), ("de_1", DE))
+             for i, (d, s) in enumerate(sorted(scores.items(), key=lambda x: -x[1]))]
+    (tmp_path / "r.trec").write_text("\n".join(lines) + "\n")
+    (tmp_path / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": "q", "lang": q[:2], "group_id": "g"})
+                                                    + "\n" for q in ("en_1", "de_1")))
+    assert main(["--qrels", str(tmp_path / "qrels.txt"), "--runs", str(tmp_path / "r.trec"), "--metrics", "mrc@3",
+                 "--topics", str(tmp_path / "queries.jsonl"), "--quiet"]) == 0
+    assert "| r   | 60.0000 |" in capsys.readouterr().out
+    # another group per language: no question asked twice, nothing counted
+    (tmp_path / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": "q", "lang": q[:2], "group_id": q})
+                                                    + "\n" for q in ("en_1", "de_1")))
+    assert main(["--qrels", str(tmp_path / "qrels.txt"), "--runs", str(tmp_path / "r.trec"), "--metrics", "mrc@3",
+                 "--topics", str(tmp_path / "queries.jsonl"), "--quiet"]) == 0
+    assert "mrc@3: 0 of 2 queries counted" in capsys.readouterr().out
