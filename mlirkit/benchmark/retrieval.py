@@ -97,7 +97,7 @@ def score_rows(condition: Condition, doc_embs: np.ndarray, doc_langs: Sequence[s
                query_langs: Sequence[str]):
     """``rows -> (len(rows), n_docs)`` scores of ``condition`` for the queries at ``rows``, every document
     scored as :func:`retrieve` scores it (for measures that need every score: MRC@k, :mod:`mlirkit.eval.mrc`)."""
-    alpha = 1.0 if condition.alpha is None else condition.alpha
+    alpha = DEFAULT_ALPHA if condition.alpha is None else condition.alpha
     qlangs = np.asarray(list(query_langs), dtype=object)
     transforms = {lang: None if condition.transform is None else transform_for_query_lang(condition.transform, lang)
                   for lang in sorted(set(qlangs))}

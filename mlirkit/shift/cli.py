@@ -148,8 +148,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     refuse_existing(Path(args.output), args.overwrite, "transform")
     if args.method != "shift" and args.vectors is not None:
         raise MlirkitError(f"--vectors chooses the statistics of shift vectors, not of {args.method}")
-    if args.rank is not None and args.method not in ("lir", "lsar"):
-        raise MlirkitError(f"--rank is for lir and lsar, not {args.method}")
+    if args.rank is not None and args.method not in _ranked_methods():
+        raise MlirkitError(f"--rank is for {' and '.join(_ranked_methods())}, not {args.method}")
     recipe = {} if args.rank is None else {"rank": args.rank}
     if args.from_index is not None:
         return _fit_from_index(args, recipe)
@@ -174,6 +174,15 @@ def cmd_fit(args: argparse.Namespace) -> int:
     t.meta["encoder_name"] = args.encoder
     return _save(args, t, {**t.meta["fit"], "pairs": t.meta.get("pairs"),
                            "langid": None if t.langid is None else t.langid.to_meta()})
+
+
+def _ranked_methods() -> list[str]:
+    """The registered methods whose recipe (constructor) takes a ``rank``."""
+    import inspect
+
+    from mlirkit.transforms.registry import TRANSFORMS
+
+    return [m for m in TRANSFORMS.names() if "rank" in inspect.signature(TRANSFORMS.get(m).__init__).parameters]
 
 
 def _fit_from_index(args: argparse.Namespace, recipe: dict[str, Any]) -> int:
@@ -262,6 +271,8 @@ def cmd_derive(args: argparse.Namespace) -> int:
     _print({"output": str(args.output), "sha256": new.sha256, "source_lang": new.source_lang,
             "languages": new.languages})
     return 0
+
+
 def cmd_select_alpha(args: argparse.Namespace) -> int:
     from mlirkit.shift.from_index import select_alpha_for_index
     from mlirkit.transforms.alpha_select import DEFAULT_GRID

@@ -36,7 +36,7 @@ QUERIES = [Query("q1", "JSON parser library", "en"), Query("q2", "Bildwerkzeug",
 def transforms(tiny_encoder, tmp_path_factory):
     d = tmp_path_factory.mktemp("transforms")
     out = {}
-    for method in ("shift", "centering", "lir"):
+    for method in ("shift", "centering", "lir", "lsar", "leace"):
         t, _ = fit_from_groups(tiny_encoder, PAIRS, method=method, source_lang="en", rank=2)
         save_transform(t, d / f"{method}.safetensors")
         out[method] = d / f"{method}.safetensors"
@@ -56,7 +56,7 @@ def comparable_meta(path):
 
 
 @pytest.mark.parametrize("method,alpha", [("shift", 0.6), ("shift", {"*": 1.0, "fr": 0.3}), ("centering", 1.0),
-                                          ("lir", 0.8)])
+                                          ("lir", 0.8), ("lsar", 1.0), ("leace", {"*": 1.0, "de": 0.5})])
 def test_index_time_equals_posthoc_bit_for_bit(tmp_path, tiny_encoder, transforms, method, alpha):
     from mlirkit.encode import Indexer
     from mlirkit.index import DenseIndex
@@ -68,7 +68,11 @@ def test_index_time_equals_posthoc_bit_for_bit(tmp_path, tiny_encoder, transform
     before = tree_digest(tmp_path / "plain")
     stats = apply_to_index(tmp_path / "plain", transforms[method], tmp_path / "post", alpha=alpha, chunk_rows=5)
     assert tree_digest(tmp_path / "plain") == before  # input untouched
-    assert stats["vectors"] == "embeddings.npy" and stats["missing:ja"] == 1 and stats["unknown"] == 1
+    assert stats["vectors"] == "embeddings.npy"
+    if method in ("lsar", "leace"):  # one map for every row, whatever its language
+        assert "missing:ja" not in stats and "unknown" not in stats
+    else:
+        assert stats["missing:ja"] == 1 and stats["unknown"] == 1
 
     a, b = DenseIndex(tmp_path / "direct"), DenseIndex(tmp_path / "post")
     assert a.indexed_vectors().tobytes() == b.indexed_vectors().tobytes()
@@ -111,11 +115,16 @@ def test_shifted_faiss_indexer_and_query_side(tmp_path, tiny_encoder, transforms
         ShiftedFaissIndexer(tiny_encoder, tmp_path / "c", transform=None)
     with pytest.raises(MlirkitError, match="alpha"):
         ShiftedFaissIndexer(tiny_encoder, tmp_path / "c", transform=transforms["shift"], alpha=2.5)
-    # any fitted transform (an Indexer with one): centering, whose query side the searcher applies
+    # any fitted transform, file or estimator: the Indexer with it, byte for byte
     from mlirkit.encode import Indexer
-    ShiftedFaissIndexer(tiny_encoder, tmp_path / "c", transform=transforms["centering"], show_progress=False).index(DOCS)
-    Indexer(tiny_encoder, tmp_path / "c2", transform=transforms["centering"], show_progress=False).index(DOCS)
-    assert (tmp_path / "c" / "index").read_bytes() == (tmp_path / "c2" / "index").read_bytes()
+    for method in ("centering", "lir", "lsar", "leace"):
+        fitted = load_transform(transforms[method])
+        ShiftedFaissIndexer(tiny_encoder, tmp_path / method, transform=fitted, show_progress=False).index(DOCS)
+        Indexer(tiny_encoder, tmp_path / f"{method}2", transform=transforms[method], show_progress=False).index(DOCS)
+        assert (tmp_path / method / "index").read_bytes() == (tmp_path / f"{method}2" / "index").read_bytes()
+        assert DenseIndex(tmp_path / method).transform["method"] == method
+    # centering's query side: the searcher applies it
+    (tmp_path / "centering").rename(tmp_path / "c")
     searcher = Searcher(tmp_path / "c", tiny_encoder)
     q = searcher.encode_queries(QUERIES)
     t = load_transform(transforms["centering"])

@@ -173,3 +173,24 @@ def test_the_old_names_warn_for_one_release():
     assert old.tobytes() == t.transform(x, langs, "doc", 0.5).tobytes()
     with pytest.warns(DeprecationWarning, match="renamed params_"):
         assert t.params.keys() == t.params_.keys()
+
+
+def test_the_public_fitting_surface_is_the_estimators_and_three_array_builders():
+    """Every public fitting name of ``mlirkit``, ``mlirkit.transforms`` and ``mlirkit.shift`` is one of the three
+    array builders (pairs, index, ``.pt``) or a registered estimator, and docs/python.md lists them all."""
+    from pathlib import Path
+
+    import mlirkit
+    import mlirkit.shift
+    import mlirkit.transforms
+
+    builders = {"fit_from_pairs", "fit_from_index", "import_shift_pt"}
+    modules = (mlirkit, mlirkit.transforms, mlirkit.shift)
+    fitting = {n for m in modules for n in m.__all__ if n.startswith(("fit", "import_"))}
+    assert fitting == builders
+    estimators = {path.partition(":")[2] for path in METHODS.values()}
+    contract = {"LanguageTransform", "OffsetTransform", "PerLanguageTransform", "ProjectionTransform"}
+    assert {n for n in mlirkit.transforms.__all__ if n.endswith("Transform")} == estimators | contract
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "python.md").read_text(encoding="utf-8")
+    section = doc.split("## Fitting a transform")[1].split("\n## ")[0]
+    assert [n for n in sorted(builders | estimators) if f"{n}(" not in section] == []
