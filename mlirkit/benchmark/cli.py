@@ -28,6 +28,8 @@ def _alpha(text: str) -> float:
 
 
 PARTS = ("xquad-r", "lareqa", "mlqa-r", "ddtp")
+#: the main job: the SHIFT paper's benchmark and the DDTP bed
+DEFAULT_PARTS = ("xquad-r", "ddtp")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,11 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
         "python -m mlirkit.benchmark --quick --output runs/benchmark-quick"))
     p.add_argument("--encoders", nargs="+", default=list(DEFAULT_ENCODERS),
                    help="encoder presets, Hugging Face ids or local model paths")
-    p.add_argument("--parts", nargs="+", choices=PARTS, default=["ddtp"],
-                   help=f"what to run: ddtp (--benchmark; the default), xquad-r ({DEFAULT_XQUAD}, the SHIFT paper's "
-                        f"benchmark), lareqa ({DEFAULT_LAREQA}, LAReQA's sentence pool; with xquad-r), mlqa-r "
-                        f"({DEFAULT_MLQA}, partly parallel; LAReQA's files, not bundled: docs/datasets.md); e.g. "
-                        f"--parts xquad-r lareqa")
+    p.add_argument("--parts", nargs="+", choices=PARTS, default=list(DEFAULT_PARTS),
+                   help=f"what to run (default: {' '.join(DEFAULT_PARTS)}): xquad-r ({DEFAULT_XQUAD}, the SHIFT "
+                        f"paper's benchmark), ddtp (--benchmark), lareqa ({DEFAULT_LAREQA}, LAReQA's sentence pool; "
+                        f"with xquad-r), mlqa-r ({DEFAULT_MLQA}, partly parallel; LAReQA's files, not bundled: "
+                        f"docs/datasets.md); e.g. --parts xquad-r ddtp lareqa")
     p.add_argument("--lareqa-encoders", nargs="+", default=None, metavar="ENCODER",
                    help="the encoders run on LAReQA's sentence pool (default: all of --encoders)")
     p.add_argument("--xquad-pairs", type=positive_int, default=BenchmarkConfig.xquad_pairs,
@@ -164,6 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\nDDTP ({result.data['benchmark']}, test split; alpha chosen on dev; "
               f"\u2020 = differs from base, p < 0.05, Fisher randomization, Holm):")
         print(main_table(result))
+    print(f"\nWhere the time went (wall seconds, CPU seconds of the process in brackets):")
+    print(result.stages.table(result.timings["total"]))
     print(f"\nReport: {result.output / 'report.md'} (and report.json, runs/, plots/, transforms/); "
           f"total {result.timings['total']:.0f} s")
     return 0
