@@ -69,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--permutations", type=positive_int, default=BenchmarkConfig.n_permutations,
                    help="permutations of the Fisher randomization test")
     p.add_argument("--seed", type=int, default=BenchmarkConfig.seed)
+    p.add_argument("--check", nargs="?", const=True, default=None, type=Path, metavar="REPORT_DIR",
+                   help="compare the figures with the main job's reference (mlirkit/benchmark/reference/, the "
+                        "--quick slice's for --quick): one line per cell outside its tolerance, exit 1; with "
+                        "REPORT_DIR, check that finished run's report.json instead of running")
     p.add_argument("--no-plots", action="store_true", help="skip the plots")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     g = p.add_argument_group("encoder options (Hugging Face encoders; defaults keep the run within its time budget)")
@@ -117,6 +121,10 @@ def encoder_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(quiet=args.quiet)
+    if isinstance(args.check, Path):
+        from mlirkit.benchmark.check import read_report
+
+        return _check(read_report(args.check))
     config = BenchmarkConfig(
         encoders=tuple(args.encoders), query_langs=tuple(args.query_langs),
         languages=None if args.languages is None else tuple(args.languages),
@@ -170,4 +178,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(result.stages.table(result.timings["total"]))
     print(f"\nReport: {result.output / 'report.md'} (and report.json, runs/, plots/, transforms/); "
           f"total {result.timings['total']:.0f} s")
+    if args.check:
+        from mlirkit.benchmark.check import read_report
+
+        return _check(read_report(result.output))
     return 0
+
+
+def _check(report: dict[str, Any]) -> int:
+    """Print the check of ``report`` against the reference (:mod:`mlirkit.benchmark.check`): 1 when a cell fails."""
+    from mlirkit.benchmark.check import check
+
+    failures, notes = check(report)
+    for line in notes:
+        print(f"check: {line}")
+    for line in failures:
+        print(f"check FAILED: {line}")
+    print(f"check: {'FAILED, ' + str(len(failures)) + ' cells' if failures else 'every checked cell within its tolerance'}")
+    return 1 if failures else 0
