@@ -30,11 +30,13 @@ def _alpha(text: str) -> float:
 PARTS = ("xquad-r", "lareqa", "mlqa-r", "ddtp")
 #: the main job: the SHIFT paper's benchmark and the DDTP bed
 DEFAULT_PARTS = ("xquad-r", "ddtp")
+#: where the main job writes, and its quick slice (so that one never refuses the other's folder)
+DEFAULT_OUTPUT, QUICK_OUTPUT = Path("runs/benchmark"), Path("runs/benchmark-quick")
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mlirkit.benchmark", description=__doc__, epilog=examples(
-        "python -m mlirkit.benchmark --quick --output runs/benchmark-quick"))
+        "python -m mlirkit.benchmark --quick --check"))
     p.add_argument("--encoders", nargs="+", default=list(DEFAULT_ENCODERS),
                    help="encoder presets, Hugging Face ids or local model paths")
     p.add_argument("--parts", nargs="+", choices=PARTS, default=list(DEFAULT_PARTS),
@@ -55,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alphas", nargs="+", type=_alpha, default=None,
                    help="SHIFT strengths to sweep (default 0.1 ... 1.0; --quick: 0.2 ... 1.0 by 0.2); DDTP chooses "
                         "among them on its dev split, XQuAD-R only reports them (its alpha is chosen without labels)")
-    p.add_argument("--output", type=Path, default=Path("runs/benchmark"), help="output directory")
+    p.add_argument("--output", type=Path, default=None,
+                   help=f"output directory (default: {DEFAULT_OUTPUT}, {QUICK_OUTPUT} with --quick)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     p.add_argument("--quick", action="store_true",
                    help="a small slice (100 query groups, 50 pairs per language, 5 alphas) for a first look")
@@ -128,7 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = BenchmarkConfig(
         encoders=tuple(args.encoders), query_langs=tuple(args.query_langs),
         languages=None if args.languages is None else tuple(args.languages),
-        alphas=None if args.alphas is None else tuple(args.alphas), output=args.output, quick=args.quick,
+        alphas=None if args.alphas is None else tuple(args.alphas),
+        output=args.output or (QUICK_OUTPUT if args.quick else DEFAULT_OUTPUT), quick=args.quick,
         overwrite=args.overwrite, benchmark=args.benchmark if "ddtp" in args.parts else None,
         xquad=DEFAULT_XQUAD if "xquad-r" in args.parts else None,
         lareqa=DEFAULT_LAREQA if "lareqa" in args.parts else None,

@@ -35,14 +35,19 @@ class Timer:
                 self.seconds[name] = round(self.seconds.get(name, 0.0) + time.perf_counter() - start, 3)
 
 
-def compute_threads(config: BenchmarkConfig):
-    """Thread limit of BLAS/OpenMP (numpy, FAISS) for the steps after encoding. These are small
-    operations (512 x 512 eigendecompositions, ~1k x 10k inner products): one thread costs little on an
-    idle machine, and on a busy one multi-threaded BLAS spins (measured: LIR fit 16 CPU-s with 2 threads,
-    0.4 CPU-s with 1, load average 20)."""
+@contextmanager
+def compute_threads(config: BenchmarkConfig) -> Iterator[None]:
+    """Thread limit of BLAS/OpenMP (numpy), FAISS and torch (LEACE's eigendecomposition) for the steps after
+    encoding, restored after. These are small operations (512 x 512 eigendecompositions, ~1k x 10k inner
+    products): one thread costs little on an idle machine, and on a busy one multi-threaded BLAS spins
+    (measured: LIR fit 16 CPU-s with 2 threads, 0.4 CPU-s with 1, load average 20)."""
     from threadpoolctl import threadpool_limits
 
-    return threadpool_limits(limits=config.compute_threads)
+    from mlirkit.base.threads import faiss_threads, torch_threads
+
+    with threadpool_limits(limits=config.compute_threads), faiss_threads(config.compute_threads), \
+            torch_threads(config.compute_threads):
+        yield
 
 
 def cache_variant(config: BenchmarkConfig) -> str:
