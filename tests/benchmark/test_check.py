@@ -185,3 +185,15 @@ def test_the_readme_results_quote_the_reference():
         assert values == [_expected(part, f"{encoder} | {s} | {metric}") for s in shifts[part]], row
         parts.add(part)
     assert parts == {"xquad-r", "ddtp"}
+
+
+@pytest.mark.slow
+def test_the_quick_slice_checks_against_its_own_reference(tmp_path, capsys):
+    """CI's check: the real --quick slice (both encoders, XQuAD-R and DDTP) against reference/quick/."""
+    from mlirkit.benchmark.cli import main
+
+    rc = main(["--quick", "--check", "--no-plots", "--quiet", "--output", str(tmp_path / "quick")])
+    out = capsys.readouterr().out
+    assert rc == 0, [line for line in out.splitlines() if line.startswith("check FAILED")]
+    for part in ("xquad-r", "ddtp"):
+        assert f"check: {part}: " in out and "no quick reference" not in out
