@@ -1,6 +1,7 @@
-"""``python -m mlirkit.benchmark``: the language bias of real retrievers and SHIFT removing it, centering and
-LIR beside it, on the SHIFT paper's benchmark (XQuAD-R, with LAReQA's sentence pool) and on the bundled
-DDTP benchmark; report, runs and plots in ``--output``."""
+"""``python -m mlirkit.benchmark``: the language bias of real retrievers and SHIFT removing it, centering, LIR,
+LSAR and LEACE beside it, on the SHIFT paper's benchmark (XQuAD-R; LAReQA's sentence pool with ``--parts``) and
+on the bundled DDTP benchmark, both by default; report, runs and plots in ``--output``, the figures checked
+against the reference with ``--check``."""
 from __future__ import annotations
 
 import argparse
