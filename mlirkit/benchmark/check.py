@@ -121,11 +121,28 @@ def write_reference(report_dir: str | Path, *, root: Path | None = None, run: st
             tol, why = tolerance(cell, quick)
             entries[cell] = {"value": None if value is None else round(value, 6), "tolerance": tol, "why": why}
         path = folder / f"{part}.json"
-        path.write_text(json.dumps({"part": part, "quick": quick, "command": report.get("command"), "run": run,
+        path.write_text(json.dumps({"part": part, "quick": quick, "command": _portable(report.get("command") or ""),
+                                    "run": run,
                                     "reasons": {w: REASONS[w] for w in sorted({e["why"] for e in entries.values()})},
                                     "cells": entries}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         written.append(path)
     return written
+
+
+def _portable(command: str) -> str:
+    """The command without the options that name this machine's folders (``--output``, ``--cache-dir``)."""
+    import shlex
+
+    words, out = shlex.split(command), []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in ("--output", "--cache-dir"):
+            skip = True
+        elif not word.startswith(("--output=", "--cache-dir=")):
+            out.append(word)
+    return shlex.join(out)
 
 
 def read_report(report_dir: str | Path) -> dict[str, Any]:
