@@ -1,6 +1,7 @@
-"""``python -m mlirkit.benchmark``: the language bias of real retrievers and SHIFT removing it, centering and
-LIR beside it, on the SHIFT paper's benchmark (XQuAD-R, with LAReQA's sentence pool) and on the bundled
-DDTP benchmark; report, runs and plots in ``--output``."""
+"""``python -m mlirkit.benchmark``: the language bias of real retrievers and SHIFT removing it, centering, LIR,
+LSAR and LEACE beside it, on the SHIFT paper's benchmark (XQuAD-R; LAReQA's sentence pool with ``--parts``) and
+on the bundled DDTP benchmark, both by default; report, runs and plots in ``--output``, the figures checked
+against the reference with ``--check``."""
 from __future__ import annotations
 
 import argparse
@@ -28,18 +29,22 @@ def _alpha(text: str) -> float:
 
 
 PARTS = ("xquad-r", "lareqa", "mlqa-r", "ddtp")
+#: the main job: the SHIFT paper's benchmark and the DDTP bed
+DEFAULT_PARTS = ("xquad-r", "ddtp")
+#: where the main job writes, and its quick slice (so that one never refuses the other's folder)
+DEFAULT_OUTPUT, QUICK_OUTPUT = Path("runs/benchmark"), Path("runs/benchmark-quick")
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mlirkit.benchmark", description=__doc__, epilog=examples(
-        "python -m mlirkit.benchmark --quick --output runs/benchmark-quick"))
+        "python -m mlirkit.benchmark --quick --check"))
     p.add_argument("--encoders", nargs="+", default=list(DEFAULT_ENCODERS),
                    help="encoder presets, Hugging Face ids or local model paths")
-    p.add_argument("--parts", nargs="+", choices=PARTS, default=["ddtp"],
-                   help=f"what to run: ddtp (--benchmark; the default), xquad-r ({DEFAULT_XQUAD}, the SHIFT paper's "
-                        f"benchmark), lareqa ({DEFAULT_LAREQA}, LAReQA's sentence pool; with xquad-r), mlqa-r "
-                        f"({DEFAULT_MLQA}, partly parallel; LAReQA's files, not bundled: docs/datasets.md); e.g. "
-                        f"--parts xquad-r lareqa")
+    p.add_argument("--parts", nargs="+", choices=PARTS, default=list(DEFAULT_PARTS),
+                   help=f"what to run (default: {' '.join(DEFAULT_PARTS)}): xquad-r ({DEFAULT_XQUAD}, the SHIFT "
+                        f"paper's benchmark), ddtp (--benchmark), lareqa ({DEFAULT_LAREQA}, LAReQA's sentence pool; "
+                        f"with xquad-r), mlqa-r ({DEFAULT_MLQA}, partly parallel; LAReQA's files, not bundled: "
+                        f"docs/datasets.md); e.g. --parts xquad-r ddtp lareqa")
     p.add_argument("--lareqa-encoders", nargs="+", default=None, metavar="ENCODER",
                    help="the encoders run on LAReQA's sentence pool (default: all of --encoders)")
     p.add_argument("--xquad-pairs", type=positive_int, default=BenchmarkConfig.xquad_pairs,
@@ -53,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alphas", nargs="+", type=_alpha, default=None,
                    help="SHIFT strengths to sweep (default 0.1 ... 1.0; --quick: 0.2 ... 1.0 by 0.2); DDTP chooses "
                         "among them on its dev split, XQuAD-R only reports them (its alpha is chosen without labels)")
-    p.add_argument("--output", type=Path, default=Path("runs/benchmark"), help="output directory")
+    p.add_argument("--output", type=Path, default=None,
+                   help=f"output directory (default: {DEFAULT_OUTPUT}, {QUICK_OUTPUT} with --quick)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     p.add_argument("--quick", action="store_true",
                    help="a small slice (100 query groups, 50 pairs per language, 5 alphas) for a first look")
@@ -67,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--permutations", type=positive_int, default=BenchmarkConfig.n_permutations,
                    help="permutations of the Fisher randomization test")
     p.add_argument("--seed", type=int, default=BenchmarkConfig.seed)
+    p.add_argument("--check", nargs="?", const=True, default=None, type=Path, metavar="REPORT_DIR",
+                   help="compare the figures with the main job's reference (mlirkit/benchmark/reference/, the "
+                        "--quick slice's for --quick): one line per cell outside its tolerance, exit 1; with "
+                        "REPORT_DIR, check that finished run's report.json instead of running")
     p.add_argument("--no-plots", action="store_true", help="skip the plots")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     g = p.add_argument_group("encoder options (Hugging Face encoders; defaults keep the run within its time budget)")
@@ -115,10 +125,15 @@ def encoder_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(quiet=args.quiet)
+    if isinstance(args.check, Path):
+        from mlirkit.benchmark.check import read_report
+
+        return _check(read_report(args.check))
     config = BenchmarkConfig(
         encoders=tuple(args.encoders), query_langs=tuple(args.query_langs),
         languages=None if args.languages is None else tuple(args.languages),
-        alphas=None if args.alphas is None else tuple(args.alphas), output=args.output, quick=args.quick,
+        alphas=None if args.alphas is None else tuple(args.alphas),
+        output=args.output or (QUICK_OUTPUT if args.quick else DEFAULT_OUTPUT), quick=args.quick,
         overwrite=args.overwrite, benchmark=args.benchmark if "ddtp" in args.parts else None,
         xquad=DEFAULT_XQUAD if "xquad-r" in args.parts else None,
         lareqa=DEFAULT_LAREQA if "lareqa" in args.parts else None,
@@ -164,6 +179,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\nDDTP ({result.data['benchmark']}, test split; alpha chosen on dev; "
               f"\u2020 = differs from base, p < 0.05, Fisher randomization, Holm):")
         print(main_table(result))
+    print(f"\nWhere the time went (wall seconds, CPU seconds of the process in brackets):")
+    print(result.stages.table(result.timings["total"]))
     print(f"\nReport: {result.output / 'report.md'} (and report.json, runs/, plots/, transforms/); "
           f"total {result.timings['total']:.0f} s")
+    if args.check:
+        from mlirkit.benchmark.check import read_report
+
+        return _check(read_report(result.output))
     return 0
+
+
+def _check(report: dict[str, Any]) -> int:
+    """Print the check of ``report`` against the reference (:mod:`mlirkit.benchmark.check`): 1 when a cell fails."""
+    from mlirkit.benchmark.check import check
+
+    failures, notes = check(report)
+    for line in notes:
+        print(f"check: {line}")
+    for line in failures:
+        print(f"check FAILED: {line}")
+    print(f"check: {'FAILED, ' + str(len(failures)) + ' cells' if failures else 'every checked cell within its tolerance'}")
+    return 1 if failures else 0

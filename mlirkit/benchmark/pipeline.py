@@ -31,6 +31,7 @@ from mlirkit.benchmark.config import XQUAD_BASELINE_SOURCE, BenchmarkConfig
 from mlirkit.benchmark.data import BenchmarkData, ParallelSet, Rows, load_benchmark, load_parallel
 from mlirkit.benchmark.result import BenchmarkResult, EncoderResult
 from mlirkit.benchmark.retrieval import Condition, encode_side, retrieve, score_rows
+from mlirkit.benchmark.stages import StageClock
 from mlirkit.benchmark.steps import (CORPUS_METHODS, Timer, cache_variant, compute_threads, fit_corpus_methods,
                                      fit_transforms, write_runs)
 from mlirkit.benchmark.xquad import MLQA, XquadData, load_collection, load_pair_sets, load_xquad, run_xquad
@@ -65,7 +66,8 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
     """
     from mlirkit.base.fs import atomic_directory
 
-    timer = Timer()
+    clock = StageClock()
+    timer = Timer(clock, "setup")
     total_start = time.perf_counter()
     cache_root = config.cache_dir
     if cache_root is None:
@@ -98,18 +100,22 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
                         len(data.languages), ", ".join(f"{len(sp.queries)} {s}" for s, sp in data.splits.items()))
         results, xquad_results, mlqa_results = [], [], []
         for name in config.encoders:
-            given = encoders is not None and name in encoders
+            loaded = _Encoders(name, encoders, clock)
             if data is not None:
-                encoder = encoders[name] if given else _load_encoder(name, config.options_for(name))
-                results.append(_run_encoder(name, encoder, config, data, parallel, cache, out))
+                encoder = loaded.get("ddtp", config.options_for(name))
+                results.append(_run_encoder(name, encoder, config, data, parallel, cache, out, clock=clock))
             if xquad is not None:
-                encoder = encoders[name] if given else _load_encoder(name, config.xquad_options_for(name))
-                with timer(f"XQuAD-R {name}"):
-                    xquad_results.append(run_xquad(name, encoder, config, xquad, pairs, lareqa_pairs, cache, out))
+                encoder = loaded.get("xquad-r", config.xquad_options_for(name))
+                start = time.perf_counter()
+                xquad_results.append(run_xquad(name, encoder, config, xquad, pairs, lareqa_pairs, cache, out,
+                                               clock=clock))
+                timer.seconds[f"XQuAD-R {name}"] = round(time.perf_counter() - start, 3)
             if mlqa is not None:
-                encoder = encoders[name] if given else _load_encoder(name, config.xquad_options_for(name))
-                with timer(f"MLQA-R {name}"):
-                    mlqa_results.append(run_xquad(name, encoder, config, mlqa, mlqa_pairs, None, cache, out, part=MLQA))
+                encoder = loaded.get(MLQA, config.xquad_options_for(name))
+                start = time.perf_counter()
+                mlqa_results.append(run_xquad(name, encoder, config, mlqa, mlqa_pairs, None, cache, out, part=MLQA,
+                                              clock=clock))
+                timer.seconds[f"MLQA-R {name}"] = round(time.perf_counter() - start, 3)
         groups = summary.get("groups", {})
         statement = SPLIT_STATEMENT.format(metric=config.select_metric, dev=groups.get("dev", "?"),
                                            test=groups.get("test", "?"))
@@ -121,12 +127,31 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
                    "removed_stale": cache.stats.removed_stale,
                    "entries": cache.stats.entries},
             timings=timer.seconds, output=Path(config.output), command=command or default_command(),
+            stages=clock,
             xquad=xquad_results, xquad_data={} if xquad is None else xquad.summary(),
             mlqa=mlqa_results, mlqa_data={} if mlqa is None else mlqa.summary())
         from mlirkit.benchmark.report import write_reports
 
         write_reports(result, out)
     return result
+
+
+class _Encoders:
+    """The encoder ``name`` for each part, loaded once per distinct set of options (USE has the same in every
+    part; e5-small has XQuAD-R's 512 tokens and DDTP's 256); ``given`` (tests) replaces loading."""
+
+    def __init__(self, name: str, given: Mapping[str, Any] | None, clock: StageClock) -> None:
+        self.name, self.given, self.clock = name, given, clock
+        self._loaded: dict[str, Any] = {}
+
+    def get(self, part: str, options: dict[str, Any]) -> Any:
+        if self.given is not None and self.name in self.given:
+            return self.given[self.name]
+        key = repr(sorted(options.items()))
+        if key not in self._loaded:
+            with self.clock(part, "load", f"encoder {self.name}"):
+                self._loaded[key] = _load_encoder(self.name, options)
+        return self._loaded[key]
 
 
 def _load_encoder(name: str, options: dict[str, Any]) -> Any:
@@ -137,12 +162,13 @@ def _load_encoder(name: str, options: dict[str, Any]) -> Any:
 
 
 def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: BenchmarkData,
-                 parallel: Mapping[str, ParallelSet], cache: EmbeddingCache, out: Path) -> EncoderResult:
+                 parallel: Mapping[str, ParallelSet], cache: EmbeddingCache, out: Path, *,
+                 clock: StageClock | None = None) -> EncoderResult:
     from tqdm.auto import tqdm
 
     from mlirkit.transforms import save_transform
 
-    timer = Timer()
+    timer = Timer(clock, "ddtp", name)
     fingerprint = encoder.fingerprint
     safe = name.replace("/", "_")
     docs = data.docs
@@ -202,9 +228,8 @@ def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: Ben
     for source in transforms:
         main_runs += [f"shift-{source}@{chosen[source]:g}", f"centering-{source}", f"lir-{source}"]
     main_runs += [f"{m}-corpus" for m in CORPUS_METHODS]
-    with timer("MRC (translated queries)"), compute_threads(config):
-        mrc = _translated_mrc(name, encoder, config, data, cache, variant, doc_embs,
-                              {c.name: c for c in conditions if c.name in main_runs})
+    mrc = _translated_mrc(name, encoder, config, data, cache, variant, doc_embs,
+                          {c.name: c for c in conditions if c.name in main_runs}, timer)
     with timer("evaluate test"), compute_threads(config):
         test = _evaluate(config, data, "test", {r: split_runs["test"][r] for r in main_runs}, doc_lang_map,
                          significance=True, precomputed=mrc)
@@ -230,7 +255,7 @@ def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: Ben
 
 def _translated_mrc(name: str, encoder: Encoder, config: BenchmarkConfig, data: BenchmarkData,
                     cache: EmbeddingCache, variant: str, doc_embs: np.ndarray,
-                    conditions: Mapping[str, Condition]) -> dict[str, dict[str, dict[str, float]]]:
+                    conditions: Mapping[str, Condition], timer: Timer) -> dict[str, dict[str, dict[str, float]]]:
     """MRC@k of the test queries against their translations (``{benchmark}/multi/test``: the same description's
     short description in every language, encoded for this metric only), each system scoring every document:
     ``{metric: {run: {qid: MRC}}}`` for the split's queries; empty without MRC metrics or translations."""
@@ -253,13 +278,16 @@ def _translated_mrc(name: str, encoder: Encoder, config: BenchmarkConfig, data: 
     queries = [q for q in read_topics(source) if getattr(q, "group_id", None) in wanted]
     q_ids, q_langs = [q.query_id for q in queries], [q.lang for q in queries]
     groups = {q.query_id: q.group_id for q in queries}
-    embs = cache.embed(encoder, name, f"{data.name}-test-translations{variant}", "query", [q.text for q in queries],
-                       q_langs, reuse=True)
+    with timer("encode test translations"):
+        embs = cache.embed(encoder, name, f"{data.name}-test-translations{variant}", "query",
+                           [q.text for q in queries], q_langs, reuse=True)
     doc_ids, doc_langs = [d.doc_id for d in data.docs], [d.lang for d in data.docs]
     keep = set(test.query_langs)
-    return {m: {run: {q: v for q, v in mrc_from_scores(score_rows(cond, doc_embs, doc_langs, embs, q_langs), q_ids,
-                                                        q_langs, groups, doc_ids, parse_metric(m).k).items() if q in keep}
-                for run, cond in conditions.items()} for m in metrics}
+    with timer("MRC (translated queries)"), compute_threads(config):
+        return {m: {run: {q: v for q, v in mrc_from_scores(score_rows(cond, doc_embs, doc_langs, embs, q_langs),
+                                                            q_ids, q_langs, groups, doc_ids,
+                                                            parse_metric(m).k).items() if q in keep}
+                    for run, cond in conditions.items()} for m in metrics}
 
 
 def _evaluate(config: BenchmarkConfig, data: BenchmarkData, split: str, runs: Mapping[str, Any],

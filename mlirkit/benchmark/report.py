@@ -74,6 +74,9 @@ def render_markdown(result: "BenchmarkResult") -> str:
     if result.encoders:
         lines += _ddtp_markdown(result)
     lines += ["## Time and cache", "",
+              *([f"Where the time went: wall seconds (CPU seconds of the process, every thread) per part and stage; "
+                 "the table the command prints at the end.", "",
+                 result.stages.table(result.timings.get("total")), ""] if result.stages is not None else []),
               table(["step", "seconds"], [[k, f"{v:.1f}"] for k, v in result.timings.items()]), "",
               table(["encoder", "part", "step", "seconds"],
                      [[e.name, part, k, f"{v:.1f}"] for part, entries in (("DDTP", result.encoders),
@@ -167,7 +170,7 @@ def to_json(result: "BenchmarkResult") -> dict[str, Any]:
         "xquad": xquad_report.to_json(result) if result.xquad else None,
         "mlqa": xquad_report.to_json(result, xquad_report.PARTS["mlqa-r"]) if result.mlqa else None,
         "cache": {k: v for k, v in result.cache.items() if k != "entries"}, "cache_entries": result.cache["entries"],
-        "timings": result.timings,
+        "timings": result.timings, "stages": None if result.stages is None else result.stages.to_dict(),
     })
 
 

@@ -52,6 +52,8 @@ class BenchmarkResult:
     xquad_data: dict[str, Any] = field(default_factory=dict)
     mlqa: list[Any] = field(default_factory=list)  # the MLQA-R part, XquadEncoderResult (empty when skipped)
     mlqa_data: dict[str, Any] = field(default_factory=dict)
+    #: wall and CPU seconds per part and stage (:class:`mlirkit.benchmark.stages.StageClock`)
+    stages: Any = None
 
 
 def cpu_count() -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
@@ -12,31 +12,42 @@ import numpy as np
 
 from mlirkit.benchmark.config import BenchmarkConfig
 from mlirkit.benchmark.data import ParallelSet
+from mlirkit.benchmark.stages import StageClock, stage_of
 
 
 class Timer:
-    """Wall-clock seconds per named step."""
+    """Wall-clock seconds per named step; with a ``clock``, each step is also timed as its stage of ``part``
+    (:func:`mlirkit.benchmark.stages.stage_of`, logged when it starts; ``label`` names the encoder there)."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: StageClock | None = None, part: str = "", label: str = "") -> None:
         self.seconds: dict[str, float] = {}
+        self.clock, self.part, self.label = clock, part, label
 
     @contextmanager
     def __call__(self, name: str) -> Iterator[None]:
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.seconds[name] = round(self.seconds.get(name, 0.0) + time.perf_counter() - start, 3)
+        with ExitStack() as stack:
+            if self.clock is not None:
+                stack.enter_context(self.clock(self.part, stage_of(name), f"{self.label} {name}".strip()))
+            start = time.perf_counter()
+            try:
+                yield
+            finally:
+                self.seconds[name] = round(self.seconds.get(name, 0.0) + time.perf_counter() - start, 3)
 
 
-def compute_threads(config: BenchmarkConfig):
-    """Thread limit of BLAS/OpenMP (numpy, FAISS) for the steps after encoding. These are small
-    operations (512 x 512 eigendecompositions, ~1k x 10k inner products): one thread costs little on an
-    idle machine, and on a busy one multi-threaded BLAS spins (measured: LIR fit 16 CPU-s with 2 threads,
-    0.4 CPU-s with 1, load average 20)."""
+@contextmanager
+def compute_threads(config: BenchmarkConfig) -> Iterator[None]:
+    """Thread limit of BLAS/OpenMP (numpy), FAISS and torch (LEACE's eigendecomposition) for the steps after
+    encoding, restored after. These are small operations (512 x 512 eigendecompositions, ~1k x 10k inner
+    products): one thread costs little on an idle machine, and on a busy one multi-threaded BLAS spins
+    (measured: LIR fit 16 CPU-s with 2 threads, 0.4 CPU-s with 1, load average 20)."""
     from threadpoolctl import threadpool_limits
 
-    return threadpool_limits(limits=config.compute_threads)
+    from mlirkit.base.threads import faiss_threads, torch_threads
+
+    with threadpool_limits(limits=config.compute_threads), faiss_threads(config.compute_threads), \
+            torch_threads(config.compute_threads):
+        yield
 
 
 def cache_variant(config: BenchmarkConfig) -> str:

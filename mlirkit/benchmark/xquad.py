@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -40,6 +41,7 @@ from mlirkit.benchmark.cache import EmbeddingCache
 from mlirkit.benchmark.config import XQUAD_BASELINE_SOURCE, BenchmarkConfig
 from mlirkit.benchmark.data import ParallelSet, Rows, Split, load_parallel
 from mlirkit.benchmark.retrieval import Condition, retrieve, score_rows
+from mlirkit.benchmark.stages import StageClock
 from mlirkit.benchmark.steps import Timer, cache_variant, compute_threads, fit_corpus_methods, fit_transforms, write_runs
 from mlirkit.base.errors import MlirkitError
 from mlirkit.io.records import Doc
@@ -205,12 +207,13 @@ def shift_run(shift: Any, query_embs: np.ndarray, query_ids: list[str], query_la
 
 def run_xquad(name: str, encoder: Any, config: BenchmarkConfig, data: XquadData,
               pairs: Mapping[str, ParallelSet], lareqa_pairs: Mapping[str, ParallelSet] | None,
-              cache: EmbeddingCache, out: Path, *, part: str = XQUAD) -> XquadEncoderResult:
+              cache: EmbeddingCache, out: Path, *, part: str = XQUAD, clock: StageClock | None = None
+              ) -> XquadEncoderResult:
     """The XQuAD-R part (module docstring) for one encoder, or the same part on another pooled collection
     (``part``: :data:`MLQA`); runs, transforms and plots written under ``out``, named by ``part``."""
     from mlirkit.transforms import save_transform
 
-    timer = Timer()
+    timer = Timer(clock, part, name)
     safe = name.replace("/", "_")
     coll = data.paragraphs
     variant = cache_variant(config.with_(languages=None))
@@ -221,8 +224,7 @@ def run_xquad(name: str, encoder: Any, config: BenchmarkConfig, data: XquadData,
     with timer("encode queries"):
         query_embs = cache.embed(encoder, name, f"{part}-queries{variant}", "query", [q.text for q in queries],
                                  [q.lang for q in queries], reuse=True)
-    with timer("fit"):
-        transforms, info = _fit(name, encoder, config, pairs, doc_embs, coll, cache, variant, part)
+    transforms, info = _fit(name, encoder, config, pairs, doc_embs, coll, cache, variant, part, timer)
     shifts, selections = {}, {}
     with timer("choose alpha (label-free)"), compute_threads(config):
         for source, t in transforms["shift"].items():
@@ -287,28 +289,32 @@ def run_xquad(name: str, encoder: Any, config: BenchmarkConfig, data: XquadData,
         with timer("plots"), compute_threads(config):
             res.files["plots"] = _plots(res, config, coll, runs, out / "plots" / safe, out, part)
     if lareqa_pairs is not None and data.sentences is not None and config.runs_lareqa(name):
-        with timer("LAReQA"):
-            res.lareqa = run_lareqa(name, encoder, config, data.sentences, lareqa_pairs, cache, variant)
+        start = time.perf_counter()
+        res.lareqa = run_lareqa(name, encoder, config, data.sentences, lareqa_pairs, cache, variant,
+                                Timer(clock, "lareqa", name))
+        timer.seconds["LAReQA"] = round(time.perf_counter() - start, 3)
     res.timings = timer.seconds
     return res
 
 
 def _fit(name: str, encoder: Any, config: BenchmarkConfig, pairs: Mapping[str, ParallelSet], doc_embs: np.ndarray,
-         coll: Collection, cache: EmbeddingCache, variant: str, label: str) -> tuple[dict[str, Any], dict[str, Any]]:
+         coll: Collection, cache: EmbeddingCache, variant: str, label: str,
+         timer: Timer) -> tuple[dict[str, Any], dict[str, Any]]:
     """``({"shift": {vectors: transform}, "centering": T, "lir": T}, {vectors: what they were fitted on})``."""
     shift: dict[str, Any] = {}
     out: dict[str, Any] = {}
     info: dict[str, dict[str, Any]] = {}
     for source, ps in pairs.items():
-        embs = cache.embed(encoder, name, f"{label}-pairs-{source}{variant}", "doc", ps.texts, ps.langs,
-                           reuse=True)
-        with compute_threads(config):
+        with timer(f"encode pairs {source}"):
+            embs = cache.embed(encoder, name, f"{label}-pairs-{source}{variant}", "doc", ps.texts, ps.langs,
+                               reuse=True)
+        with timer(f"fit {source}"), compute_threads(config):
             fitted = fit_transforms(ps, embs, encoder.fingerprint, config)
         shift[source] = fitted["shift"]
         if source == XQUAD_BASELINE_SOURCE:
             out.update({m: fitted[m] for m in ("centering", "lir")})
         info[source] = {"sources": list(ps.sources), "pairs": ps.pairs}
-    with compute_threads(config):
+    with timer("fit corpus"), compute_threads(config):
         shift[CORPUS] = corpus_shift(doc_embs, coll, config.source_lang, encoder.fingerprint)
         corpus_fitted = fit_corpus_methods(doc_embs, coll.doc_langs, encoder.fingerprint, config.source_lang)
     info[CORPUS] = {"sources": [coll.name], "recipe": shift[CORPUS].meta.get("recipe")}
@@ -416,22 +422,25 @@ def _plots(res: XquadEncoderResult, config: BenchmarkConfig, coll: Collection, r
 
 # ---------------------------------------------------------------------------- LAReQA
 def run_lareqa(name: str, encoder: Any, config: BenchmarkConfig, coll: Collection, pairs: Mapping[str, ParallelSet],
-               cache: EmbeddingCache, variant: str) -> LareqaResult:
+               cache: EmbeddingCache, variant: str, timer: Timer | None = None) -> LareqaResult:
     """Base and SHIFT (Tatoeba and corpus vectors, label-free alpha) on LAReQA's sentence pool: AP of every
     query over the whole ranking, tests against base by question."""
     from mlirkit.benchmark.average_precision import average_precision, id_ranks
     from mlirkit.eval.significance import compare_runs
+    timer = timer or Timer()
     docs, queries = coll.docs, coll.topics.queries
-    doc_embs = cache.embed(encoder, name, f"lareqa-corpus{variant}", "doc", [d.text for d in docs], coll.doc_langs,
-                           reuse=True)
-    query_embs = cache.embed(encoder, name, f"lareqa-queries{variant}", "query", [q.text for q in queries],
-                             [q.lang for q in queries], reuse=True)
     tatoeba = pairs[XQUAD_BASELINE_SOURCE]
-    embs = cache.embed(encoder, name, f"lareqa-pairs-{XQUAD_BASELINE_SOURCE}{variant}", "doc", tatoeba.texts,
-                       tatoeba.langs, reuse=True)
-    with compute_threads(config):
+    with timer("encode sentences, queries and pairs"):
+        doc_embs = cache.embed(encoder, name, f"lareqa-corpus{variant}", "doc", [d.text for d in docs],
+                               coll.doc_langs, reuse=True)
+        query_embs = cache.embed(encoder, name, f"lareqa-queries{variant}", "query", [q.text for q in queries],
+                                 [q.lang for q in queries], reuse=True)
+        embs = cache.embed(encoder, name, f"lareqa-pairs-{XQUAD_BASELINE_SOURCE}{variant}", "doc", tatoeba.texts,
+                           tatoeba.langs, reuse=True)
+    with timer("fit tatoeba and corpus"), compute_threads(config):
         vectors = {XQUAD_BASELINE_SOURCE: fit_transforms(tatoeba, embs, encoder.fingerprint, config)["shift"],
                    CORPUS: corpus_shift(doc_embs, coll, config.source_lang, encoder.fingerprint)}
+    with timer("choose alpha (label-free)"), compute_threads(config):
         shifts, selections = {}, {}
         for source, t in vectors.items():
             shifts[source], selections[source] = _shift_and_alpha(t, doc_embs, coll)
@@ -445,7 +454,7 @@ def run_lareqa(name: str, encoder: Any, config: BenchmarkConfig, coll: Collectio
     base_docs = doc_embs / np.linalg.norm(doc_embs, axis=1, keepdims=True)
     systems = ["base", *(Condition("shift", s, chosen[s]).name for s in shifts)]
     ap: dict[str, np.ndarray] = {s: np.empty(len(qids)) for s in systems}
-    with compute_threads(config):
+    with timer("retrieve (AP over the whole ranking)"), compute_threads(config):
         for a in range(0, len(qids), QUERY_BLOCK):
             block = slice(a, a + QUERY_BLOCK)
             ap["base"][block] = average_precision(query_embs[block] @ base_docs.T, relevant[block], ranks)
@@ -457,10 +466,11 @@ def run_lareqa(name: str, encoder: Any, config: BenchmarkConfig, coll: Collectio
     scorers = {"base": lambda rows: query_embs[rows] @ base_docs.T,
                **{Condition("shift", s, chosen[s]).name: _shift_scores(shift, query_embs, q_langs, chosen[s])
                   for s, shift in shifts.items()}}
-    with compute_threads(config):
+    with timer("evaluate (PEER, MRC, tests)"), compute_threads(config):
         fairness = _fairness(config, coll, scorers, ranks)
-    tests = compare_runs(per_query, [MAP], test="fisher", baseline="base", correction="holm",
-                         n_permutations=config.n_permutations, seed=config.seed, query_groups=coll.topics.query_groups)
+        tests = compare_runs(per_query, [MAP], test="fisher", baseline="base", correction="holm",
+                             n_permutations=config.n_permutations, seed=config.seed,
+                             query_groups=coll.topics.query_groups)
     return LareqaResult(coll.name, systems, chosen, {s: v[MAP] for s, v in per_query.items()}, dict(zip(qids, q_langs)),
                         tests, {s: sel.as_dict() for s, sel in selections.items()}, fairness)
 

@@ -224,7 +224,7 @@ def test_cli_parts(tmp_path, capsys):
     from mlirkit.benchmark.cli import build_parser, main
     from mlirkit.base.cli import run_cli
 
-    assert build_parser().parse_args([]).parts == ["ddtp"]  # the DDTP main job alone unless asked
+    assert build_parser().parse_args([]).parts == ["xquad-r", "ddtp"]  # the main job: the paper's benchmark and DDTP
     assert run_cli(main, ["--parts", "lareqa", "--output", str(tmp_path / "o"), "--quiet"]) == 2
     assert "runs with the XQuAD-R part" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
