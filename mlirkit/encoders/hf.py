@@ -203,9 +203,8 @@ class HFEncoder(Encoder):
 
     def _load(self, path: str, name: str, revision: str | None, trust_remote_code: bool, local: bool):
         """-> (torch model or None, config, tokenizer); the other backends load only the config here
-        (the torch model only when they convert it, see :meth:`_load_runner`)."""
-        from transformers import AutoConfig
-
+        (the torch model only when they convert it, see :meth:`_load_runner`); for a local directory
+        that is its ``config.json`` read directly (:func:`_read_config`), so they never import transformers."""
         from mlirkit.encoders.model_code import ALLOW, is_model_code_error, refuse_model_code
 
         if local:
@@ -218,7 +217,11 @@ class HFEncoder(Encoder):
             if self.backend == "torch":
                 model = self._torch_model(path, revision, trust_remote_code)
                 config = model.config
+            elif local:
+                model, config = None, _read_config(Path(path))
             else:
+                from transformers import AutoConfig
+
                 model, config = None, AutoConfig.from_pretrained(path, **kwargs)
             tokenizer = _Tokenizer.load(path, local, kwargs)
         except (OSError, ValueError, KeyError) as e:
@@ -425,6 +428,19 @@ class _Tokenizer:
             return [e.ids for e in self.fast.encode_batch(texts)]
         return self.auto(texts, truncation=True, max_length=max_length, padding=False,
                          return_attention_mask=False)["input_ids"]
+
+
+def _read_config(directory: Path) -> Any:
+    """``config.json`` of a local model directory as attributes (what the encoder reads: ``model_type``,
+    ``hidden_size``, ``max_position_embeddings``, ``pad_token_id``). Importing transformers for
+    ``AutoConfig`` costs about as long as compiling the converted model."""
+    from types import SimpleNamespace
+
+    with open(directory / "config.json", encoding="utf-8") as f:
+        data = json.load(f)
+    if not isinstance(data, dict):
+        raise ValueError(f"{directory / 'config.json'} is not a JSON object")
+    return SimpleNamespace(**{k: v for k, v in data.items() if isinstance(k, str) and k.isidentifier()})
 
 
 def _pad_from_config(directory: Path, tokenizer: Any) -> int:

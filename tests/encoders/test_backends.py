@@ -320,3 +320,22 @@ def test_openvino_conversion_sends_no_telemetry(tiny_model_dir, tmp_path, monkey
     assert sent == []
     import sys
     assert sys.modules["openvino_telemetry"].Telemetry is Telemetry  # the package itself is left as it was
+
+
+@needs_openvino
+def test_converted_backends_read_config_json_as_autoconfig_does(tiny_model_dir, tmp_path):
+    """A local directory on a converted backend takes its config from config.json directly: the fields the
+    encoder reads equal AutoConfig's, and the encoder ends up with the same length, pad id and dimension."""
+    from transformers import AutoConfig
+
+    from mlirkit.encoders.hf import _read_config
+
+    auto, own = AutoConfig.from_pretrained(tiny_model_dir), _read_config(Path(tiny_model_dir))
+    for field in ("model_type", "hidden_size", "max_position_embeddings", "pad_token_id"):
+        assert getattr(own, field) == getattr(auto, field), field
+    ov = load_encoder(str(tiny_model_dir), "hf", backend="openvino", precision="fp32", max_length=10_000)
+    ref = load_encoder(str(tiny_model_dir), "hf", backend="torch", max_length=10_000)
+    assert (ov.max_length, ov._pad_id, ov.dim) == (ref.max_length, ref._pad_id, ref.dim)
+    (tmp_path / "config.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match="not a JSON object"):
+        _read_config(tmp_path)
