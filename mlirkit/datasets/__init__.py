@@ -11,6 +11,7 @@ Ids (``python -m mlirkit.datasets list``; details in docs/datasets.md):
   ``mlirkit/multieup-v2/<lang>`` (6), each also ``.../multi`` (queries in every language);
 - XQuAD-R's other constructions: ``mlirkit/xquad-r-11/<lang>``, ``mlirkit/lareqa-xquad-r/<lang>``
   (LAReQA's sentence pool), ``mlirkit/xquad-r-partial/<lang>`` (partly parallel), each with ``multi``;
+  the zero-shot split for trained retrievers ``mlirkit/xquad-r-zs/train`` and ``.../test/<lang>``;
 - ``mlirkit/mmarco-pairs/<lang>`` and ``mlirkit/mmarco-pairs/multi`` (+ ``/10k``);
 - bundled, offline: ``mlirkit/ddtp/<lang>`` (+ ``/dev``, ``/test``; ``multi``),
   ``mlirkit/parallel/{libreoffice-help,gettext,ddtp,tatoeba}``; XQuAD-R's upstream files are bundled too.

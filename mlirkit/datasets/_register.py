@@ -2,7 +2,7 @@
 collections are built lazily on first use)."""
 from __future__ import annotations
 
-from mlirkit.datasets import belebele, bundled, mlqa, mlqa_r, mmarco_pairs, multieup, tatoeba, xquad_r
+from mlirkit.datasets import belebele, bundled, mlqa, mlqa_r, mmarco_pairs, multieup, tatoeba, xquad_r, xquad_r_zs
 from mlirkit.datasets.catalog import DatasetInfo, register
 from mlirkit.datasets.records import Collection, LazyCollection
 from mlirkit.io.records import ParallelDoc, ParallelQuery
@@ -44,6 +44,27 @@ def _lareqa() -> None:
                     available_offline=(lambda m=mod, f=fam, la=lang: m.available(la, f)))
                 register(info, LazyCollection(lambda m=mod, f=fam, la=lang: m.load(la, f), roots_key),
                          queries_lang=lang, query_cls=ParallelQuery)
+
+
+def _xquad_zero_shot() -> None:
+    """XQuAD-R's article-disjoint zero-shot split: English training half, 8-language test half."""
+    mod = xquad_r_zs
+    info = DatasetInfo(
+        f"mlirkit/{mod.NAME}/train", mod.NAME,
+        "XQuAD-R zero-shot split, training half: English paragraphs and questions of 24 seeded articles",
+        ("en",), ("en",), mod.TRAIN_SIZE, mod.LICENCE, available_offline=lambda: mod.available())
+    register(info, LazyCollection(mod.load_train, roots_key), queries_lang="en")
+    langs = xquad_r.LANGS
+    for q_lang in (*langs, MULTI):
+        lang = None if q_lang == MULTI else q_lang
+        info = DatasetInfo(
+            f"mlirkit/{mod.NAME}/test/{q_lang}", mod.NAME,
+            "XQuAD-R zero-shot split, test half: the other 24 articles' paragraphs pooled over 8 languages"
+            + (" (queries in every language)" if lang is None else ""),
+            langs, langs if lang is None else (lang,), mod.TEST_SIZE, mod.LICENCE,
+            available_offline=lambda: mod.available())
+        register(info, LazyCollection(lambda la=lang: mod.load_test(la), roots_key), queries_lang=lang,
+                 query_cls=ParallelQuery)
 
 
 def _mmarco() -> None:
@@ -127,6 +148,7 @@ def _tatoeba() -> None:
 def register_all() -> None:
     _benchmarks()
     _lareqa()
+    _xquad_zero_shot()
     _mmarco()
     _ddtp()
     _parallel()

@@ -166,15 +166,19 @@ def partial_langs(article: int, paragraph: int, langs: tuple[str, ...] = LANGS, 
     return tuple(sorted((pivot, *others)))
 
 
-def build(paths: dict[str, Path | BundledFile], fam: Family, query_langs: list[str], multilingual: bool) -> Collection:
+def build(paths: dict[str, Path | BundledFile], fam: Family, query_langs: list[str], multilingual: bool,
+          articles: frozenset[int] | None = None) -> Collection:
     """The collection of ``fam`` from its files (``paths``: relative path -> file): documents of every language,
     queries in ``query_langs``, a question's relevant documents its paragraph (or answer sentence) in every
-    language that has the question (``qa_id`` shared across languages)."""
+    language that has the question (``qa_id`` shared across languages); ``articles``: only these article
+    indices (0-based; None = all)."""
     data = {lang: parse(paths[f"{fam.folder}/{lang}.json"]) for lang in fam.langs}
     docs: list[Doc] = []
     relevant: dict[str, set[str]] = defaultdict(set)  # SQuAD id -> relevant doc ids
-    for lang, articles in data.items():
-        for i, paras in enumerate(articles):
+    for lang, arts in data.items():
+        for i, paras in enumerate(arts):
+            if articles is not None and i not in articles:
+                continue
             for j, par in enumerate(paras):
                 if fam.partial and lang not in partial_langs(i, j, fam.langs):
                     continue
@@ -189,7 +193,9 @@ def build(paths: dict[str, Path | BundledFile], fam: Family, query_langs: list[s
     queries: dict[str, ParallelQuery] = {}
     qrels: dict[str, dict[str, int]] = {}
     for q_lang in query_langs:
-        for paras in data[q_lang]:
+        for i, paras in enumerate(data[q_lang]):
+            if articles is not None and i not in articles:
+                continue
             for par in paras:
                 for qa in par.qas:
                     qid = f"{q_lang}_{qa.qa_id}" if multilingual else qa.qa_id
