@@ -87,17 +87,23 @@ def _refused(main, argv, capsys, file: Path, field: str, root: Path) -> None:
     assert [p for p in tree_listing(root) if p != mine] == before, field
 
 
-def _property(file: Path, build, capsys, root: Path, n: int, nested: bool = True) -> list[str]:
+def _property(file: Path, build, capsys, root: Path, n: int, nested: bool = True, load=None, dump=None,
+              derandomize: bool | None = None) -> list[str]:
+    """Each of ``n`` type changes of a field of ``file`` (a JSON file; ``load``/``dump`` read and write another
+    kind's metadata) makes the CLI of ``build()`` refuse with one line; the file is restored after each."""
     original = file.read_bytes()
-    doc = json.loads(original)
+    doc = load(file) if load else json.loads(original)
     seen = []
 
-    @settings(max_examples=n, derandomize=n == FAST, **COMMON)
+    @settings(max_examples=n, derandomize=n == FAST if derandomize is None else derandomize, **COMMON)
     @given(change=type_change(doc, nested))
     def check(change):
         field, changed = change
         seen.append(field)
-        file.write_text(json.dumps(changed), "utf-8")
+        if dump:
+            dump(file, changed)
+        else:
+            file.write_text(json.dumps(changed), "utf-8")
         try:
             main, argv = build()
             _refused(main, argv, capsys, file, field, root)
@@ -267,6 +273,12 @@ def _write_transform_meta(path: Path, meta: dict) -> None:
                                              "meta": json.dumps(meta)}))
 
 
+def _transform_property(path: Path, build, capsys, root: Path, n: int) -> list[str]:
+    """:func:`_property` for the metadata of a transform file (JSON inside the safetensors header)."""
+    return _property(path, build, capsys, root, n, nested=False, load=_transform_meta, dump=_write_transform_meta,
+                     derandomize=True)
+
+
 def _shift_cli(root: Path, verb: str):
     from mlirkit.shift.cli import main
 
@@ -280,27 +292,10 @@ def _shift_cli(root: Path, verb: str):
 def test_a_transform_file_field_of_another_type_is_one_line(verb, transform_ws, capsys):
     """``shift inspect`` and ``shift derive`` on a transform file whose metadata field has another JSON type (e.g.
     ``"pairs": [120, 80, 60]``): one line naming the file and the field, exit 2, nothing written."""
-    path = transform_ws / "v.shift"
-    original = path.read_bytes()
-    meta = _transform_meta(path)
     assert run_cli(*_shift_cli(transform_ws, verb)()) == 0  # the file as written is valid
     for out in (transform_ws / "out").glob("*"):
         out.unlink()
-    seen = []
-
-    @settings(max_examples=SLOW, derandomize=True, **COMMON)
-    @given(change=type_change(meta, nested=False))
-    def check(change):
-        field, changed = change
-        seen.append(field)
-        _write_transform_meta(path, changed)
-        try:
-            main, argv = _shift_cli(transform_ws, verb)()
-            _refused(main, argv, capsys, path, field, transform_ws)
-        finally:
-            path.write_bytes(original)
-
-    check()
+    seen = _transform_property(transform_ws / "v.shift", _shift_cli(transform_ws, verb), capsys, transform_ws, SLOW)
     assert {"pairs", "source_lang", "method", "languages"} <= set(seen)
 
 
@@ -377,22 +372,5 @@ def test_a_dense_meta_json_field_of_another_type_is_one_line_in_every_reader(cli
 
 @pytest.mark.parametrize("cli", ["shift apply", "search --transform"])
 def test_a_transform_file_field_of_another_type_is_one_line_where_it_is_applied(cli, applied, capsys):
-    path = applied / "t.safetensors"
-    original = path.read_bytes()
-    meta = _transform_meta(path)
-    seen = []
-
-    @settings(max_examples=FAST, derandomize=True, **COMMON)
-    @given(change=type_change(meta, nested=False))
-    def check(change):
-        field, changed = change
-        seen.append(field)
-        _write_transform_meta(path, changed)
-        try:
-            main, argv = APPLIED[cli](applied)()
-            _refused(main, argv, capsys, path, field, applied)
-        finally:
-            path.write_bytes(original)
-
-    check()
+    seen = _transform_property(applied / "t.safetensors", APPLIED[cli](applied), capsys, applied, FAST)
     assert len(set(seen)) > 3
