@@ -64,7 +64,7 @@ class _Part:
 
         self.path, self.batch_size, self.pending, self.output = path, batch_size, [], output
         self.field = language_field(lang)
-        args = ["-index", str(path), "-input", "", "-collection", "JsonCollection", "-threads", str(threads),
+        args = ["-index", os.path.abspath(path), "-input", "", "-collection", "JsonCollection", "-threads", str(threads),
                 *STORE_ARGS, "-fields", self.field, *analyzer.index_args]
         self.indexer = classes().SimpleIndexer(args)
 

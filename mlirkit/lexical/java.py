@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Iterator
@@ -82,9 +83,9 @@ def java_errors(what: str) -> Iterator[None]:
 
 
 def fs_directory(path: str):
-    """``FSDirectory.open(path)``."""
+    """``FSDirectory.open(path)`` (absolute: the JVM resolves a relative path against the directory it started in)."""
     c = classes()
-    return c.FSDirectory.open(c.File(str(path)).toPath())
+    return c.FSDirectory.open(c.File(os.path.abspath(path)).toPath())
 
 
 def java_list(items) -> object:
