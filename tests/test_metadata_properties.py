@@ -87,17 +87,23 @@ def _refused(main, argv, capsys, file: Path, field: str, root: Path) -> None:
     assert [p for p in tree_listing(root) if p != mine] == before, field
 
 
-def _property(file: Path, build, capsys, root: Path, n: int, nested: bool = True) -> list[str]:
+def _property(file: Path, build, capsys, root: Path, n: int, nested: bool = True, load=None, dump=None,
+              derandomize: bool | None = None) -> list[str]:
+    """Each of ``n`` type changes of a field of ``file`` (a JSON file; ``load``/``dump`` read and write another
+    kind's metadata) makes the CLI of ``build()`` refuse with one line; the file is restored after each."""
     original = file.read_bytes()
-    doc = json.loads(original)
+    doc = load(file) if load else json.loads(original)
     seen = []
 
-    @settings(max_examples=n, derandomize=n == FAST, **COMMON)
+    @settings(max_examples=n, derandomize=n == FAST if derandomize is None else derandomize, **COMMON)
     @given(change=type_change(doc, nested))
     def check(change):
         field, changed = change
         seen.append(field)
-        file.write_text(json.dumps(changed), "utf-8")
+        if dump:
+            dump(file, changed)
+        else:
+            file.write_text(json.dumps(changed), "utf-8")
         try:
             main, argv = build()
             _refused(main, argv, capsys, file, field, root)
@@ -267,6 +273,12 @@ def _write_transform_meta(path: Path, meta: dict) -> None:
                                              "meta": json.dumps(meta)}))
 
 
+def _transform_property(path: Path, build, capsys, root: Path, n: int) -> list[str]:
+    """:func:`_property` for the metadata of a transform file (JSON inside the safetensors header)."""
+    return _property(path, build, capsys, root, n, nested=False, load=_transform_meta, dump=_write_transform_meta,
+                     derandomize=True)
+
+
 def _shift_cli(root: Path, verb: str):
     from mlirkit.shift.cli import main
 
@@ -280,25 +292,85 @@ def _shift_cli(root: Path, verb: str):
 def test_a_transform_file_field_of_another_type_is_one_line(verb, transform_ws, capsys):
     """``shift inspect`` and ``shift derive`` on a transform file whose metadata field has another JSON type (e.g.
     ``"pairs": [120, 80, 60]``): one line naming the file and the field, exit 2, nothing written."""
-    path = transform_ws / "v.shift"
-    original = path.read_bytes()
-    meta = _transform_meta(path)
     assert run_cli(*_shift_cli(transform_ws, verb)()) == 0  # the file as written is valid
     for out in (transform_ws / "out").glob("*"):
         out.unlink()
-    seen = []
-
-    @settings(max_examples=SLOW, derandomize=True, **COMMON)
-    @given(change=type_change(meta, nested=False))
-    def check(change):
-        field, changed = change
-        seen.append(field)
-        _write_transform_meta(path, changed)
-        try:
-            main, argv = _shift_cli(transform_ws, verb)()
-            _refused(main, argv, capsys, path, field, transform_ws)
-        finally:
-            path.write_bytes(original)
-
-    check()
+    seen = _transform_property(transform_ws / "v.shift", _shift_cli(transform_ws, verb), capsys, transform_ws, SLOW)
     assert {"pairs", "source_lang", "method", "languages"} <= set(seen)
+
+
+# --------------------------------------------------------------------------- the other readers of a meta.json or a
+# transform file: shift apply and search --transform (index and transform), index merge (each shard's meta.json)
+@pytest.fixture(scope="module")
+def applied(ws, tiny_model_dir):
+    """``ws`` plus a transform of its encoder (SHIFT vectors from a ``.pt`` file), its index with embeddings
+    (``index_e``) and a second index of other documents (a shard to merge)."""
+    import torch
+
+    from mlirkit.encode.cli import main as encode_main
+    from mlirkit.encoders import load_encoder
+    from mlirkit.shift.cli import main as shift_main
+
+    enc = ["--encoder", str(tiny_model_dir), "--encoder-class", "hf", "--encoder-option", "max_length=64"]
+    dim = load_encoder(str(tiny_model_dir), "hf", max_length=64).dim
+    (ws / "model").symlink_to(tiny_model_dir)  # pyserini search names its query encoder
+    torch.save({"source_lang": "en", "v_de": torch.full((dim,), 0.1)}, ws / "vec.pt")
+    assert run_cli(shift_main, ["fit", "--pairs", str(ws / "vec.pt"), *enc, "--output", str(ws / "t.safetensors"),
+                                "--quiet"]) == 0
+    (ws / "c2.jsonl").write_text(json.dumps({"_id": "e1", "text": "Ein Hafen.", "lang": "de"}) + "\n", "utf-8")
+    assert run_cli(encode_main, ["--corpus", str(ws / "c2.jsonl"), "--index", str(ws / "index2"), *enc,
+                                 "--quiet"]) == 0
+    assert run_cli(encode_main, ["--corpus", str(ws / "c.jsonl"), "--index", str(ws / "index_e"), *enc,
+                                 "--save-embeddings", "--quiet"]) == 0  # what a transform is applied to
+    return ws
+
+
+def _apply(ws):
+    from mlirkit.shift.cli import main
+
+    return lambda: (main, ["apply", "--index", str(ws / "index_e"), "--transform", str(ws / "t.safetensors"), "--output",
+                           str(ws / "out" / "ix"), "--quiet"])
+
+
+def _search_transform(ws):
+    from mlirkit.search.cli import main
+
+    return lambda: (main, ["--index", str(ws / "index_e"), "--transform", str(ws / "t.safetensors"), "--topics",
+                           str(ws / "t.tsv"), "--output", str(ws / "out" / "s.trec"), "--quiet"])
+
+
+def _merge(ws):
+    from mlirkit.index.cli import main
+
+    return lambda: (main, ["merge", str(ws / "index2"), str(ws / "index"), "--output", str(ws / "out" / "m"),
+                           "--quiet"])
+
+
+def _pyserini_search(ws):
+    from mlirkit.pyserini.search.cli import main
+
+    return lambda: (main, ["--index", str(ws / "index_e"), "--topics", str(ws / "t.tsv"), "--encoder",
+                           str(ws / "model"), "--output", str(ws / "out" / "p.trec")])
+
+
+APPLIED = {"shift apply": _apply, "search --transform": _search_transform, "index merge": _merge,
+           "pyserini search": _pyserini_search}
+
+
+@pytest.mark.parametrize("cli", [pytest.param(c, marks=[pytest.mark.slow, pytest.mark.jvm]) if c == "pyserini search"
+                                 else c for c in sorted(APPLIED)])
+def test_a_dense_meta_json_field_of_another_type_is_one_line_in_every_reader(cli, applied, capsys):
+    build = APPLIED[cli](applied)
+    assert run_cli(*build()) == 0, capsys.readouterr().err  # the files as written are valid
+    import shutil
+
+    shutil.rmtree(applied / "out")
+    index = "index" if cli == "index merge" else "index_e"
+    seen = _property(applied / index / "meta.json", build, capsys, applied, FAST, nested=False)
+    assert len(set(seen)) > 3
+
+
+@pytest.mark.parametrize("cli", ["shift apply", "search --transform"])
+def test_a_transform_file_field_of_another_type_is_one_line_where_it_is_applied(cli, applied, capsys):
+    seen = _transform_property(applied / "t.safetensors", APPLIED[cli](applied), capsys, applied, FAST)
+    assert len(set(seen)) > 3

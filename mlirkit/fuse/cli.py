@@ -40,8 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--qrels", default=None, help="judgements of the dev queries (file, BEIR folder or ir_datasets id)")
     t.add_argument("--metric", default="ndcg@20", help="metric the tuning maximises (ndcg@k, recall@k, mrr@k, map@k, ...)")
     t.add_argument("--step", type=float, default=None,
-                   help="step of the tuning grid: in (0, 1] for weights and gamma/phi/sigma (ranx's defaults 0.1, 0.01), "
-                        "an integer >= 1 for rrf's k (default 10)")
+                   help="step of the tuning grid: one that divides 1 (0.5, 0.1, 0.05, 0.01, ...) for weights and "
+                        "gamma/phi/sigma (defaults 0.1, 0.01), an integer >= 1 for rrf's k (default 10)")
     t.add_argument("--allow-partial-overlap", action="store_true",
                    help="tune on qrels that judge fewer than half of the dev runs' queries (default: refuse them)")
     t.add_argument("--allow-provenance-mismatch", action="store_true",

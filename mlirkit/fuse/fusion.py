@@ -121,10 +121,20 @@ def _number(value: Any, name: str, method: str) -> float | int:
     return value
 
 
+#: the finest grid step: 1/step points on [0, 1] (ranx reads a step's decimals from ``str(step)``, which has none
+#: below 1e-4: ``'1e-05'``)
+MAX_GRID = 10_000
+#: the most weight combinations ranx's grid may go through (it enumerates every (1/step + 1)^runs tuple and keeps
+#: those summing to 1)
+MAX_WEIGHT_GRID = 10_000_000
+
+
 def check_tuning(method: str, metric: str, step: float | None) -> tuple[str, dict[str, Any]]:
     """The ranx name of ``metric`` (one of mlirkit's ranx metrics, :mod:`mlirkit.eval.metrics`) and the
     grid arguments of ``method``'s tuning: ``step`` must fit the method's grid (rrf: an integer >= 1, the
-    grid of k; the weight and parameter grids: 0 < step <= 1; other methods have no grid)."""
+    grid of k; the weight and parameter grids on [0, 1]: a step that divides 1, 1/step a whole number up to
+    :data:`MAX_GRID`, so the grid ends at 1 (ranx keeps only weights that sum to 1); other methods have no
+    grid)."""
     from mlirkit.eval.metrics import parse_metric
 
     try:
@@ -139,11 +149,44 @@ def check_tuning(method: str, metric: str, step: float | None) -> tuple[str, dic
         return spec.ranx_name, {}
     if m.step is None:
         raise MlirkitError(f"{option('step')}: {method} has no grid to step through")
-    valid = (isinstance(step, int) or float(step).is_integer()) and step >= 1 if m.step == "int" else 0 < step <= 1
-    if isinstance(step, bool) or not math.isfinite(step) or not valid:
+    if isinstance(step, bool) or not isinstance(step, (int, float)) or not math.isfinite(step):
+        valid = False
+    elif m.step == "int":
+        valid = float(step).is_integer() and step >= 1
+    else:
+        valid = 0 < step <= 1 and round(1 / step) <= MAX_GRID and math.isclose(round(1 / step) * step, 1.0,
+                                                                                 rel_tol=1e-9)
+    if not valid:
         raise MlirkitError(f"{option('step')} {step:g}: {method}'s grid takes "
-                           + ("an integer step >= 1 (of k)" if m.step == "int" else "a step in (0, 1]"))
-    return spec.ranx_name, {"step": int(step) if m.step == "int" else float(step)}
+                           + ("an integer step >= 1 (of k)" if m.step == "int" else
+                              f"a step in (0, 1] that divides 1 (1/step a whole number up to {MAX_GRID}: 0.5, "
+                              "0.25, 0.1, 0.05, 0.01, ...)"))
+    return spec.ranx_name, {"step": int(step) if m.step == "int" else 1 / round(1 / step)}
+
+
+def scalar_grid(method: str, step: float | None) -> list[float]:
+    """The values a scalar parameter (rbc's phi, gmnz's gamma, logn_isr's sigma) is tuned over: ``i * step`` for
+    i = 1 .. 1/step (default step 0.01: ranx's grid 0.01 .. 1), those in the method's range. ranx's own grid
+    (``arange(0.01, 1 + step, step)`` rounded to the step's decimals) leaves it for most steps (0.05 tries 1.01,
+    0.3 tries 0 and 1.2; rbc's 1 is out of range at any step)."""
+    m = get_method(method)
+    n = round(1 / (step if step is not None else 0.01))
+    return [v for v in (i / n for i in range(1, n + 1)) if m.bounds is None or m.bounds.holds(v)]
+
+
+def _grid_search(qrels, runs: list, method: str, norm: str | None, metric: str, values: list[float]) -> dict[str, Any]:
+    """ranx.optimize_fusion's search for one scalar parameter, over ``values``: each fused by ``ranx.fuse`` and
+    scored by ``ranx.evaluate``; the last of the best (ranx's ``>=``)."""
+    ranx = _ranx()
+    param = get_method(method).param
+    best, best_score = values[-1], -math.inf
+    for v in values:
+        with _quiet_casts():
+            fused = ranx.fuse(runs, norm=get_norm(norm), method=method, params={param: v})
+            score = ranx.evaluate(qrels, fused, metric, save_results_in_run=False)
+        if score >= best_score:
+            best, best_score = v, score
+    return {param: best}
 
 
 def to_ranx(run: Mapping[str, Mapping[str, float]], name: str):
@@ -172,7 +215,8 @@ def tune(qrels: Any, runs: Sequence[RunLike], *, method: str = "wsum", norm: str
          allow_provenance_mismatch: bool = False) -> dict[str, Any]:
     """The parameters of ``method`` that maximise ``metric`` on judged dev ``runs``:
     ``ranx.optimize_fusion(qrels, runs, norm, method, metric)`` over the queries that have judgements
-    (``step``: the step of ranx's grid, :func:`check_tuning`).
+    (``step``: the step of ranx's grid, :func:`check_tuning`); a scalar parameter (phi, gamma, sigma) is searched
+    the same way over :func:`scalar_grid`, the values in its range.
 
     The qrels must judge at least half of the dev runs' queries, and dev run files whose provenance names
     other topics or another collection than qrels given as a source are refused
@@ -186,6 +230,12 @@ def tune(qrels: Any, runs: Sequence[RunLike], *, method: str = "wsum", norm: str
     if m.tuning == "search":
         kwargs["show_progress"] = show_progress
     aligned = align_runs(runs, names, allow_missing)
+    if m.needs == "weights":
+        combinations = (round(1 / kwargs.get("step", 0.1)) + 1) ** len(aligned)
+        if combinations > MAX_WEIGHT_GRID:
+            raise MlirkitError(f"{option('step')} {kwargs['step']:g}: ranx's weight grid for {len(aligned)} runs goes "
+                               f"through (1/step + 1)^{len(aligned)} = {combinations:.3g} combinations; take a "
+                               f"coarser step (at most {MAX_WEIGHT_GRID:,} combinations)")
     qrels_source = qrels if isinstance(qrels, (str, os.PathLike)) else None
     judged = {q: dict(d) for q, d in as_qrels(qrels).items() if any(v > 0 for v in d.values())}
     labels = list(names) if names is not None else [f"run{i + 1}" for i in range(len(aligned))]
@@ -202,9 +252,11 @@ def tune(qrels: Any, runs: Sequence[RunLike], *, method: str = "wsum", norm: str
         logger.info("tuning on %d queries (%d without relevant documents left out)", len(queries), dropped)
     ranx = _ranx()
     dev = [to_ranx({q: r[q] for q in queries}, n) for r, n in zip(aligned, labels)]
+    dev_qrels = ranx.Qrels({q: judged[q] for q in queries})
+    if m.needs in ("default", "scalar") and m.step == "fraction":
+        return _grid_search(dev_qrels, dev, method, norm, ranx_metric, scalar_grid(method, kwargs.get("step")))
     with _quiet_casts():
-        best = ranx.optimize_fusion(ranx.Qrels({q: judged[q] for q in queries}), dev, norm=get_norm(norm),
-                                    method=method, metric=ranx_metric, **kwargs)
+        best = ranx.optimize_fusion(dev_qrels, dev, norm=get_norm(norm), method=method, metric=ranx_metric, **kwargs)
     return {k: _plain(v) for k, v in best.items()}
 
 
@@ -217,4 +269,4 @@ def _plain(value: Any) -> Any:
     return value
 
 
-__all__ = ["align_runs", "check_params", "check_tuning", "fuse", "to_ranx", "tune"]
+__all__ = ["MAX_GRID", "align_runs", "check_params", "check_tuning", "fuse", "scalar_grid", "to_ranx", "tune"]

@@ -59,10 +59,10 @@ class IndexSummary:
 class _Part:
     """One Anserini ``SimpleIndexer`` (one document language) and its pending JSON documents."""
 
-    def __init__(self, lang: str, analyzer: Analyzer, path: Path, threads: int, batch_size: int) -> None:
+    def __init__(self, lang: str, analyzer: Analyzer, path: Path, threads: int, batch_size: int, output: Path) -> None:
         from mlirkit.lexical.java import classes
 
-        self.path, self.batch_size, self.pending = path, batch_size, []
+        self.path, self.batch_size, self.pending, self.output = path, batch_size, [], output
         self.field = language_field(lang)
         args = ["-index", os.path.abspath(path), "-input", "", "-collection", "JsonCollection", "-threads", str(threads),
                 *STORE_ARGS, "-fields", self.field, *analyzer.index_args]
@@ -78,7 +78,14 @@ class _Part:
         if self.pending:
             added = self.indexer.addRawDocuments(self.pending)
             if added != len(self.pending):
-                raise MlirkitError(f"Anserini indexed {added} of {len(self.pending)} documents (see its log above)")
+                # Anserini counts what Lucene took and drops the exception of the rest: a full disk says so on a
+                # byte of its own; a file-size limit (one byte still fits) or a document Lucene refuses does not
+                from mlirkit.base.fs import check_writable
+
+                check_writable(self.output, self.path)
+                raise MlirkitError(f"cannot write {self.output}: Anserini indexed {added} of {len(self.pending)} "
+                                   f"documents of the language field {self.field} and drops Lucene's reason (a full "
+                                   "disk, a file-size limit, or a document Lucene cannot take)")
             self.pending = []
 
     def close(self) -> None:
@@ -126,7 +133,7 @@ def build_bm25_index(corpus: str | os.PathLike, index: str | os.PathLike, *, def
                     if doc.lang not in parts:
                         analyzer = analyzer_for(doc.lang, fb, where=f"{corpus}: document {doc.doc_id!r}, field lang")
                         parts[doc.lang] = _Part(doc.lang, analyzer, parts_dir / f"part{len(parts)}", threads,
-                                                batch_size)
+                                                batch_size, Path(index))
                         used[doc.lang] = analyzer
                     parts[doc.lang].add(doc)
                     docids.append(doc.doc_id)

@@ -7,10 +7,9 @@ indexer, the memory-mapping notice) is turned down to warnings, as mlirkit's own
 """
 from __future__ import annotations
 
-import os
-
 import functools
 import logging
+import os
 from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Iterator
@@ -84,8 +83,7 @@ def java_errors(what: str) -> Iterator[None]:
 
 
 def fs_directory(path: str):
-    """``FSDirectory.open(path)``, the path made absolute here: the JVM resolves a relative one against the
-    working directory the process had when the JVM started, not the current one."""
+    """``FSDirectory.open(path)`` (absolute: the JVM resolves a relative path against the directory it started in)."""
     c = classes()
     return c.FSDirectory.open(c.File(os.path.abspath(path)).toPath())
 

@@ -81,7 +81,7 @@ class Bm25Searcher:
         self.k1, self.b = k1, b
         c = classes()
         with java_errors(f"cannot open {index}"):
-            self._searcher = c.SimpleSearcher(os.path.abspath(self.index))
+            self._searcher = c.SimpleSearcher(os.path.abspath(self.index))  # not the JVM's start directory
         self._searcher.set_bm25(float(k1), float(b))
         self._fields = None  # pooled: Anserini's default search of ``contents``
         if self.statistics == "language":

@@ -172,6 +172,13 @@ TUNE = ["--tune-runs", "{a}", "{b}", "--qrels", "{qrels}"]
     (["--method", "wsum", *TUNE, "--step", "-0.1"], "--step -0.1: wsum's grid takes a step in (0, 1]"),
     (["--method", "rrf", *TUNE, "--step", "0.5"], "--step 0.5: rrf's grid takes an integer step >= 1"),
     (["--method", "probfuse", *TUNE, "--step", "0.1"], "--step: probfuse has no grid to step through"),
+    # ranx's grid of a step that does not divide 1 holds no weights summing to 1 ('0 weights for 2 runs') and leaves
+    # a parameter's range (logn_isr's sigma = 1.2: ranx's AssertionError); below 1e-4 str(step) has no decimals
+    (["--method", "wsum", *TUNE, "--step", "0.3"], "--step 0.3: wsum's grid takes a step in (0, 1] that divides 1"),
+    (["--method", "logn_isr", *TUNE, "--step", "0.3"], "--step 0.3: logn_isr's grid takes a step in (0, 1] that divides"),
+    (["--method", "gmnz", *TUNE, "--step", "0.00001"], "--step 1e-05: gmnz's grid takes a step in (0, 1] that divides 1"),
+    (["--method", "wsum", *TUNE, "--step", "0.0001"], "--step 0.0001: ranx's weight grid for 2 runs goes through "
+                                                       "(1/step + 1)^2 = 1e+08 combinations"),
 ])
 def test_bad_parameters_are_one_line_naming_the_range(tmp_path, capsys, args, message):
     from tests.helpers import assert_refused
@@ -202,6 +209,36 @@ def test_a_valid_step_is_ranx_optimize_fusion_with_that_step():
     theirs = ranx.optimize_fusion(ranx.Qrels(qrels), [ranx.Run(r) for r in dev], norm="min-max", method="wsum",
                                   metric="ndcg@10", step=0.25, show_progress=False)
     assert tune(qrels, dev, method="wsum", metric="ndcg@10", step=0.25) == {"weights": list(theirs["weights"])}
+
+
+@pytest.mark.parametrize("method", ["gmnz", "logn_isr", "rbc"])
+def test_a_scalar_parameter_is_tuned_as_ranx_optimize_fusion_over_its_range(method):
+    """At ranx's default grid (0.01 .. 1) the tuned value is ranx.optimize_fusion's (rbc's phi = 1, out of its
+    range, left out); at a step whose ranx grid leaves the range (logn_isr at 0.25 tries sigma = 1.01: ranx's
+    AssertionError) every value tried is in range, and the choice is the best of them."""
+    from mlirkit.fuse.fusion import scalar_grid
+
+    dev, qrels = [_run(11), _run(12)], _qrels()
+    theirs, report = ranx.optimize_fusion(ranx.Qrels(qrels), [ranx.Run(r) for r in dev], norm="min-max",
+                                          method=method, metric="ndcg@10", show_progress=False,
+                                          return_optimization_report=True)
+    param = {"gmnz": "gamma", "logn_isr": "sigma", "rbc": "phi"}[method]
+    if method == "rbc":  # ranx picks phi = 1 here (every score 0: a ranking by nothing), out of rbc's range
+        assert theirs[param] == 1.0
+        in_range = {float(v): score for v, score in zip(report.configs, report.results) if float(v) < 1}
+        best = max(in_range.values())
+        theirs = {param: [v for v, score in in_range.items() if score == best][-1]}  # ranx's >=: the last best
+    assert tune(qrels, dev, method=method, metric="ndcg@10") == {param: theirs[param]}
+    assert scalar_grid(method, None) == [i / 100 for i in range(1, 101 if method != "rbc" else 100)]
+    assert scalar_grid(method, 0.25) == [0.25, 0.5, 0.75] + ([1.0] if method != "rbc" else [])
+    if method == "logn_isr":
+        with pytest.raises(AssertionError, match="sigma"):  # ranx's own grid at that step
+            ranx.optimize_fusion(ranx.Qrels(qrels), [ranx.Run(r) for r in dev], norm="min-max", method=method,
+                                 metric="ndcg@10", step=0.25, show_progress=False)
+    chosen = tune(qrels, dev, method=method, metric="ndcg@10", step=0.25)[param]
+    scores = {v: ranx.evaluate(ranx.Qrels(qrels), fuse(dev, method=method, params={param: v}), "ndcg@10")
+              for v in scalar_grid(method, 0.25)}
+    assert scores[chosen] == max(scores.values())
 
 
 def test_dev_qrels_that_barely_overlap_the_dev_runs_are_refused(tmp_path, capsys):

@@ -354,3 +354,36 @@ def test_overwrite_on_a_full_disk_keeps_the_index_and_says_one_line(tmp_path, li
     assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"error: cannot write {index}: "), done.stderr
     assert "File too large" in done.stderr
     assert {p: (tmp_path / p).read_bytes() for p in tree_listing(tmp_path) if (tmp_path / p).is_file()} == before
+
+
+def test_a_full_disk_while_anserini_adds_documents_is_one_line_naming_the_index(tmp_path):
+    """Enough documents that the file-size limit strikes inside Anserini's addRawDocuments, which counts what Lucene
+    took and drops the exception ('see its log above' named a log nobody was shown): one line naming the index
+    and the language field, the old index as it was."""
+    from tests.helpers import tree_listing
+
+    words = "Häuser Hund Straße Fähre Hafen Dateien Paket Verwaltung Bibliothek Werkzeug".split()
+    rows = [{"id": f"de{i}", "contents": " ".join(words[j % len(words)] + str(i * j) for j in range(40)), "lang": "de"}
+            for i in range(400)]
+    corpus = _write_jsonl(tmp_path / "corpus.jsonl", rows)
+    index = tmp_path / "index"
+    assert main(["index", "--corpus", str(corpus), "--index", str(index), "--quiet"]) == 0
+    before = {p: (tmp_path / p).read_bytes() for p in tree_listing(tmp_path) if (tmp_path / p).is_file()}
+    done = _limited(600, ["index", "--corpus", str(corpus), "--index", str(index), "--overwrite", "--quiet"])
+    assert done.returncode == 2 and done.stdout == "", done
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"error: cannot write {index}: Anserini indexed "), done.stderr
+    assert "of 400 documents of the language field contents_de" in done.stderr and "file-size limit" in done.stderr
+    assert {p: (tmp_path / p).read_bytes() for p in tree_listing(tmp_path) if (tmp_path / p).is_file()} == before
+
+
+def test_relative_paths_after_a_change_of_directory(toy_index, tmp_path, monkeypatch):
+    """The JVM (booted by ``toy_index``) resolves a relative path against the directory it started in; mlirkit
+    hands Java absolute paths, so ``index``/``search`` of relative paths work after ``os.chdir`` (the help
+    examples, run in a test after another started the JVM, failed: 'No such file or directory (.../parts)')."""
+    monkeypatch.chdir(tmp_path)
+    _write_jsonl(tmp_path / "corpus.jsonl", TOY[:4])
+    assert main(["index", "--corpus", "corpus.jsonl", "--index", "ix", "--quiet"]) == 0
+    (tmp_path / "t.tsv").write_text("q1\thouses\ten\n", encoding="utf-8")
+    run = _search("ix", "t.tsv", "run.trec")
+    assert next(iter(run["q1"])) == "en1" and sorted(p.name for p in (tmp_path / "ix").iterdir()) != []

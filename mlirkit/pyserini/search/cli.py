@@ -147,7 +147,9 @@ def index_query_side(index: Path):
     """``(encoder fingerprint, query-side transform or None, alpha)`` recorded by an mlirkit index."""
     from mlirkit.index.layout import META_FILE, TRANSFORM_FILE
 
-    meta = json.loads((index / META_FILE).read_text(encoding="utf-8"))
+    from mlirkit.index.reader import read_meta
+
+    meta = read_meta(index / META_FILE)  # its fields of their types, or one line naming the file and the field
     transform, alpha = None, 1.0
     if meta.get("transform"):
         from mlirkit.transforms import load_transform
