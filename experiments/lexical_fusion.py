@@ -456,7 +456,12 @@ def _p(test: dict) -> str:
     return format_p(test["p_corrected"], 1 / (test["permutations"] + 1) if test.get("permutations") else None)
 
 
-def _tests_table(tests: dict, title: str) -> list[str]:
+def _shown(bed: dict) -> list[str]:
+    """The metrics of ``METRICS`` some system of ``bed`` has (a result written before a metric was added has none)."""
+    return [m for m in METRICS if any(m in scores for scores in bed["scores"].values())]
+
+
+def _tests_table(tests: dict, title: str, metrics=METRICS) -> list[str]:
     """One row per compared run: its mean and the baseline's (over question groups), Holm p per metric."""
     rows: dict[str, dict[str, dict]] = defaultdict(dict)
     for t in tests["tests"]:
@@ -465,11 +470,11 @@ def _tests_table(tests: dict, title: str) -> list[str]:
     lines = [f"{title} (baseline `{base}`; {tests['unit']['units']} question groups of {tests['unit']['queries']} "
              "queries; means over groups; paired randomization test, 1,000 permutations, Holm over the rows "
              "per metric)\n",
-             "| run | " + " | ".join(f"{m} (vs {base})" for m in METRICS) + " |",
-             "|---|" + "---|" * len(METRICS)]
+             "| run | " + " | ".join(f"{m} (vs {base})" for m in metrics) + " |",
+             "|---|" + "---|" * len(metrics)]
     for run, by_metric in rows.items():
         cells = [f"{_fmt(t['mean_b'], m)} vs {_fmt(t['mean_a'], m)}, p {_p(t)}" if (t := by_metric.get(m)) else ""
-                 for m in METRICS]
+                 for m in metrics]
         lines.append(f"| {run} | " + " | ".join(cells) + " |")
     return [*lines, ""]
 
@@ -477,10 +482,11 @@ def _tests_table(tests: dict, title: str) -> list[str]:
 def _summary_table(bed: dict) -> list[str]:
     """Systems x metrics, the mean over query languages; ``*``: different from dense+shift (Holm p < 0.05)."""
     significant = {(t["run_b"], t["metric"]) for t in bed["vs_dense_shift"]["tests"] if t["p_corrected"] < 0.05}
-    lines = ["| system | " + " | ".join(METRICS) + " |", "|---|" + "---:|" * len(METRICS)]
+    metrics = _shown(bed)
+    lines = ["| system | " + " | ".join(metrics) + " |", "|---|" + "---:|" * len(metrics)]
     for system in SYSTEMS:
         cells = [f"{_cell(bed['scores'][system], m, 'mean')}{'*' if (system, m) in significant else ''}"
-                 for m in METRICS]
+                 for m in metrics]
         lines.append(f"| {system} | " + " | ".join(cells) + " |")
     return [*lines, ""]
 
@@ -515,17 +521,19 @@ def markdown(result: dict[str, Any]) -> str:
                      f"chosen on DDTP dev; best plain fusion on DDTP dev: `{chosen['best_plain']}`.\n")
         lines.append("Means over query languages (`*`: differs from dense+shift, grouped paired test, Holm p < 0.05)\n")
         lines += _summary_table(bed)
-        lines.append(NOTES)
+        shown = _shown(bed)
+        lines.append(NOTES if MRC in shown else "PEER@20 and MRC@10: not measured in this result.\n")
         langs = [la for la in bed["scores"]["bm25"]["ndcg@20"] if la != "mean"]
-        for metric in METRICS:
+        for metric in shown:
             lines.append(f"**{metric}** (rows: query language; mean = mean over query languages)\n")
             lines.append("| lang | " + " | ".join(SYSTEMS) + " |")
             lines.append("|---|" + "---:|" * len(SYSTEMS))
             for la in [*langs, "mean"]:
                 lines.append(f"| {la} | " + " | ".join(_cell(bed["scores"][s], metric, la) for s in SYSTEMS) + " |")
             lines.append("")
-        lines += _tests_table(bed["vs_dense_shift"], "Every system against dense+shift")
-        lines += _tests_table(bed["vs_best_plain"], "The language-preserving fusions against the best plain fusion")
+        lines += _tests_table(bed["vs_dense_shift"], "Every system against dense+shift", shown)
+        lines += _tests_table(bed["vs_best_plain"], "The language-preserving fusions against the best plain fusion",
+                              shown)
         for name, d in bed.get("ndcg20_minus_best_plain", {}).items():
             lines.append(f"- nDCG@20 of {name} minus {chosen['best_plain']}: {d['difference']:+.4f} (mean over query "
                          f"languages), 95 % interval [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}] ({d['replicates']:,} "
@@ -533,12 +541,12 @@ def markdown(result: dict[str, Any]) -> str:
         lines.append("")
         stats = bed["bm25_statistics"]
         lines.append("BM25 collection statistics (means over query languages)\n")
-        lines.append("| statistics | " + " | ".join(METRICS) + " |")
-        lines.append("|---|" + "---:|" * len(METRICS))
+        lines.append("| statistics | " + " | ".join(shown) + " |")
+        lines.append("|---|" + "---:|" * len(shown))
         for name, scores in stats.items():
-            lines.append(f"| {name} | " + " | ".join(_cell(scores, m, "mean") for m in METRICS) + " |")
+            lines.append(f"| {name} | " + " | ".join(_cell(scores, m, "mean") for m in shown) + " |")
         lines.append("")
-        lines += _tests_table(bed["bm25_statistics_test"], "BM25 pooled against per-language statistics")
+        lines += _tests_table(bed["bm25_statistics_test"], "BM25 pooled against per-language statistics", shown)
     return "\n".join(lines)
 
 

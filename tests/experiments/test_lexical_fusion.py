@@ -70,6 +70,13 @@ def test_markdown_places_every_figure_and_test(lf):
     assert "| pooled | " + " | ".join(["0.110"] * (len(lf.METRICS) - 1)) + " | 0.1 |" in text
     assert "| bm25 | 0.010* | 0.010 | 0.010 | 0.010 |" in text  # the summary marks the significant difference
     assert "| dense | 0.110 | 0.110 |" in text
+    assert "MRC@10 (x100" in text and "not measured in this result" not in text
+    for scores in systems.values():  # a result written before PEER and MRC: their columns and tables left out
+        for m in ("peer@20", lf.MRC):
+            scores.pop(m, None)
+    old = lf.markdown({"beds": [bed]})
+    assert "**peer@20**" not in old and "| system | ndcg@20 | recall@100 | tlr@20 | samelang@20 |\n" in old
+    assert "PEER@20 and MRC@10: not measured in this result." in old
     assert "slots-wsum minus wsum(dense+shift): -0.0007 (mean over query languages), 95 % interval [-0.0033, +0.0019]" \
         in text
 
