@@ -501,8 +501,9 @@ def _cell(scores: dict, metric: str, lang: str) -> str:
     return "—" if value is None else _fmt(value, metric)
 
 
-NOTES = ("PEER@20: with one relevant version per language it is a decreasing function of how many languages' "
-         "versions reach the top 20 (docs/evaluation.md), so it follows TLR@20. MRC@10 (x100, -100 ... 100): "
+NOTES = ("PEER@20: with one relevant version per language it is chi2_{L-1}.sf(L-1) for a query with a relevant "
+         "document in the top 20 and 1 for one without, a decreasing function of the hit rate, not of language "
+         "bias (docs/evaluation.md). MRC@10 (x100, -100 ... 100): "
          "rank correlation of a question's language versions on the union of their top 10, from every score of "
          "each system (dense, dense+shift: the embeddings; bm25: every document with a non-zero score, the rest "
          "0; rrf/wsum: the whole fusion of the two 100-deep inputs, 0 outside them); the language-slot fusions "
