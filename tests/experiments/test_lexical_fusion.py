@@ -81,7 +81,7 @@ def test_markdown_places_every_figure_and_test(lf):
         in text
 
 
-def _parallel_bed(rng, n_docs=30, groups=4, langs=("de", "en", "fr")):
+def _parallel_bed(n_docs=30, groups=4, langs=("de", "en", "fr")):
     from mlirkit.io.records import ParallelQuery
 
     queries = [ParallelQuery(f"{la}-{g}", "x", la, f"g{g}") for g in range(groups) for la in langs]
@@ -96,7 +96,7 @@ def test_mrc_from_runs_of_every_non_zero_score_equals_mrc_of_the_complete_run(lf
     from mlirkit.eval.query_groups import topic_groups
 
     rng = np.random.default_rng(3)
-    queries, doc_ids = _parallel_bed(rng)
+    queries, doc_ids = _parallel_bed()
     complete, sparse = {}, {}
     for q in queries:
         scores = rng.integers(0, 6, len(doc_ids)).astype(float)  # many ties and zeros
@@ -120,7 +120,7 @@ def test_per_language_has_peer_and_mrc_only_where_given(lf):
     from mlirkit.eval.query_groups import topic_groups
 
     rng = np.random.default_rng(5)
-    queries, doc_ids = _parallel_bed(rng, groups=3)
+    queries, doc_ids = _parallel_bed(groups=3)
     doc_langs = {d: ("de", "en", "fr")[j % 3] for j, d in enumerate(doc_ids)}
     runs = {n: {q.query_id: dict(zip(doc_ids, rng.random(len(doc_ids)))) for q in queries} for n in ("a", "b")}
     qrels = {q.query_id: {doc_ids[3 * int(q.group_id[1:]) + j]: 1 for j in range(3)} for q in queries}
