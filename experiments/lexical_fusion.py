@@ -18,11 +18,20 @@ DDTP (``mlirkit/ddtp/multi``, 14 languages): the dev split chooses SHIFT's alpha
 languages, grid 0.2 ... 2.0) and the wsum weights (ranx's grid, step 0.1, nDCG@20); the test split is
 reported. XQuAD-R (``mlirkit/xquad-r/multi``: 8 languages x 240 paragraphs, 1,190 questions in each
 language): no XQuAD-R label is used, alpha and weights come from DDTP dev. Metrics: nDCG@20, Recall@100,
-TLR@20, same-language@20, per query language and their mean over query languages; paired randomization
+TLR@20, same-language@20, PEER@20 and MRC@10 (docs/evaluation.md), per query language and their mean over query languages; paired randomization
 tests with the question as unit (the topics' ``group_id``: the translations of one question or
 description move together), Holm-corrected, of every system against ``dense+shift`` and of the two
 language-preserving fusions against the best plain fusion (by DDTP dev nDCG@20), with a 95 % grouped
 bootstrap interval of their nDCG@20 difference (a non-inferiority margin).
+
+MRC@10 needs each query's scores on the union of its and its translations' top 10, which a 100-deep run
+does not hold; it is computed from every score of each system (:func:`mlirkit.eval.mrc.mrc_from_scores`):
+``dense`` and ``dense+shift`` from the index's embeddings (scored as the searcher scores them); ``bm25``
+from a search of every document (a document BM25 does not return matches no query term: score 0); the
+plain fusions from the whole fusion of the same two 100-deep runs the table's fused runs come from (a
+document in neither input gets nothing from either: score 0, the fusion's own value), so the MRC is that of
+the reported system. The language-slot fusions give an order of their candidates, no score beyond it: no
+MRC (left blank).
 
     OMP_NUM_THREADS=1 python -m experiments.lexical_fusion --work work/lexfuse \\
         --output experiments/results/lexical_fusion.json
@@ -44,7 +53,8 @@ import numpy as np
 
 logger = logging.getLogger("lexical_fusion")
 
-METRICS = ("ndcg@20", "recall@100", "tlr@20", "samelang@20")
+METRICS = ("ndcg@20", "recall@100", "tlr@20", "samelang@20", "peer@20", "mrc@10")
+MRC = "mrc@10"
 DEPTH = 100
 ALPHAS = tuple(round(0.2 * i, 1) for i in range(1, 11))
 BEDS = {
@@ -179,7 +189,10 @@ def dense_runs(index: Path, transform: Path, queries, vectors, alphas, runs_dir:
     return out
 
 
-def fused_runs(dense: dict, shifted: dict, bm25: dict, doc_langs: dict, weights: dict) -> dict[str, dict]:
+def fused_runs(dense: dict, shifted: dict, bm25: dict, doc_langs: dict, weights: dict,
+               whole: dict | None = None) -> dict[str, dict]:
+    """The fused runs, ``DEPTH`` deep; ``whole``, when given, receives the plain fusions untruncated (every
+    document either input holds: the fusion's scores of all documents, 0 for the rest)."""
     from mlirkit.fuse import fuse, keep_languages
 
     def plain(method, x, key):
@@ -190,9 +203,64 @@ def fused_runs(dense: dict, shifted: dict, bm25: dict, doc_langs: dict, weights:
     for key, x in (("dense", dense), ("dense+shift", shifted)):
         for method in ("rrf", "wsum"):
             out[f"{method}({key})"] = plain(method, x, key)
+    if whole is not None:
+        whole.update({name: run.to_dict() for name, run in out.items()})
     out["slots-rrf"] = keep_languages(out["rrf(dense+shift)"], shifted, doc_langs)
     out["slots-wsum"] = keep_languages(out["wsum(dense+shift)"], shifted, doc_langs)
     return {name: _top(run.to_dict()) for name, run in out.items()}
+
+
+# ----------------------------------------------------------------------------- MRC from every score
+def rows_of_runs(fetch, doc_ids: list[str]):
+    """A ``score_rows`` for :func:`mlirkit.eval.mrc.mrc_from_scores` from runs that hold every document with
+    a non-zero score: ``fetch(rows)`` gives one ``{docid: score}`` per query position; the rest score 0."""
+    column = {d: j for j, d in enumerate(doc_ids)}
+
+    def score_rows(rows: np.ndarray) -> np.ndarray:
+        out = np.zeros((len(rows), len(doc_ids)))
+        for i, docs in enumerate(fetch(rows)):
+            for d, v in docs.items():
+                out[i, column[d]] = v
+        return out
+    return score_rows
+
+
+def mrc_of(score_rows, queries, doc_ids: list[str]) -> dict[str, float]:
+    """``{qid: MRC@10}`` from ``score_rows`` (every document scored), the topics' groups."""
+    from mlirkit.eval.mrc import mrc_from_scores
+    from mlirkit.eval.query_groups import topic_groups
+
+    return mrc_from_scores(score_rows, [q.query_id for q in queries], [q.lang for q in queries],
+                           topic_groups(queries), doc_ids, int(MRC.split("@")[1]))
+
+
+def mrc_dense(index: Path, transform: Path, alpha: float, queries, vectors) -> dict[str, dict[str, float]]:
+    """MRC@10 of ``dense`` and ``dense+shift`` from every document's score, as the searchers score them."""
+    from mlirkit.search import Searcher
+
+    plain = Searcher(index)
+    docs = np.asarray(plain.index.indexed_vectors(), dtype=np.float32)
+    doc_ids = list(plain.index.docids)
+    shifted = Searcher(index, query_shift="cosine", transform=str(transform), alpha=alpha)
+    langs = [q.lang for q in queries]
+    return {"dense": mrc_of(lambda rows: vectors[rows] @ docs.T, queries, doc_ids),
+            "dense+shift": mrc_of(lambda rows: shifted.shift.scores(vectors[rows], [langs[i] for i in rows],
+                                                                    shifted.shift_alpha), queries, doc_ids)}
+
+
+def mrc_bm25(searcher, queries, doc_ids: list[str], threads: int) -> dict[str, float]:
+    """MRC@10 of BM25 from a search of every document (those it leaves out match no query term: 0)."""
+    def fetch(rows):
+        block = [queries[i] for i in rows]
+        run = searcher.search(block, k=len(doc_ids), threads=threads)
+        return [run.get(q.query_id, {}) for q in block]
+    return mrc_of(rows_of_runs(fetch, doc_ids), queries, doc_ids)
+
+
+def mrc_runs(runs: dict[str, dict], queries, doc_ids: list[str]) -> dict[str, dict[str, float]]:
+    """MRC@10 of runs that hold every document with a non-zero score (the untruncated fusions)."""
+    return {name: mrc_of(rows_of_runs(lambda rows, r=run: [r.get(queries[i].query_id, {}) for i in rows], doc_ids),
+                         queries, doc_ids) for name, run in runs.items()}
 
 
 def _top(run: dict) -> dict:
@@ -200,35 +268,54 @@ def _top(run: dict) -> dict:
 
 
 # ----------------------------------------------------------------------------- evaluation
-def per_language(qrels, runs: dict, queries, doc_langs) -> dict[str, dict[str, dict[str, float]]]:
-    """``{system: {metric: {lang | "mean": value}}}``: per query language, and their mean."""
+def _metrics_args(metrics, queries, mrc: dict | None) -> dict[str, Any]:
+    """``evaluate``'s keyword arguments for ``metrics``: MRC@10 only from ``mrc`` (``{run: {qid: value}}``;
+    a run absent there has no MRC), the topics' question groups."""
+    from mlirkit.eval.query_groups import topic_groups
+
+    out: dict[str, Any] = {"query_groups": topic_groups(queries)}
+    if MRC in metrics:
+        out["precomputed"] = {MRC: mrc or {}}
+    return out
+
+
+def per_language(qrels, runs: dict, queries, doc_langs, metrics=METRICS,
+                 mrc: dict | None = None) -> dict[str, dict[str, dict[str, float]]]:
+    """``{system: {metric: {lang | "mean": value}}}``: per query language, and their mean (a metric a run
+    has no value of, MRC without ``mrc`` scores, is left out)."""
     from mlirkit.eval import evaluate
 
     lang_of = {q.query_id: q.lang for q in queries}
-    res = evaluate(qrels, runs, list(METRICS), doc_langs=doc_langs, query_langs=lang_of, significance=None)
+    res = evaluate(qrels, runs, list(metrics), doc_langs=doc_langs, query_langs=lang_of, significance=None,
+                   **_metrics_args(metrics, queries, mrc))
     out: dict[str, dict[str, dict[str, float]]] = {}
     for name in runs:
         out[name] = {}
-        for metric in METRICS:
+        for metric in metrics:
             by_lang: dict[str, list[float]] = defaultdict(list)
             for qid, v in res.per_query[name][metric].items():
                 by_lang[lang_of[qid]].append(v)
+            if not by_lang:
+                continue
             cells = {la: float(np.mean(v)) for la, v in sorted(by_lang.items())}
             cells["mean"] = float(np.mean(list(cells.values())))
             out[name][metric] = cells
     return out
 
 
-def significance(qrels, runs: dict, queries, doc_langs, baseline: str, permutations: int) -> dict[str, Any]:
-    """Grouped paired randomization tests of every run against ``baseline`` (the topics' question = unit), Holm."""
+def significance(qrels, runs: dict, queries, doc_langs, baseline: str, permutations: int,
+                 mrc: dict | None = None) -> dict[str, Any]:
+    """Grouped paired randomization tests of every run against ``baseline`` (the topics' question = unit), Holm;
+    MRC@10 among the runs ``mrc`` has (the others' MRC tests are dropped)."""
     from mlirkit.eval import evaluate
-    from mlirkit.eval.query_groups import topic_groups
 
     res = evaluate(qrels, runs, list(METRICS), doc_langs=doc_langs, query_langs={q.query_id: q.lang for q in queries},
                    significance="fisher", baseline=baseline, n_permutations=permutations,
-                   query_groups=topic_groups(queries))
+                   **_metrics_args(METRICS, queries, mrc))
     out: dict[str, Any] = {"unit": res.info.get("test_unit"), "tests": []}
     for c in res.significance:
+        if c.metric == MRC and not (c.run_a in (mrc or {}) and c.run_b in (mrc or {})):
+            continue
         out["tests"].append({k: _plain(v) for k, v in vars(c).items()})
     return out
 
@@ -292,7 +379,7 @@ def run_bed(args, bed: str, chosen: dict | None) -> dict[str, Any]:
         alphas = ALPHAS if chosen is None else (chosen["alpha"],)
         dense = dense_runs(work / "dense", transform, queries, vectors, alphas, runs_dir, split)
         if chosen is None:  # DDTP dev: choose alpha, then the weights
-            grid = per_language(qrels, {str(a): dense[a] for a in alphas}, queries, doc_langs)
+            grid = per_language(qrels, {str(a): dense[a] for a in alphas}, queries, doc_langs, ("ndcg@20",))
             alpha_scores = {a: macro(grid[str(a)]["ndcg@20"]) for a in alphas}
             alpha = max(alphas, key=lambda a: (alpha_scores[a], -a))
             from mlirkit.fuse import tune
@@ -302,32 +389,58 @@ def run_bed(args, bed: str, chosen: dict | None) -> dict[str, Any]:
                        for key, x in (("dense", dense["dense"]), ("dense+shift", dense[alpha]))}
             chosen = {"alpha": alpha, "alpha_dev_ndcg20": alpha_scores, "weights": weights}
             dev_fused = fused_runs(dense["dense"], dense[alpha], bm25, doc_langs, weights)
-            dev_scores = per_language(qrels, dev_fused, queries, doc_langs)
+            dev_scores = per_language(qrels, dev_fused, queries, doc_langs, ("ndcg@20",))
             chosen["best_plain"] = max(PLAIN, key=lambda s: macro(dev_scores[s]["ndcg@20"]))
             chosen["dev_ndcg20"] = {s: macro(dev_scores[s]["ndcg@20"]) for s in dev_fused}
             result["chosen_on_dev"] = chosen
             continue
         shifted = dense[chosen["alpha"]]
-        fused = fused_runs(dense["dense"], shifted, bm25, doc_langs, chosen["weights"])
+        whole: dict[str, dict] = {}
+        fused = fused_runs(dense["dense"], shifted, bm25, doc_langs, chosen["weights"], whole)
         for name, run in fused.items():
             write(run, runs_dir / f"{split}-{name.replace('(', '-').replace(')', '')}.trec",
                   name.replace("(", "-").replace(")", "").replace("+", "_"))
         runs = {"bm25": bm25, "dense": dense["dense"], "dense+shift": shifted, **fused}
+        doc_ids = list(searcher.index.docids)
+        start = time.perf_counter()
+        mrc = mrc_cached(work / f"mrc-{split}.json", lambda: {
+            **mrc_dense(work / "dense", transform, chosen["alpha"], queries, vectors),
+            **mrc_runs(whole, queries, doc_ids), **_mrc_bm25s(work / "bm25", queries, doc_ids, args.threads)})
+        seconds["mrc"] = time.perf_counter() - start
         result["queries"] = len(queries)
         result["query_langs"] = dict(sorted(_count(q.lang for q in queries).items()))
-        result["scores"] = per_language(qrels, runs, queries, doc_langs)
+        result["scores"] = per_language(qrels, runs, queries, doc_langs, mrc=mrc)
         statistics = {"language": bm25, "pooled": pooled}
-        result["bm25_statistics"] = per_language(qrels, statistics, queries, doc_langs)
+        stat_mrc = {"language": mrc["bm25"], "pooled": mrc["bm25-pooled"]}
+        result["bm25_statistics"] = per_language(qrels, statistics, queries, doc_langs, mrc=stat_mrc)
         result["bm25_statistics_test"] = significance(qrels, statistics, queries, doc_langs, "language",
-                                                      args.permutations)
-        result["vs_dense_shift"] = significance(qrels, runs, queries, doc_langs, "dense+shift", args.permutations)
+                                                      args.permutations, stat_mrc)
+        result["vs_dense_shift"] = significance(qrels, runs, queries, doc_langs, "dense+shift", args.permutations,
+                                                mrc)
         best = chosen["best_plain"]
         result["vs_best_plain"] = significance(qrels, {k: runs[k] for k in (best, "slots-rrf", "slots-wsum")},
-                                               queries, doc_langs, best, args.permutations)
+                                               queries, doc_langs, best, args.permutations, mrc)
         result["ndcg20_minus_best_plain"] = {s: difference_ci(qrels, runs[s], runs[best], queries)
                                              for s in ("slots-rrf", "slots-wsum")}
     result["chosen"] = chosen
     return result
+
+
+def _mrc_bm25s(index: Path, queries, doc_ids: list[str], threads: int) -> dict[str, dict[str, float]]:
+    from mlirkit.lexical import Bm25Searcher
+
+    with Bm25Searcher(index) as language, Bm25Searcher(index, statistics="pooled") as pooled:
+        return {"bm25": mrc_bm25(language, queries, doc_ids, threads),
+                "bm25-pooled": mrc_bm25(pooled, queries, doc_ids, threads)}
+
+
+def mrc_cached(path: Path, make) -> dict[str, dict[str, float]]:
+    """``{system: {qid: MRC@10}}``, kept in ``path`` and reused."""
+    if path.is_file():
+        return json.loads(path.read_text())
+    out = make()
+    path.write_text(json.dumps(out))
+    return out
 
 
 def _count(items) -> dict[str, int]:
@@ -343,7 +456,12 @@ def _p(test: dict) -> str:
     return format_p(test["p_corrected"], 1 / (test["permutations"] + 1) if test.get("permutations") else None)
 
 
-def _tests_table(tests: dict, title: str) -> list[str]:
+def _shown(bed: dict) -> list[str]:
+    """The metrics of ``METRICS`` some system of ``bed`` has (a result written before a metric was added has none)."""
+    return [m for m in METRICS if any(m in scores for scores in bed["scores"].values())]
+
+
+def _tests_table(tests: dict, title: str, metrics=METRICS) -> list[str]:
     """One row per compared run: its mean and the baseline's (over question groups), Holm p per metric."""
     rows: dict[str, dict[str, dict]] = defaultdict(dict)
     for t in tests["tests"]:
@@ -352,11 +470,11 @@ def _tests_table(tests: dict, title: str) -> list[str]:
     lines = [f"{title} (baseline `{base}`; {tests['unit']['units']} question groups of {tests['unit']['queries']} "
              "queries; means over groups; paired randomization test, 1,000 permutations, Holm over the rows "
              "per metric)\n",
-             "| run | " + " | ".join(f"{m} (vs {base})" for m in METRICS) + " |",
-             "|---|" + "---|" * len(METRICS)]
+             "| run | " + " | ".join(f"{m} (vs {base})" for m in metrics) + " |",
+             "|---|" + "---|" * len(metrics)]
     for run, by_metric in rows.items():
-        cells = [f"{t['mean_b']:.3f} vs {t['mean_a']:.3f}, p {_p(t)}" if (t := by_metric.get(m)) else ""
-                 for m in METRICS]
+        cells = [f"{_fmt(t['mean_b'], m)} vs {_fmt(t['mean_a'], m)}, p {_p(t)}" if (t := by_metric.get(m)) else ""
+                 for m in metrics]
         lines.append(f"| {run} | " + " | ".join(cells) + " |")
     return [*lines, ""]
 
@@ -364,11 +482,32 @@ def _tests_table(tests: dict, title: str) -> list[str]:
 def _summary_table(bed: dict) -> list[str]:
     """Systems x metrics, the mean over query languages; ``*``: different from dense+shift (Holm p < 0.05)."""
     significant = {(t["run_b"], t["metric"]) for t in bed["vs_dense_shift"]["tests"] if t["p_corrected"] < 0.05}
-    lines = ["| system | " + " | ".join(METRICS) + " |", "|---|" + "---:|" * len(METRICS)]
+    metrics = _shown(bed)
+    lines = ["| system | " + " | ".join(metrics) + " |", "|---|" + "---:|" * len(metrics)]
     for system in SYSTEMS:
-        cells = [f"{bed['scores'][system][m]['mean']:.3f}{'*' if (system, m) in significant else ''}" for m in METRICS]
+        cells = [f"{_cell(bed['scores'][system], m, 'mean')}{'*' if (system, m) in significant else ''}"
+                 for m in metrics]
         lines.append(f"| {system} | " + " | ".join(cells) + " |")
     return [*lines, ""]
+
+
+def _fmt(value: float, metric: str) -> str:
+    return f"{value:.1f}" if metric == MRC else f"{value:.3f}"
+
+
+def _cell(scores: dict, metric: str, lang: str) -> str:
+    """One figure, MRC@10 (x100) with one decimal; ``—`` where the system has none."""
+    value = scores.get(metric, {}).get(lang)
+    return "—" if value is None else _fmt(value, metric)
+
+
+NOTES = ("PEER@20: with one relevant version per language it is chi2_{L-1}.sf(L-1) for a query with a relevant "
+         "document in the top 20 and 1 for one without, a decreasing function of the hit rate, not of language "
+         "bias (docs/evaluation.md). MRC@10 (x100, -100 ... 100): "
+         "rank correlation of a question's language versions on the union of their top 10, from every score of "
+         "each system (dense, dense+shift: the embeddings; bm25: every document with a non-zero score, the rest "
+         "0; rrf/wsum: the whole fusion of the two 100-deep inputs, 0 outside them); the language-slot fusions "
+         "order their candidates and score nothing beyond them: no MRC (—).\n")
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -383,16 +522,19 @@ def markdown(result: dict[str, Any]) -> str:
                      f"chosen on DDTP dev; best plain fusion on DDTP dev: `{chosen['best_plain']}`.\n")
         lines.append("Means over query languages (`*`: differs from dense+shift, grouped paired test, Holm p < 0.05)\n")
         lines += _summary_table(bed)
+        shown = _shown(bed)
+        lines.append(NOTES if MRC in shown else "PEER@20 and MRC@10: not measured in this result.\n")
         langs = [la for la in bed["scores"]["bm25"]["ndcg@20"] if la != "mean"]
-        for metric in METRICS:
+        for metric in shown:
             lines.append(f"**{metric}** (rows: query language; mean = mean over query languages)\n")
             lines.append("| lang | " + " | ".join(SYSTEMS) + " |")
             lines.append("|---|" + "---:|" * len(SYSTEMS))
             for la in [*langs, "mean"]:
-                lines.append(f"| {la} | " + " | ".join(f"{bed['scores'][s][metric][la]:.3f}" for s in SYSTEMS) + " |")
+                lines.append(f"| {la} | " + " | ".join(_cell(bed["scores"][s], metric, la) for s in SYSTEMS) + " |")
             lines.append("")
-        lines += _tests_table(bed["vs_dense_shift"], "Every system against dense+shift")
-        lines += _tests_table(bed["vs_best_plain"], "The language-preserving fusions against the best plain fusion")
+        lines += _tests_table(bed["vs_dense_shift"], "Every system against dense+shift", shown)
+        lines += _tests_table(bed["vs_best_plain"], "The language-preserving fusions against the best plain fusion",
+                              shown)
         for name, d in bed.get("ndcg20_minus_best_plain", {}).items():
             lines.append(f"- nDCG@20 of {name} minus {chosen['best_plain']}: {d['difference']:+.4f} (mean over query "
                          f"languages), 95 % interval [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}] ({d['replicates']:,} "
@@ -400,12 +542,12 @@ def markdown(result: dict[str, Any]) -> str:
         lines.append("")
         stats = bed["bm25_statistics"]
         lines.append("BM25 collection statistics (means over query languages)\n")
-        lines.append("| statistics | " + " | ".join(METRICS) + " |")
-        lines.append("|---|" + "---:|" * len(METRICS))
+        lines.append("| statistics | " + " | ".join(shown) + " |")
+        lines.append("|---|" + "---:|" * len(shown))
         for name, scores in stats.items():
-            lines.append(f"| {name} | " + " | ".join(f"{scores[m]['mean']:.3f}" for m in METRICS) + " |")
+            lines.append(f"| {name} | " + " | ".join(_cell(scores, m, "mean") for m in shown) + " |")
         lines.append("")
-        lines += _tests_table(bed["bm25_statistics_test"], "BM25 pooled against per-language statistics")
+        lines += _tests_table(bed["bm25_statistics_test"], "BM25 pooled against per-language statistics", shown)
     return "\n".join(lines)
 
 
