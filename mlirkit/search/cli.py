@@ -12,7 +12,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples, set_threads
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.base.fs import refuse_existing
-from mlirkit.base.options import lang_code, non_negative_int, positive_int
+from mlirkit.base.options import add_old_spelling, add_verbosity_args, lang_code, non_negative_int, positive_int
 from mlirkit.transforms.alpha import add_alpha_arg
 
 logger = logging.getLogger(__name__)
@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", required=True, help="TREC run file to write")
     add_encoder_args(p, default=None)
     p.add_argument("--hits", type=positive_int, default=1000, help="hits per query (default 1000)")
-    p.add_argument("--query-lang", type=lang_code, default=None, help="language of queries that have none")
+    add_old_spelling(p, "--query-lang", p.add_argument("--default-lang", type=lang_code, default=None,
+                                                       help="language of queries that have none"))
     p.add_argument("--run-tag", default=None,
                    help="run tag, the 6th TREC column (default: the output file name without extension, "
                         "e.g. shift for runs/shift.trec, so ranx.Run.from_file names runs apart)")
@@ -42,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_query_shift_args(p.add_argument_group("query-time SHIFT: each query with its own language's shift, "
                                               "from one index (needs embeddings.npy; see docs/shift.md)"))
     p.add_argument("--overwrite", action="store_true", help="replace an existing run file")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_verbosity_args(p)
     return p
 
 
@@ -50,7 +51,7 @@ def add_query_shift_args(group: argparse._ArgumentGroup, *, words: bool = True) 
     """``--query-shift``, ``--alpha``, ``--transform``, ``--candidates``: the query-time shift's options, the
     same for ``mlirkit.search`` and the Pyserini search wrapper (``words=False``: ``--alpha`` takes one word)."""
     group.add_argument("--query-shift", choices=["cosine", "ip"], default=None,
-                       help="score with V_{l|s} = V_l - V_s for the query's language s (topics' lang or --query-lang), "
+                       help="score with V_{l|s} = V_l - V_s for the query's language s (topics' lang or --default-lang), "
                             "from one index (needs embeddings.npy): cosine = shift then normalise (as SHIFT indexes "
                             "are built), ip = no renormalisation")
     add_alpha_arg(group, words=words, help="SHIFT alpha at query time, 0.6 or 0.6,ja=1.0 (implies --query-shift "
@@ -78,7 +79,7 @@ def query_shift_requested(args: argparse.Namespace) -> bool:
 @cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging(quiet=args.quiet)
+    configure_logging(args.verbose, quiet=args.quiet)
     refuse_existing(Path(args.output), args.overwrite, "run")
     from mlirkit.io.topics import read_topics
     from mlirkit.io.trec import run_tag_for, write_run
@@ -86,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     tag = run_tag_for(args.run_tag, args.output)
     shift = query_shift_requested(args)
-    queries = read_topics(args.topics, default_lang=args.query_lang)
+    queries = read_topics(args.topics, default_lang=args.default_lang)
     if shift:
         from mlirkit.search.query_shift import require_query_langs
 
