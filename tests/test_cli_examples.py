@@ -50,3 +50,56 @@ def test_every_example_parses_with_todays_spellings(module, command, example, ca
     else:
         parser.parse_args(words[3:])
     assert "renamed" not in capsys.readouterr().err, example
+
+
+#: options whose values an example reads (files, directories, or ir_datasets ids)
+INPUTS = {"--corpus", "--topics", "--qrels", "--runs", "--tune-runs", "--index", "--transform", "--doc-langs",
+          "--pairs", "--from-index", "--point", "--after-index", "--hybrid-with"}
+#: what an example writes
+OUTPUTS = {"--output", "--embeddings"}
+#: (command, input) of the examples whose inputs no other example writes, with what they need; a list that only shrinks
+OPEN = {
+    ("mlirkit.fuse", "runs/dense.trec"): "a dense run of the lexical example's topics",
+    ("mlirkit.fuse", "runs/dense-dev.trec"): "dev runs (a search example on mlirkit/ddtp/multi/dev)",
+    ("mlirkit.fuse", "runs/bm25-dev.trec"): "dev runs (a lexical search example on mlirkit/ddtp/multi/dev)",
+    ("mlirkit.index", "indexes/part-0"): "two shard encodes (encode --shard-id 0/1 --num-shards 2)",
+    ("mlirkit.index", "indexes/part-1"): "two shard encodes (encode --shard-id 0/1 --num-shards 2)",
+    ("mlirkit.pyserini.encode", "corpus.jsonl"): "a Pyserini JSONL corpus (datasets export ... docs)",
+    ("mlirkit.pyserini.search", "topics.tsv"): "a topics file (datasets export ... queries)",
+    ("mlirkit.train", "run.json"): "a training config with its data",
+}
+
+
+def _reads_and_writes(words: list[str]) -> tuple[str, list[str], list[str]]:
+    """``(module, inputs, outputs)`` of one example's words (``python -m MODULE ...``)."""
+    module, rest = words[2], words[3:]
+    reads, writes, flag = [], [], None
+    positional = {"mlirkit.index": ("merge", "info"), "mlirkit.shift": ("inspect",), "mlirkit.train": ()}
+    if module in positional and (not positional[module] or rest[:1] and rest[0] in positional[module]):
+        args = rest[1:] if positional[module] else rest
+        reads += [w for w in args[:next((i for i, w in enumerate(args) if w.startswith("-")), len(args))]]
+    for word in rest:
+        if word.startswith("-"):
+            flag = word
+            continue
+        if flag in OUTPUTS or (flag == "--index" and module in ("mlirkit.pyserini.encode",)):
+            writes.append(word)
+        elif flag in INPUTS:
+            reads.append(word.split("=", 1)[1].split(":")[0] if flag == "--point" else word)
+    return module, reads, writes
+
+
+def _is_id(value: str) -> bool:
+    return value.startswith("mlirkit/")
+
+
+def test_every_example_reads_what_another_example_writes_or_a_bundled_id():
+    """The examples are one session: each input is an ir_datasets id or written by an example (or is in
+    :data:`OPEN`, with what it still needs)."""
+    examples = {e for _, _, _, sub in _commands() for e in _examples(sub)}
+    parsed = [_reads_and_writes(shlex.split(e)) for e in sorted(examples)]
+    written = {w for _, _, writes in parsed for w in writes}
+    missing = {(module, r) for module, reads, _ in parsed for r in reads
+               if not _is_id(r) and r not in written and not any(r.startswith(w + "/") for w in written)}
+    assert missing - set(OPEN) == set(), sorted(missing - set(OPEN))
+    assert set(OPEN) <= missing, f"no longer open (remove from OPEN): {sorted(set(OPEN) - missing)}"

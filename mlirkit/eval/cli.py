@@ -56,8 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
         "python -m mlirkit.eval --qrels mlirkit/ddtp/en --runs runs/base.trec runs/shift.trec \\\n"
         "      --metrics ndcg@20 recall@20 mrr@10 tlr@20 --doc-langs mlirkit/ddtp/en --default-lang en \\\n"
         "      --output report.md --output report.json",
-        "python -m mlirkit.eval --qrels mlirkit/ddtp/multi/test --runs runs/base.trec runs/shift.trec \\\n"
-        "      --metrics ndcg@20 --topics mlirkit/ddtp/multi/test --baseline base --output report.md",
+        "python -m mlirkit.eval --qrels mlirkit/ddtp/en --runs runs/base.trec runs/shift.trec \\\n"
+        "      --metrics ndcg@20 --topics mlirkit/ddtp/en --baseline base --output report-tests.md",
         "python -m mlirkit.eval plot mix --runs runs/base.trec runs/shift.trec --doc-langs mlirkit/ddtp/en \\\n"
         "      --default-lang en --k 20 --qrels mlirkit/ddtp/en --output figs/mix"))
     p.add_argument("--qrels",
