@@ -59,11 +59,6 @@ INPUTS = {"--corpus", "--topics", "--qrels", "--runs", "--tune-runs", "--index",
 OUTPUTS = {"--output", "--embeddings"}
 #: (command, input) of the examples whose inputs no other example writes, with what they need; a list that only shrinks
 OPEN = {
-    ("mlirkit.fuse", "runs/dense.trec"): "a dense run of the lexical example's topics",
-    ("mlirkit.fuse", "runs/dense-dev.trec"): "dev runs (a search example on mlirkit/ddtp/multi/dev)",
-    ("mlirkit.fuse", "runs/bm25-dev.trec"): "dev runs (a lexical search example on mlirkit/ddtp/multi/dev)",
-    ("mlirkit.index", "indexes/part-0"): "two shard encodes (encode --shard-id 0/1 --num-shards 2)",
-    ("mlirkit.index", "indexes/part-1"): "two shard encodes (encode --shard-id 0/1 --num-shards 2)",
     ("mlirkit.pyserini.encode", "corpus.jsonl"): "a Pyserini JSONL corpus (datasets export ... docs)",
     ("mlirkit.pyserini.search", "topics.tsv"): "a topics file (datasets export ... queries)",
     ("mlirkit.train", "run.json"): "a training config with its data",

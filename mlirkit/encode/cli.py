@@ -33,7 +33,9 @@ logger = logging.getLogger(__name__)
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mlirkit.encode", description=__doc__, epilog=examples(
         "python -m mlirkit.encode --corpus mlirkit/ddtp/en --encoder multilingual-e5-small-q4 \\\n"
-        "      --output indexes/ddtp-e5 --save-embeddings"))
+        "      --output indexes/ddtp-e5 --save-embeddings",
+        "python -m mlirkit.encode --corpus mlirkit/ddtp/en --output indexes/part-0 --shard-id 0 --num-shards 2",
+        "python -m mlirkit.encode --corpus mlirkit/ddtp/en --output indexes/part-1 --shard-id 1 --num-shards 2"))
     p.add_argument("--corpus", required=True,
                    help="BEIR corpus.jsonl, Pyserini JSONL, TSV (id, text[, lang]), optionally .gz, a BEIR dataset folder, "
                         "a Pyserini JsonCollection folder, or an ir_datasets id")

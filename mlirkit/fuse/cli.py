@@ -19,9 +19,9 @@ logger = logging.getLogger(__name__)
 
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mlirkit.fuse", description=__doc__, epilog=examples(
-        "python -m mlirkit.fuse --runs runs/dense.trec runs/bm25.trec --method rrf --output runs/rrf.trec",
-        "python -m mlirkit.fuse --runs runs/dense.trec runs/bm25.trec --method wsum --norm min-max \\\n"
-        "      --tune-runs runs/dense-dev.trec runs/bm25-dev.trec --qrels mlirkit/ddtp/multi/dev --output runs/wsum.trec",
+        "python -m mlirkit.fuse --runs runs/base.trec runs/bm25.trec --method rrf --output runs/rrf.trec",
+        "python -m mlirkit.fuse --runs runs/base.trec runs/bm25.trec --method wsum --norm min-max \\\n"
+        "      --tune-runs runs/base-dev.trec runs/bm25-dev.trec --qrels mlirkit/ddtp/en/dev --output runs/wsum.trec",
         "python -m mlirkit.fuse --runs runs/shift.trec runs/bm25.trec --method rrf --keep-languages \\\n"
         "      --doc-langs mlirkit/ddtp/multi --output runs/rrf-slots.trec"))
     p.add_argument("--runs", nargs="+", required=True, metavar="RUN", help="TREC runs to fuse (two or more)")

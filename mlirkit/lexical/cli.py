@@ -56,16 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     return with_examples(p, EXAMPLES)
 
 
-EXAMPLES = {
-    "": examples("python -m mlirkit.lexical index --corpus mlirkit/ddtp/multi --output indexes/ddtp-bm25 "
-                 "--fallback-analyzer standard",
-                 "python -m mlirkit.lexical search --index indexes/ddtp-bm25 --topics mlirkit/ddtp/multi/test "
-                 "--output runs/bm25.trec"),
-    "index": examples("python -m mlirkit.lexical index --corpus mlirkit/ddtp/multi --output indexes/ddtp-bm25 "
-                      "--fallback-analyzer standard"),
-    "search": examples("python -m mlirkit.lexical search --index indexes/ddtp-bm25 --topics mlirkit/ddtp/multi/test "
-                       "--output runs/bm25.trec"),
-}
+_INDEX = "python -m mlirkit.lexical index --corpus mlirkit/ddtp/multi --output indexes/ddtp-bm25 --fallback-analyzer standard"
+_SEARCH = ("python -m mlirkit.lexical search --index indexes/ddtp-bm25 --topics mlirkit/ddtp/en --output runs/bm25.trec",
+           "python -m mlirkit.lexical search --index indexes/ddtp-bm25 --topics mlirkit/ddtp/en/dev "
+           "--output runs/bm25-dev.trec")
+EXAMPLES = {"": examples(_INDEX, *_SEARCH), "index": examples(_INDEX), "search": examples(*_SEARCH)}
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:

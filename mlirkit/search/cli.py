@@ -21,7 +21,8 @@ logger = logging.getLogger(__name__)
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mlirkit.search", description=__doc__, epilog=examples(
         "python -m mlirkit.search --index indexes/ddtp-e5 --topics mlirkit/ddtp/en --output runs/base.trec",
-        "python -m mlirkit.search --index indexes/ddtp-e5-shift --topics mlirkit/ddtp/en --output runs/shift.trec"))
+        "python -m mlirkit.search --index indexes/ddtp-e5-shift --topics mlirkit/ddtp/en --output runs/shift.trec",
+        "python -m mlirkit.search --index indexes/ddtp-e5 --topics mlirkit/ddtp/en/dev --output runs/base-dev.trec"))
     p.add_argument("--index", required=True, nargs="+", metavar="DIR",
                    help="index directory (mlirkit.encode or Pyserini); several, or a directory of shard-* "
                         "subdirectories, are searched as one (faiss.IndexShards)")
