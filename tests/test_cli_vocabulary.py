@@ -213,4 +213,4 @@ def test_a_required_option_is_required_under_either_name(capsys):
         assert build_parser().parse_args(["--corpus", "c", name, "i"]).index == "i"
     with pytest.raises(SystemExit) as e:
         build_parser().parse_args(["--corpus", "c"])
-    assert e.value.code == 2 and "--output is required" in capsys.readouterr().err
+    assert e.value.code == 2 and "the following arguments are required: --output (see --help)" in capsys.readouterr().err
