@@ -4,7 +4,7 @@ The names a session chains, from one import (docs/python.md)::
 
     import mlirkit as mk
     encoder = mk.load_encoder("multilingual-e5-small-q4")
-    mk.Indexer(encoder, "indexes/e5", save_embeddings=True).index(mk.read_corpus("mlirkit/ddtp/en"))
+    mk.Indexer("indexes/e5", encoder, save_embeddings=True).index(mk.read_corpus("mlirkit/ddtp/en"))
     shift = mk.fit_from_pairs(encoder, "mlirkit/parallel/gettext", source_lang="en", max_pairs=200)
     mk.save_transform(shift, "vectors/e5.shift")
     mk.apply_to_index("indexes/e5", shift, "indexes/e5-shift", alpha=0.6)

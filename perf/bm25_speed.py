@@ -104,7 +104,7 @@ def measure(args: argparse.Namespace, work: Path) -> dict:
         encoder = load_encoder(args.encoder)
         encoder.encode_queries(["warm up"], ["en"])
     with Timer(out, "dense_index"):
-        Indexer(encoder, work / "dense", encoder_name=args.encoder).index(iter(docs), total=len(docs))
+        Indexer(work / "dense", encoder, encoder_name=args.encoder).index(iter(docs), total=len(docs))
     searcher = Searcher(work / "dense", encoder)
     with Timer(out, "dense_search"):
         hits = searcher.search(queries, k=100)

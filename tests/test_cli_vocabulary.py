@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mlirkit.base.options import RenamedFlag
+from mlirkit.base.options import OldSpelling, RenamedFlag
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI_MODULES = sorted(".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "mlirkit").rglob("__main__.py")
@@ -23,38 +23,7 @@ CLI_MODULES = sorted(".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT /
 VERBOSITY = "-q/--quiet -v/--verbose"
 
 #: (command, flag) -> the spelling it becomes (the per-CLI renames still to do)
-DEVIATIONS = {
-    ("mlirkit.encode", "--index"): "--output",
-    ("mlirkit.lexical index", "--index"): "--output",
-    ("mlirkit.eval", "--report"): "--output",
-    ("mlirkit.eval plot alpha", "--out"): "--output",
-    ("mlirkit.eval plot mix", "--out"): "--output",
-    ("mlirkit.eval plot projection", "--out"): "--output",
-    ("mlirkit.search", "--query-lang"): "--default-lang",
-    ("mlirkit.eval", "--query-lang"): "--default-lang",
-    ("mlirkit.eval plot mix", "--query-lang"): "--default-lang",
-    ("mlirkit.lexical search", "--query-lang"): "--default-lang",
-    ("mlirkit.pyserini.search", "--query-lang"): "--default-lang",
-    ("mlirkit.eval", "--breakdown-k"): "--k",
-    ("mlirkit.shift fit", "--langid"): "--fit-langid",
-    ("mlirkit.benchmark", "--languages"): "--langs",
-    ("mlirkit.benchmark", "--depth"): "--hits",
-    ("mlirkit.benchmark", "--max-length"): "--encoder-option max_length=N",
-    ("mlirkit.benchmark", "--batch-size"): "--encoder-option batch_size=N",
-    ("mlirkit.benchmark", "--quantize"): "--encoder-option quantize=int8",
-    ("mlirkit.benchmark", "--backend"): "--encoder-option backend=B",
-    ("mlirkit.benchmark", "--precision"): "--encoder-option precision=P",
-    ("mlirkit.encode", VERBOSITY): "-q/--quiet and -v/--verbose",
-    ("mlirkit.search", VERBOSITY): "-q/--quiet and -v/--verbose",
-    ("mlirkit.index merge", VERBOSITY): "-q/--quiet and -v/--verbose",
-    ("mlirkit.index info", VERBOSITY): "-q/--quiet and -v/--verbose",
-    ("mlirkit.lexical index", VERBOSITY): "-q/--quiet and -v/--verbose",
-    ("mlirkit.lexical search", VERBOSITY): "-q/--quiet and -v/--verbose",
-    ("mlirkit.fuse", VERBOSITY): "-q/--quiet and -v/--verbose",
-    ("mlirkit.benchmark", VERBOSITY): "-q/--quiet and -v/--verbose",
-    ("mlirkit.pyserini.encode", VERBOSITY): "-q/--quiet and -v/--verbose",
-    ("mlirkit.pyserini.search", VERBOSITY): "-q/--quiet and -v/--verbose",
-}
+DEVIATIONS: dict = {}
 #: commands that pass their arguments on (their options are another program's, their logging their parent's)
 PASS_THROUGH = {"mlirkit.datasets ir_datasets"}
 
@@ -195,3 +164,53 @@ def test_every_spelling_of_an_earlier_release_is_in_the_changelog():
                 if isinstance(action, RenamedFlag):
                     missing |= {f"{command}: {o}" for o in action.option_strings if f"`{o}" not in changelog}
     assert not missing, sorted(missing)
+
+
+def _old_spellings():
+    for module, parser in _parsers():
+        for command, sub, _ in walk(parser, module):
+            for action in sub._actions:
+                if isinstance(action, OldSpelling):
+                    yield command, action
+
+
+def test_an_old_spelling_does_what_its_new_name_does_and_says_so(capsys):
+    """Every renamed option (``--query-lang`` -> ``--default-lang``, ...): the same namespace as the new name,
+    and the one ``renamed: use --NEW`` line on stderr."""
+    seen = 0
+    for command, old in _old_spellings():
+        target = old.target
+        value = [] if target.nargs == 0 else ["en"] if target.nargs in ("+", "*") else "en"
+        for name in (old.option_strings[0], old.new):
+            namespace = argparse.Namespace(**{target.dest: [] if isinstance(target, argparse._AppendAction) else None})
+            (old if name == old.option_strings[0] else target)(argparse.ArgumentParser(), namespace, value, name)
+            if name == old.option_strings[0]:
+                via_old = vars(namespace)
+                assert capsys.readouterr().err == f"warning: {name} is renamed: use {old.new}\n", command
+            else:
+                assert vars(namespace) == via_old, (command, name)
+        seen += 1
+    assert seen >= 10
+
+
+def test_old_spellings_parse_like_the_new_ones_in_a_real_parser(capsys):
+    from mlirkit.eval.cli import build_parser as eval_parser
+    from mlirkit.search.cli import build_parser as search_parser
+
+    common = ["--index", "i", "--topics", "t", "--output", "o"]
+    assert search_parser().parse_args([*common, "--query-lang", "EN"]) == \
+        search_parser().parse_args([*common, "--default-lang", "en"])
+    assert "warning: --query-lang is renamed: use --default-lang" in capsys.readouterr().err
+    evaluation = ["--qrels", "q", "--runs", "r", "--metrics", "ndcg@10"]
+    assert eval_parser().parse_args([*evaluation, "--report", "a.md", "--output", "a.json", "--breakdown-k", "5"]) == \
+        eval_parser().parse_args([*evaluation, "--output", "a.md", "--output", "a.json", "--k", "5"])
+
+
+def test_a_required_option_is_required_under_either_name(capsys):
+    from mlirkit.encode.cli import build_parser
+
+    for name in ("--output", "--index"):
+        assert build_parser().parse_args(["--corpus", "c", name, "i"]).index == "i"
+    with pytest.raises(SystemExit) as e:
+        build_parser().parse_args(["--corpus", "c"])
+    assert e.value.code == 2 and "the following arguments are required: --output (see --help)" in capsys.readouterr().err

@@ -110,7 +110,7 @@ def _written_patterns() -> set[str]:
 
     names = set(WRITTEN)
     for doc in DOC_FILES:
-        for arg in re.findall(r"--report\s+(\S+\.md)\b", doc.read_text(encoding="utf-8")):
+        for arg in re.findall(r"--(?:output|report)\s+(\S+\.md)\b", doc.read_text(encoding="utf-8")):
             names.add(re.sub(r"\$\{?\w+\}?", "*", os.path.basename(arg)))
     return names
 

@@ -130,7 +130,7 @@ def _eval(ws, run: str):
     from mlirkit.eval.cli import main
 
     return lambda: (main, ["--qrels", str(ws / "qrels.txt"), "--runs", str(ws / run), "--metrics", "ndcg@3",
-                           "--significance", "none", "--report", str(ws / "out" / "r.md")])
+                           "--significance", "none", "--output", str(ws / "out" / "r.md")])
 
 
 def _fuse(ws, run: str):
@@ -193,7 +193,7 @@ def bm25(tmp_path_factory):
         "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in (
             {"id": "de1", "contents": "Die Häuser sind groß", "lang": "de"},
             {"id": "en1", "contents": "The houses are big", "lang": "en"})), "utf-8")
-    assert main(["index", "--corpus", str(root / "c.jsonl"), "--index", str(root / "index"), "--quiet"]) == 0
+    assert main(["index", "--corpus", str(root / "c.jsonl"), "--output", str(root / "index"), "--quiet"]) == 0
     (root / "t.tsv").write_text("q1\thouse\ten\n", "utf-8")
     assert main(["search", "--index", str(root / "index"), "--topics", str(root / "t.tsv"), "--output",
                  str(root / "bm25.trec"), "--quiet"]) == 0

@@ -36,7 +36,7 @@ def ws(tmp_path_factory, tiny_model_dir):
     root = tmp_path_factory.mktemp("promises")
     (root / "corpus.jsonl").write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in DOCS), "utf-8")
     enc = ["--encoder", str(tiny_model_dir), "--encoder-class", "hf", "--encoder-option", "max_length=64"]
-    assert run_cli(encode_main, ["--corpus", str(root / "corpus.jsonl"), "--index", str(root / "index"), *enc,
+    assert run_cli(encode_main, ["--corpus", str(root / "corpus.jsonl"), "--output", str(root / "index"), *enc,
                                  "--save-embeddings", "--quiet"]) == 0
     (root / "topics.tsv").write_text("q1\tferry harbour\ten\nq2\tcopy files\ten\n", encoding="utf-8")
     (root / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d4 1\n", encoding="utf-8")
@@ -64,7 +64,7 @@ def _search(ws, out):
 def _eval(ws, out):
     from mlirkit.eval.cli import main
     return main, ["--qrels", str(ws["root"] / "qrels.txt"), "--runs", str(ws["root"] / "run.trec"),
-                  "--metrics", "ndcg@3", "--significance", "none", "--report", str(out)]
+                  "--metrics", "ndcg@3", "--significance", "none", "--output", str(out)]
 
 
 def _fit(ws, out):
@@ -313,11 +313,11 @@ def _hostile_case(case, ws, tmp_path, monkeypatch):
                            "ndcg@12345678901234567890", "--significance", "none"], ["must be at most 2147483647"]
     if case == "plot alpha on a JSON list":
         (tmp_path / "sweep.json").write_text("[0.1, 0.2]", "utf-8")
-        return eval_main, ["plot", "alpha", "--sweep", str(tmp_path / "sweep.json"), "--out", str(tmp_path / "p" / "a")], \
+        return eval_main, ["plot", "alpha", "--sweep", str(tmp_path / "sweep.json"), "--output", str(tmp_path / "p" / "a")], \
             ["sweep.json: expected a JSON object"]
     if case == "plot projection --max-points 1":
         return eval_main, ["plot", "projection", "--index", str(root / "index"), "--max-points", "1",
-                           "--out", str(tmp_path / "p" / "proj")], ["needs at least 3 points"]
+                           "--output", str(tmp_path / "p" / "proj")], ["needs at least 3 points"]
     if case == "export --fields unknown":
         return datasets_main, ["export", "mlirkit/ddtp/en", "docs", "--fields", "doc_id", "nope"], \
             ["no field 'nope'", "fields: doc_id, text, lang"]
@@ -378,7 +378,7 @@ def _hostile_case(case, ws, tmp_path, monkeypatch):
             weights = model / "model.safetensors"
         data = weights.read_bytes()
         weights.write_bytes(data[: len(data) * 2 // 3])
-        return encode_main, ["--corpus", str(root / "corpus.jsonl"), "--index", str(tmp_path / "out" / "index"),
+        return encode_main, ["--corpus", str(root / "corpus.jsonl"), "--output", str(tmp_path / "out" / "index"),
                              "--encoder", str(model), "--encoder-class", "hf", "--quiet"], \
             [weights.name + ": truncated or corrupt"]
     raise AssertionError(case)
@@ -536,5 +536,5 @@ def test_plots_that_fail_leave_no_folder(ws, tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", broken)
     fails_with_one_line(main, ["plot", "alpha", "--sweep", str(tmp_path / "sweep.json"), "--metrics", "ndcg@20",
-                               "--out", str(tmp_path / "new" / "deep" / "a")], capsys, "No space left")
+                               "--output", str(tmp_path / "new" / "deep" / "a")], capsys, "No space left")
     assert listing(tmp_path) == ["sweep.json"]

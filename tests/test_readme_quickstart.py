@@ -38,30 +38,42 @@ def quickstart_block() -> str:
 
 def test_block_shape():
     """The block encodes once (keeping the raw vectors), fits from pairs, writes both runs it evaluates, one
-    of them shifted."""
+    of them shifted; the questions' language is one variable, the runs are named by it, and every step that
+    writes replaces an earlier run's output (so the block runs twice, and in another language)."""
     block = quickstart_block()
     assert block.count("mlirkit.encode") == 1 and "--save-embeddings" in block
     assert "mlirkit.shift fit" in block and "--query-shift" in block
     assert "${MLIRKIT_QUICKSTART_DOCS:-" in block and '--max-docs "$N"' in block
     assert "${MLIRKIT_QUICKSTART_PAIRS:-" in block and '--max-pairs "$P"' in block
     for run in re.findall(r"--runs ((?:runs/\S+\s*)+)", block)[0].split():
-        assert f"--output {run}" in block, f"{run} is evaluated but no step writes it"
+        assert f"--output {run}" in block and "$L" in run, f"{run} is evaluated but no step writes it"
+    commands = re.sub(r"\\\n\s*", " ", block).splitlines()
+    for command in (c for c in commands if c.startswith("python -m") and "--output" in c):
+        assert "--overwrite" in command, command
+    assert [line.split("#")[0].strip() for line in commands if "zh" in line.split("#")[0]] == [
+        "L=zh", next(c for c in commands if "--langs" in c).split("#")[0].strip()]
+
+
+def _run_block(block: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([shutil.which("bash") or "/bin/bash", "-c", "set -euo pipefail\n" + block], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=1800)
+
+
+def _env(docs: int, pairs: int) -> dict:
+    return {**os.environ, "MLIRKIT_QUICKSTART_DOCS": str(docs), "MLIRKIT_QUICKSTART_PAIRS": str(pairs),
+            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+            "PYTHONPATH": os.pathsep.join([str(REPO)] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # ~150 s of CPU; a shared 2-core machine took over 900 s of wall clock
 def test_quickstart_and_python_block_run_verbatim(tmp_path, monkeypatch):
     ranx = pytest.importorskip("ranx")
-    env = {**os.environ, "MLIRKIT_QUICKSTART_DOCS": "300", "MLIRKIT_QUICKSTART_PAIRS": "20",
-           "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-           "PYTHONPATH": os.pathsep.join([str(REPO)] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
-    script = "set -euo pipefail\n" + quickstart_block()
-    proc = subprocess.run([shutil.which("bash") or "/bin/bash", "-c", script], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=1800)
+    proc = _run_block(quickstart_block(), tmp_path, _env(300, 20))
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "tlr@20" in proc.stdout
-    runs = [ranx.Run.from_file(str(tmp_path / "runs" / f"{name}.trec"), kind="trec") for name in ("base", "shift")]
-    assert [r.name for r in runs] == ["base", "shift"]
+    assert "tlr@20" in proc.stdout and "| a | base " in proc.stdout
+    runs = [ranx.Run.from_file(str(tmp_path / "runs" / f"{name}-zh.trec"), kind="trec") for name in ("base", "shift")]
+    assert [r.name for r in runs] == ["base-zh", "shift-zh"]
     # 300 paragraphs: the 240 Arabic and 60 German ones; their two shifts reorder the rankings
     rankings = [{q: sorted(docs, key=docs.get, reverse=True)[:20] for q, docs in r.to_dict().items()} for r in runs]
     assert rankings[0] != rankings[1]
@@ -77,3 +89,26 @@ def test_quickstart_and_python_block_run_verbatim(tmp_path, monkeypatch):
     for name, run in zip(("base", "shift"), runs):
         assert result.value(name, "ndcg@20") == pytest.approx(ranx.evaluate(qrels, run, "ndcg@20"), abs=1e-6)
     assert ranx.evaluate(qrels, namespace["run"], "ndcg@20") == pytest.approx(result.value("shift", "ndcg@20"), abs=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(2400)
+def test_quickstart_runs_twice_and_with_zh_replaced_by_de(tmp_path):
+    """The newcomer's two tries: the block again in the same directory (its outputs exist), then with every
+    ``zh`` replaced by ``de`` (the ``--langs`` list then names ``de`` twice): both pass, and the German runs are
+    German questions' runs, evaluated against the German qrels, beside the Chinese ones."""
+    from mlirkit.io.topics import read_topics
+
+    env = _env(100, 10)
+    block = quickstart_block()
+    for script in (block, block, block.replace("zh", "de")):
+        proc = _run_block(script, tmp_path, env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert "tlr@20" in proc.stdout and "| b | shift " in proc.stdout
+    runs = tmp_path / "runs"
+    assert sorted(p.name for p in runs.glob("*.trec")) == ["base-de.trec", "base-zh.trec", "shift-de.trec",
+                                                           "shift-zh.trec"]
+    for lang in ("de", "zh"):
+        qids = {q.query_id for q in read_topics(f"mlirkit/xquad-r/{lang}")}
+        run_qids = {line.split()[0] for line in (runs / f"shift-{lang}.trec").read_text().splitlines()}
+        assert run_qids == qids, lang

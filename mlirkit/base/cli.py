@@ -117,7 +117,9 @@ class ArgumentParser(argparse.ArgumentParser):
         return super().format_help()
 
     def error(self, message: str):
-        """A usage error is one line on stderr, like every other mlirkit error, and exit code 2."""
+        """A usage error is one line on stderr, like every other mlirkit error, and exit code 2. A required option
+        with a hidden earlier spelling (a required group of one shown option) reads as any required option."""
+        message = re.sub(r"^one of the arguments (\S+) is required$", r"the following arguments are required: \1", message)
         self.exit(2, f"error: {self.prog}: {message} (see --help)\n")
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
@@ -41,3 +42,21 @@ def import_ranx():
         numba.config.CACHE_DIR = before
     logger.debug("ranx's kernels are cached in %s", path)
     return ranx
+
+
+_ANNOUNCED: set[str] = set()
+
+
+def announce_first_compile(part: str, what: str) -> bool:
+    """Say, once per process, that ranx's ``part`` kernels (``metrics``, ``fusion``) are about to be compiled
+    because none are cached yet (the first evaluation or fusion with an empty cache spends about a minute
+    there, with no progress bar): one INFO line. Returns whether it said so."""
+    if part in _ANNOUNCED:
+        return False
+    _ANNOUNCED.add(part)
+    path = Path(numba_cache_dir())
+    if any(path.glob(f"{part}_*/*.nbi")):
+        return False
+    logger.info("ranx compiles its %s kernels with numba on this first use (about a minute of CPU; cached in %s "
+                "for later runs)", what, path)
+    return True

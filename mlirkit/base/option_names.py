@@ -21,7 +21,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def option(keyword: str, value: Any = None, *, flag: str | None = None, within: str | None = None) -> str:
     """``keyword`` as the user typed it: ``--max-pairs`` / ``max_pairs``; with a ``value``,
     ``--index-type flat`` / ``index_type='flat'`` (``True``: ``--force`` / ``force=True``). ``flag``
-    overrides the flag derived from the keyword (``query_langs`` -> ``--query-lang``); ``within`` names the
+    overrides the flag derived from the keyword (``query_lang`` -> ``--default-lang``); ``within`` names the
     ``KEY=VALUE`` option that carries it on the command line (``--encoder-option quantize=int8``)."""
     if _in_cli.get() and within:
         shown = "VALUE" if value is None else str(value).lower() if isinstance(value, bool) else value

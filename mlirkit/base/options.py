@@ -77,7 +77,7 @@ LANG_LIST_HELP = "space- or comma-separated: de fr or de,fr"
 
 def split_lang_list(words: Iterable[str]) -> list[str]:
     """``["de,fr", " ja ", ","]`` -> ``["de", "fr", "ja"]``: each word split on commas, stripped, empties
-    dropped, the order kept; a code outside :data:`~mlirkit.base.langs.LANG_RE` (``en_US``, ``de fr``)
+    dropped, the order kept, a repeated code kept once (``de,de`` is ``de``); a code outside :data:`~mlirkit.base.langs.LANG_RE` (``en_US``, ``de fr``)
     or no code at all is a ``ValueError``."""
     from mlirkit.base.langs import bcp47_case, is_lang_code
 
@@ -88,11 +88,11 @@ def split_lang_list(words: Iterable[str]) -> list[str]:
     if bad:
         raise ValueError(f"invalid language {bad[0]!r} (expected codes such as en, pt-BR or zh-Hant, "
                          "separated by spaces or commas)")
-    return [bcp47_case(c) for c in codes]
+    return list(dict.fromkeys(bcp47_case(c) for c in codes))
 
 
 def lang_code(text: str) -> str:
-    """argparse ``type=`` of every option taking one language code (``--query-lang``, ``--default-lang``,
+    """argparse ``type=`` of every option taking one language code (``--default-lang``,
     ``--source-lang``): the code in its BCP 47 case (:func:`mlirkit.base.langs.check_lang`: ``EN`` -> ``en``,
     ``zh-hans`` -> ``zh-Hans``; ``und`` for unknown), else argparse's one-line error (exit 2)."""
     from mlirkit.base.errors import MlirkitError
@@ -162,3 +162,43 @@ def add_renamed_flag(container: Any, old: str, new: str, example: str = "", *, d
     "max_length=VALUE", dest="encoder_option", prefix="max_length=")`` (VALUE: the value given)."""
     return container.add_argument(old, action=RenamedFlag, dest=dest, new=f"{new} {example}".strip(), value=value,
                                   prefix=prefix)
+
+
+class OldSpelling(RenamedFlag):
+    """A second, hidden name of an option (its earlier spelling): it takes the same values as ``target``, prints
+    :func:`warn_renamed` and then does exactly what ``target`` does (:func:`add_old_spelling`)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *, target: argparse.Action, **kwargs: Any) -> None:
+        argparse.Action.__init__(self, option_strings, target.dest, nargs=target.nargs, const=target.const,
+                                 type=target.type, choices=target.choices, metavar=target.metavar,
+                                 default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+        self.target = target
+        self.new, self.value, self.prefix = _long_name(target), None, None
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        warn_renamed(option_string or self.option_strings[0], self.new)
+        self.target(parser, namespace, values, self.new)
+
+
+def _long_name(action: argparse.Action) -> str:
+    return next(o for o in action.option_strings if o.startswith("--"))
+
+
+def add_old_spelling(container: Any, old: str, target: argparse.Action) -> argparse.Action:
+    """Accept ``old`` (hidden, warned ``renamed: use --NEW``) as a spelling of the option ``target`` (the action
+    ``add_argument`` returned): ``add_old_spelling(p, "--query-lang", p.add_argument("--default-lang", ...))``.
+    A required option stays required under either name (the two names one required group)."""
+    if target.required:
+        target.required = False
+        group = container.add_mutually_exclusive_group(required=True)
+        group._group_actions.append(target)
+        container = group
+    return container.add_argument(old, action=OldSpelling, target=target)
+
+
+def add_verbosity_args(container: Any, quiet_help: str = "only warnings and errors on stderr (no INFO lines, "
+                                                         "no progress bars)") -> None:
+    """``-q/--quiet`` and ``-v/--verbose``, the same on every command line (docs/cli.md)."""
+    container.add_argument("-q", "--quiet", action="store_true", help=quiet_help)
+    container.add_argument("-v", "--verbose", action="store_true", help="debug messages")

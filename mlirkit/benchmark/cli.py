@@ -14,8 +14,9 @@ from mlirkit.base.option_names import cli_main
 from mlirkit.benchmark.config import (DEFAULT_BENCHMARK, DEFAULT_ENCODER_OPTIONS, DEFAULT_ENCODERS,
                                       DEFAULT_LAREQA, DEFAULT_MLQA, DEFAULT_XQUAD, METRICS, BenchmarkConfig)
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples
-from mlirkit.base.options import LANG_LIST_HELP, LangListAction, non_negative_int, positive_int
-from mlirkit.encoders.backends import BACKEND_CHOICES, PRECISIONS
+from mlirkit.base.options import (LANG_LIST_HELP, LangListAction, add_old_spelling, add_renamed_flag, add_verbosity_args,
+                                  non_negative_int, positive_int, split_key_value)
+from mlirkit.encoders.options import OPTION, RENAMED_FLAGS, class_options, parse_encoder_options
 
 logger = logging.getLogger(__name__)
 
@@ -52,9 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "all of Tatoeba's)")
     p.add_argument("--query-langs", action=LangListAction, default=["en"], metavar="LANG",
                    help=f"DDTP query languages (one benchmark id each; {LANG_LIST_HELP})")
-    p.add_argument("--languages", action=LangListAction, default=None, metavar="LANG",
-                   help=f"DDTP document languages kept in the pooled corpus ({LANG_LIST_HELP}; default: all of the "
-                        f"benchmark's)")
+    add_old_spelling(p, "--languages", p.add_argument(
+        "--langs", dest="languages", action=LangListAction, default=None, metavar="LANG",
+        help=f"DDTP document languages kept in the pooled corpus ({LANG_LIST_HELP}; default: all of the benchmark's)"))
     p.add_argument("--alphas", nargs="+", type=_alpha, default=None,
                    help="SHIFT strengths to sweep (default 0.1 ... 1.0; --quick: 0.2 ... 1.0 by 0.2); DDTP chooses "
                         "among them on its dev split, XQuAD-R only reports them (its alpha is chosen without labels)")
@@ -69,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="translation pairs per language for fitting each condition's transforms")
     p.add_argument("--cache-dir", type=Path, default=None,
                    help="embedding cache (default: $MLIRKIT_CACHE/benchmark/embeddings or the user cache)")
-    p.add_argument("--depth", type=positive_int, default=BenchmarkConfig.depth, help="hits per query in the runs")
+    add_old_spelling(p, "--depth", p.add_argument("--hits", dest="depth", type=positive_int, default=BenchmarkConfig.depth,
+                                                  help="hits per query in the runs"))
     p.add_argument("--permutations", type=positive_int, default=BenchmarkConfig.n_permutations,
                    help="permutations of the Fisher randomization test")
     p.add_argument("--seed", type=int, default=BenchmarkConfig.seed)
@@ -78,21 +80,18 @@ def build_parser() -> argparse.ArgumentParser:
                         "--quick slice's for --quick): one line per cell outside its tolerance, exit 1; with "
                         "REPORT_DIR, check that finished run's report.json instead of running")
     p.add_argument("--no-plots", action="store_true", help="skip the plots")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
-    g = p.add_argument_group("encoder options (Hugging Face encoders; defaults keep the run within its time budget)")
-    g.add_argument("--max-length", type=positive_int, default=None,
-                   help=f"maximum tokens per text (default: {_defaults('max_length')} in the DDTP part, "
-                        f"{BenchmarkConfig.xquad_max_length} in the XQuAD-R part)")
-    g.add_argument("--batch-size", type=positive_int, default=None, help=f"texts per forward pass (default: {_defaults('batch_size')})")
-    g.add_argument("--quantize", choices=["int8", "none"], default=None,
-                   help="torch dynamic int8 quantisation of the linear layers (faster than torch fp32, not than the "
-                        "default backend, and it costs quality: 0.04-0.08 nDCG@20 on the DDTP slice), or none (default: none)")
+    add_verbosity_args(p)
+    g = p.add_argument_group("encoder options (defaults keep the run within its time budget)")
+    g.add_argument(OPTION, action="append", default=None, metavar="KEY=VALUE",
+                   help=f"an option of the encoders that take it, repeatable: max_length=N (default: "
+                        f"{_defaults('max_length')} in the DDTP part, {BenchmarkConfig.xquad_max_length} in the XQuAD-R "
+                        f"part), batch_size=N (default: {_defaults('batch_size')}), backend=torch|openvino|onnx|auto "
+                        f"(default: {_defaults('backend')}), precision=fp32|bf16|auto, quantize=int8 (torch dynamic "
+                        "int8: costs 0.04-0.08 nDCG@20 on the DDTP slice); docs/encoders.md")
     g.add_argument("--threads", type=non_negative_int, default=None, help="CPU threads for encoding (default: torch's)")
-    g.add_argument("--backend", choices=BACKEND_CHOICES, default=None,
-                   help=f"what runs the model: torch, openvino, onnx, or auto = openvino on the CPU (unless "
-                        f"--quantize int8), torch elsewhere (default: {_defaults('backend')})")
-    g.add_argument("--precision", choices=PRECISIONS, default=None,
-                   help="openvino arithmetic: fp32, bf16, auto = bf16 where the CPU has it natively (default auto)")
+    for flag in ("--max-length", "--batch-size", "--quantize", "--backend", "--precision"):
+        key = RENAMED_FLAGS[flag]
+        add_renamed_flag(g, flag, OPTION, f"{key}=VALUE", dest="encoder_option", prefix=f"{key}=")
     return p
 
 
@@ -104,31 +103,43 @@ def encoder_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """Per-encoder options: the defaults, overridden by the command line for the encoders that take them."""
     from mlirkit.encoders import resolve_encoder_class
 
-    hf_only = {k: getattr(args, k) for k in ("max_length", "batch_size", "quantize", "backend", "precision")
-               if getattr(args, k, None) is not None}
+    items = args.encoder_option or []
+    classes = {name: resolve_encoder_class(name) for name in args.encoders}
+    for item in items:  # a key no encoder of the run takes: the one error, with "did you mean"
+        key = split_key_value(item, OPTION)[0].replace("-", "_")
+        if not any(key in class_options(c) for c in classes.values()):
+            parse_encoder_options([item], next(iter(classes.values())))
     out: dict[str, dict[str, Any]] = {}
     for name in args.encoders:
         opts = dict(DEFAULT_ENCODER_OPTIONS.get(name, {}))
-        if resolve_encoder_class(name) == "hf":
-            opts.update(hf_only)
-            if opts.get("quantize") == "none":
-                del opts["quantize"]
-        elif hf_only:
-            logger.info("%s: %s apply to Hugging Face encoders only", name, ", ".join(f"--{k.replace('_', '-')}" for k in hf_only))
+        known = class_options(classes[name])
+        own = [i for i in items if split_key_value(i, OPTION)[0].replace("-", "_") in known]
+        opts.update(parse_encoder_options(own, classes[name]))
+        if opts.get("quantize") == "none":
+            del opts["quantize"]
+        if len(own) < len(items):
+            logger.info("%s: %s apply to other encoders only", name, ", ".join(i for i in items if i not in own))
         if args.threads is not None:
             opts["threads"] = args.threads
         out[name] = opts
     return out
 
 
+def _given_max_length(args: argparse.Namespace) -> int | None:
+    """``--encoder-option max_length=N`` (the XQuAD-R part's length too), else None."""
+    given = [i for i in args.encoder_option or [] if split_key_value(i, OPTION)[0].replace("-", "_") == "max_length"]
+    return parse_encoder_options(given, "hf").get("max_length")
+
+
 @cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging(quiet=args.quiet)
+    configure_logging(args.verbose, quiet=args.quiet)
     if isinstance(args.check, Path):
         from mlirkit.benchmark.check import read_report
 
         return _check(read_report(args.check))
+    options = encoder_options(args)
     config = BenchmarkConfig(
         encoders=tuple(args.encoders), query_langs=tuple(args.query_langs),
         languages=None if args.languages is None else tuple(args.languages),
@@ -140,9 +151,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         mlqa=DEFAULT_MLQA if "mlqa-r" in args.parts else None,
         lareqa_encoders=None if args.lareqa_encoders is None else tuple(args.lareqa_encoders),
         xquad_pairs=args.xquad_pairs, max_pairs=args.max_pairs, depth=args.depth,
-        xquad_max_length=BenchmarkConfig.xquad_max_length if args.max_length is None else args.max_length,
+        xquad_max_length=_given_max_length(args) or BenchmarkConfig.xquad_max_length,
         n_permutations=args.permutations, seed=args.seed, cache_dir=args.cache_dir,
-        encoder_options=encoder_options(args), plots=not args.no_plots, show_progress=not args.quiet,
+        encoder_options=options, plots=not args.no_plots, show_progress=not args.quiet,
         metrics=METRICS,
     )
     from mlirkit.base.fs import refuse_existing

@@ -18,7 +18,7 @@ from mlirkit.base.langs import UNKNOWN
 from mlirkit.base.fs import refuse_existing
 from mlirkit.index.types import add_index_type_args, index_spec_from_args
 from mlirkit.transforms.options import add_transform_args, transform_from_args
-from mlirkit.base.options import lang_code, non_negative_int, positive_int
+from mlirkit.base.options import add_old_spelling, add_verbosity_args, lang_code, non_negative_int, positive_int
 
 if TYPE_CHECKING:
     from mlirkit.encode.ray_engine import RayOptions
@@ -33,12 +33,13 @@ logger = logging.getLogger(__name__)
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mlirkit.encode", description=__doc__, epilog=examples(
         "python -m mlirkit.encode --corpus mlirkit/ddtp/en --encoder multilingual-e5-small-q4 \\\n"
-        "      --index indexes/ddtp-e5 --save-embeddings"))
+        "      --output indexes/ddtp-e5 --save-embeddings",
+        "python -m mlirkit.encode --corpus mlirkit/ddtp/en --output indexes/part-0 --shard-id 0 --num-shards 2",
+        "python -m mlirkit.encode --corpus mlirkit/ddtp/en --output indexes/part-1 --shard-id 1 --num-shards 2"))
     p.add_argument("--corpus", required=True,
                    help="BEIR corpus.jsonl, Pyserini JSONL, TSV (id, text[, lang]), optionally .gz, a BEIR dataset folder, "
                         "a Pyserini JsonCollection folder, or an ir_datasets id")
-    p.add_argument("--index", "--output", dest="index", required=True,
-                   help="output index directory (--index: the name mlirkit.search reads it by)")
+    add_old_spelling(p, "--index", p.add_argument("--output", dest="index", required=True, help="output index directory"))
     add_encoder_args(p)
     p.add_argument("--default-lang", type=lang_code, default=None, help="language of documents that have none")
     p.add_argument("--text-field", nargs="+", default=None, help="JSONL fields joined as the document text")
@@ -51,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_transform_args(p)
     p.add_argument("--chunk-size", type=positive_int, default=2048, help="documents encoded and written per step")
     p.add_argument("--overwrite", action="store_true", help="replace an existing index directory")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_verbosity_args(p)
     add_index_type_args(p)
     add_engine_args(p)
     return p
@@ -60,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
 @cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging(quiet=args.quiet)
+    configure_logging(args.verbose, quiet=args.quiet)
     if not 0 <= args.shard_id < args.num_shards:
         raise MlirkitError(f"--shard-id {args.shard_id} must be in [0, --num-shards {args.num_shards})")
     refuse_existing(Path(args.index), args.overwrite, "index")
@@ -101,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ray is not None:
         return _encode_ray(args, _chain(first, docs), transform, index_spec, stats, ray)
     encoder = encoder_from_args(args)
-    indexer = Indexer(encoder, args.index, transform=transform.transform, alpha=transform.alpha,
+    indexer = Indexer(args.index, encoder, transform=transform.transform, alpha=transform.alpha,
                       save_embeddings=args.save_embeddings, overwrite=args.overwrite,
                       batch_size=encoder_options(args).get("batch_size"),
                       chunk_size=args.chunk_size, strict=transform.strict, force=transform.force,

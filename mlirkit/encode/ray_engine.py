@@ -116,7 +116,7 @@ class EncodeActor:
     def _write(self, path: Path, docs: list[Doc], start: int, stop: int) -> None:
         from mlirkit.encode.indexer import Indexer
 
-        Indexer(self.encoder, path, transform=self.transform, alpha=self.alpha, save_embeddings=self.save_embeddings,
+        Indexer(path, self.encoder, transform=self.transform, alpha=self.alpha, save_embeddings=self.save_embeddings,
                 overwrite=True, batch_size=self.encoder_batch_size, chunk_size=self.chunk_size, strict=self.strict,
                 force=self.force, show_progress=False, encoder_name=self.meta.get("encoder_name"),
                 encoder_options=self.meta.get("encoder_options"),

@@ -12,7 +12,7 @@ from typing import Sequence
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import lang_code, non_negative_int, positive_int, split_key_value
+from mlirkit.base.options import add_old_spelling, add_verbosity_args, lang_code, non_negative_int, positive_int, split_key_value
 from mlirkit.eval.inputs import run_name
 from mlirkit.eval.query_groups import unit_phrase
 from mlirkit.io.qrels import read_qrels
@@ -40,7 +40,8 @@ def _add_lang_args(p: argparse.ArgumentParser, doc_langs_required: bool = False)
     p.add_argument("--doc-langs", required=doc_langs_required, metavar="SRC",
                    help="document languages: index directory, corpus with 'lang' (JSONL/TSV/ir_datasets id), "
                         "or TSV docid<TAB>lang")
-    p.add_argument("--query-lang", type=lang_code, metavar="L", help="language of every query (or of topics without one)")
+    add_old_spelling(p, "--query-lang", p.add_argument("--default-lang", dest="query_lang", type=lang_code, metavar="L",
+                                                       help="language of every query (or of topics without one)"))
     p.add_argument("--topics", metavar="F", help="topics with per-query languages (queries.jsonl with 'lang', "
                                                  "TSV qid<TAB>text<TAB>lang, or an ir_datasets id)")
 
@@ -53,12 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = ArgumentParser(prog="python -m mlirkit.eval", description=__doc__, usage=USAGE, epilog=examples(
         "python -m mlirkit.eval --qrels mlirkit/ddtp/en --runs runs/base.trec runs/shift.trec \\\n"
-        "      --metrics ndcg@20 recall@20 mrr@10 tlr@20 --doc-langs mlirkit/ddtp/en --query-lang en \\\n"
-        "      --report report.md --report report.json",
-        "python -m mlirkit.eval --qrels mlirkit/ddtp/multi/test --runs runs/base.trec runs/shift.trec \\\n"
-        "      --metrics ndcg@20 --topics mlirkit/ddtp/multi/test --baseline base --report report.md",
+        "      --metrics ndcg@20 recall@20 mrr@10 tlr@20 --doc-langs mlirkit/ddtp/en --default-lang en \\\n"
+        "      --output report.md --output report.json",
+        "python -m mlirkit.eval --qrels mlirkit/ddtp/en --runs runs/base.trec runs/shift.trec \\\n"
+        "      --metrics ndcg@20 --topics mlirkit/ddtp/en --baseline base --output report-tests.md",
         "python -m mlirkit.eval plot mix --runs runs/base.trec runs/shift.trec --doc-langs mlirkit/ddtp/en \\\n"
-        "      --query-lang en --k 20 --qrels mlirkit/ddtp/en --out figs/mix"))
+        "      --default-lang en --k 20 --qrels mlirkit/ddtp/en --output figs/mix"))
     p.add_argument("--qrels",
                    help="required: TREC 4-column qrels or BEIR TSV (with header), optionally .gz, a BEIR dataset folder "
                         "(qrels/test.tsv), or an ir_datasets id")
@@ -67,24 +68,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metrics", nargs="+",
                    help=f"required: metric@k names; families: {', '.join(known_metric_examples())}")
     _add_lang_args(p)
-    p.add_argument("--report", "--output", dest="report", action="append", default=[], metavar="PATH",
-                   help=f"write a report; type by extension ({', '.join(REPORT_FORMATS.names())}); repeatable")
+    add_old_spelling(p, "--report", p.add_argument(
+        "--output", dest="report", action="append", default=[], metavar="PATH",
+        help=f"write a report; type by extension ({', '.join(REPORT_FORMATS.names())}); repeatable"))
     p.add_argument("--per-query", action="store_true", help="include per-query scores in JSON reports")
-    p.add_argument("--significance", default="fisher", choices=TESTS.names() + ["none"],
+    t = p.add_argument_group("paired significance test")
+    t.add_argument("--significance", default="fisher", choices=TESTS.names() + ["none"],
                    help="paired test between runs (default fisher)")
-    p.add_argument("--baseline", help="test every run against this run (default: every pair)")
-    p.add_argument("--correction", default="holm", choices=CORRECTIONS.names(),
+    t.add_argument("--baseline", help="test every run against this run (default: every pair)")
+    t.add_argument("--correction", default="holm", choices=CORRECTIONS.names(),
                    help="multiple-comparison correction per metric (default holm)")
-    p.add_argument("--max-p", type=float, default=0.05, help="significance threshold for marks (default 0.05)")
-    p.add_argument("--permutations", type=positive_int, default=1000,
+    t.add_argument("--max-p", type=float, default=0.05, help="significance threshold for marks (default 0.05)")
+    t.add_argument("--permutations", type=positive_int, default=1000,
                    help="Fisher test permutations R (default 1000, as ranx; p = (b+1)/(R+1), exact with <= 16 units)")
-    p.add_argument("--seed", type=non_negative_int, default=42, help="Fisher test random seed, an integer >= 0 (default 42)")
-    p.add_argument("--query-groups", default="auto", metavar="auto|none|RULE|FILE",
+    t.add_argument("--seed", type=non_negative_int, default=42, help="Fisher test random seed, an integer >= 0 (default 42)")
+    t.add_argument("--query-groups", default="auto", metavar="auto|none|RULE|FILE",
                    help="unit of the paired tests: queries of one group (the translations of one question) move "
                         "together. auto (default): the groups the --topics carry (group_id), else one unit per "
                         f"query; none: one unit per query; a rule ({', '.join(QUERY_GROUP_RULES.names())}: the query "
                         "id without its language); or a file qid<TAB>group")
-    p.add_argument("--breakdown-k", type=positive_int, help="cut-off of the per-language tables (default: from the metrics)")
+    add_old_spelling(p, "--breakdown-k", p.add_argument(
+        "--k", dest="breakdown_k", type=positive_int, help="cut-off of the per-language tables (default: from the metrics)"))
     p.add_argument("--digits", type=non_negative_int, default=4, help="digits in tables (default 4)")
     p.add_argument("--plot-mix", metavar="PREFIX", help="also draw the top-k language mix to PREFIX.png/.svg")
     p.add_argument("--group-by", action="append", default=[], metavar="KEY",
@@ -101,8 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="score a run whose provenance sidecar names other topics or another collection than the "
                         "qrels (default: refuse it)")
     p.add_argument("--overwrite", action="store_true", help="replace existing report files")
-    p.add_argument("-v", "--verbose", action="store_true")
-    p.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr (no INFO lines, no progress bars)")
+    add_verbosity_args(p)
     commands = p.add_subparsers(dest="command", title="subcommands", metavar="plot")
     _add_plot_commands(commands.add_parser(
         "plot", prog="python -m mlirkit.eval plot", help="figures (PNG and SVG): alpha, mix, projection; python -m mlirkit.eval plot --help",
@@ -117,7 +120,7 @@ USAGE = ("%(prog)s --qrels QRELS --runs RUN [RUN ...] --metrics METRIC [METRIC .
 
 
 def _topics(args) -> tuple[dict[str, str] | str | None, dict[str, str] | None]:
-    """Query languages (``--topics`` or ``--query-lang``) and the groups the topics carry, read once."""
+    """Query languages (``--topics`` or ``--default-lang``) and the groups the topics carry, read once."""
     if not args.topics:
         return args.query_lang, None
     from mlirkit.eval.query_groups import topic_groups
@@ -182,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     query_langs, topic_groups = _topics(args)
     query_groups = query_groups_arg(args.query_groups, topic_groups)
     if args.group_by and query_langs is None:
-        raise MlirkitError("--group-by needs query languages (--query-lang or --topics)")
+        raise MlirkitError("--group-by needs query languages (--default-lang or --topics)")
     from mlirkit.eval.belonging import check_provenance
 
     check_provenance(args.qrels, dict(zip(runs, args.runs)), runs, allow=args.allow_provenance_mismatch)
@@ -204,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         logger.info("wrote %s", path)
     if args.plot_mix:
         if doc_langs is None or query_langs is None:
-            raise MlirkitError("--plot-mix needs --doc-langs and --query-lang or --topics")
+            raise MlirkitError("--plot-mix needs --doc-langs and --default-lang or --topics")
         from mlirkit.eval.plots import plot_language_mix
 
         k = result.settings.get("breakdown_k") or 20
@@ -229,8 +232,8 @@ def _add_plot_commands(p: argparse.ArgumentParser) -> None:
                    help="horizontal reference lines from JSON reports")
     a.add_argument("--metrics", nargs="+", default=["ndcg@20", "tlr@20"])
     a.add_argument("--title")
-    a.add_argument("--out", "--output", dest="out", required=True, metavar="PREFIX",
-                   help="output file prefix (PREFIX.png and PREFIX.svg)")
+    add_old_spelling(a, "--out", a.add_argument("--output", dest="out", required=True, metavar="PREFIX",
+                                                   help="output file prefix (PREFIX.png and PREFIX.svg)"))
     m = sub.add_parser("mix", prog="python -m mlirkit.eval plot mix", help="language distribution of the top k per run")
     m.add_argument("--runs", required=True, nargs="+")
     m.add_argument("--names", nargs="+")
@@ -238,8 +241,8 @@ def _add_plot_commands(p: argparse.ArgumentParser) -> None:
     m.add_argument("--qrels", help="add a bar for the relevant documents")
     m.add_argument("--k", type=positive_int, default=20)
     m.add_argument("--title")
-    m.add_argument("--out", "--output", dest="out", required=True, metavar="PREFIX",
-                   help="output file prefix (PREFIX.png and PREFIX.svg)")
+    add_old_spelling(m, "--out", m.add_argument("--output", dest="out", required=True, metavar="PREFIX",
+                                                   help="output file prefix (PREFIX.png and PREFIX.svg)"))
     j = sub.add_parser("projection", prog="python -m mlirkit.eval plot projection", help="2-D projection of document embeddings by language, before/after")
     j.add_argument("--index", required=True, help="index directory (embeddings.npy if present, else its vectors)")
     j.add_argument("--after-index", help="index of the same documents after a transform (its indexed vectors)")
@@ -248,23 +251,22 @@ def _add_plot_commands(p: argparse.ArgumentParser) -> None:
     j.add_argument("--method", default="pca", choices=["pca", "tsne"])
     j.add_argument("--max-points", type=positive_int, default=3000)
     j.add_argument("--seed", type=int, default=0)
-    j.add_argument("--out", "--output", dest="out", required=True, metavar="PREFIX",
-                   help="output file prefix (PREFIX.png and PREFIX.svg)")
+    add_old_spelling(j, "--out", j.add_argument("--output", dest="out", required=True, metavar="PREFIX",
+                                                   help="output file prefix (PREFIX.png and PREFIX.svg)"))
     for sp in (a, m, j):
-        sp.add_argument("-v", "--verbose", action="store_true")
-        sp.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr (no INFO lines, no progress bars)")
+        add_verbosity_args(sp)
         sp.epilog = PLOT_EXAMPLES[sp.prog.rsplit(" ", 1)[-1]]
 
 
 PLOT_EXAMPLES = {
     "": examples("python -m mlirkit.eval plot mix --runs runs/base.trec runs/shift.trec --doc-langs mlirkit/ddtp/en \\\n"
-                 "      --query-lang en --out figs/mix"),
+                 "      --default-lang en --output figs/mix"),
     "alpha": examples("python -m mlirkit.eval plot alpha --point 0.0=report.json:base 0.6=report.json:shift \\\n"
-                      "      --out figs/alpha"),
+                      "      --output figs/alpha"),
     "mix": examples("python -m mlirkit.eval plot mix --runs runs/base.trec runs/shift.trec --doc-langs mlirkit/ddtp/en \\\n"
-                    "      --query-lang en --k 20 --qrels mlirkit/ddtp/en --out figs/mix"),
+                    "      --default-lang en --k 20 --qrels mlirkit/ddtp/en --output figs/mix"),
     "projection": examples("python -m mlirkit.eval plot projection --index indexes/ddtp-e5 \\\n"
-                           "      --transform vectors/e5-gettext.shift --alpha 0.6 --out figs/projection"),
+                           "      --transform vectors/e5-gettext.shift --alpha 0.6 --output figs/projection"),
 }
 
 
@@ -334,7 +336,7 @@ def _plot_mix(args) -> list[Path]:
 
     query_langs = _topics(args)[0]
     if query_langs is None:
-        raise MlirkitError("give --query-lang or --topics")
+        raise MlirkitError("give --default-lang or --topics")
     runs = _read_runs(run_files(args.runs), args.names)
     qrels = read_qrels(args.qrels) if args.qrels else None
     return plot_language_mix(runs, read_doc_langs(args.doc_langs), query_langs, args.k, args.out, qrels=qrels,

@@ -137,12 +137,13 @@ def ranx_per_query(qrels_tl, run_tl, specs: Sequence[MetricSpec]):
     """
     import numpy as np
 
-    from mlirkit.base.numba_cache import import_ranx
+    from mlirkit.base.numba_cache import announce_first_compile, import_ranx
 
     specs = [s for s in specs if s.kind == "ranx"]
     if not specs:
         return {}
     ranx = import_ranx()
+    announce_first_compile("metrics", "metric")
     names = [s.ranx_name for s in specs]
     with warnings.catch_warnings():  # ranx's prange loops cast their uint64 index; harmless
         warnings.filterwarnings("ignore", message="unsafe cast from uint64 to int64")

@@ -1,4 +1,4 @@
-"""The language of each query: one language for all (``--query-lang``) or per query from topics."""
+"""The language of each query: one language for all (``--default-lang``) or per query from topics."""
 from __future__ import annotations
 
 import os
@@ -10,8 +10,8 @@ from mlirkit.base.option_names import in_cli
 
 
 def how_to_give_query_langs() -> str:
-    """Where query languages come from, for a message: ``--query-lang or --topics`` in a CLI, else ``query_langs``."""
-    return "--query-lang or --topics" if in_cli() else "query_langs"
+    """Where query languages come from, for a message: ``--default-lang or --topics`` in a CLI, else ``query_langs``."""
+    return "--default-lang or --topics" if in_cli() else "query_langs"
 
 
 def resolve_query_langs(qids: Sequence[str], query_langs: Mapping[str, str] | str | None) -> list[str]:
@@ -28,7 +28,7 @@ def resolve_query_langs(qids: Sequence[str], query_langs: Mapping[str, str] | st
     if missing:
         raise MlirkitError(f"no language for {len(missing)} of {len(qids)} evaluated queries "
                            f"(e.g. {', '.join(map(repr, missing[:3]))}); give "
-                           + ("--query-lang or topics covering them" if in_cli() else "query_langs covering them"))
+                           + ("--default-lang or topics covering them" if in_cli() else "query_langs covering them"))
     return [check_lang(query_langs[q], f"language of query {q!r}") for q in qids]
 
 

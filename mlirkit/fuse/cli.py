@@ -12,16 +12,16 @@ from typing import Any, Sequence
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.option_names import cli_main
-from mlirkit.base.options import parse_key_values, positive_int
+from mlirkit.base.options import add_verbosity_args, parse_key_values, positive_int
 
 logger = logging.getLogger(__name__)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mlirkit.fuse", description=__doc__, epilog=examples(
-        "python -m mlirkit.fuse --runs runs/dense.trec runs/bm25.trec --method rrf --output runs/rrf.trec",
-        "python -m mlirkit.fuse --runs runs/dense.trec runs/bm25.trec --method wsum --norm min-max \\\n"
-        "      --tune-runs runs/dense-dev.trec runs/bm25-dev.trec --qrels mlirkit/ddtp/multi/dev --output runs/wsum.trec",
+        "python -m mlirkit.fuse --runs runs/base.trec runs/bm25.trec --method rrf --output runs/rrf.trec",
+        "python -m mlirkit.fuse --runs runs/base.trec runs/bm25.trec --method wsum --norm min-max \\\n"
+        "      --tune-runs runs/base-dev.trec runs/bm25-dev.trec --qrels mlirkit/ddtp/en/dev --output runs/wsum.trec",
         "python -m mlirkit.fuse --runs runs/shift.trec runs/bm25.trec --method rrf --keep-languages \\\n"
         "      --doc-langs mlirkit/ddtp/multi --output runs/rrf-slots.trec"))
     p.add_argument("--runs", nargs="+", required=True, metavar="RUN", help="TREC runs to fuse (two or more)")
@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-tag", default=None,
                    help="run tag, the 6th TREC column (default: the output file name without extension)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing run file")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_verbosity_args(p)
     return p
 
 
@@ -78,7 +78,7 @@ def parse_params(items: list[str] | None) -> dict[str, Any]:
 @cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging(quiet=args.quiet)
+    configure_logging(args.verbose, quiet=args.quiet)
     from mlirkit.base.fs import refuse_existing
     from mlirkit.fuse.methods import method, norm
     from mlirkit.io.trec import read_run, run_files, run_tag_for, write_run

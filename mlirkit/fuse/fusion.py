@@ -28,9 +28,11 @@ RunLike = Any  # ranx.Run or {qid: {docid: score}}
 
 
 def _ranx():
-    from mlirkit.base.numba_cache import import_ranx
+    from mlirkit.base.numba_cache import announce_first_compile, import_ranx
 
-    return import_ranx()
+    ranx = import_ranx()
+    announce_first_compile("fusion", "fusion")
+    return ranx
 
 
 @contextmanager

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples, set_threads, with_examples
 from mlirkit.index.types import add_index_type_args, index_spec_from_args
-from mlirkit.base.options import non_negative_int
+from mlirkit.base.options import add_verbosity_args, non_negative_int
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,9 +23,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_index_type_args(m, default=None)
     m.add_argument("--threads", type=non_negative_int, default=None, help="FAISS threads (training, HNSW build)")
     m.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
-    m.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_verbosity_args(m)
     i = sub.add_parser("info", help="print an index directory's type, size and memory model as JSON")
     i.add_argument("index", metavar="DIR")
+    add_verbosity_args(i)
     return with_examples(p, EXAMPLES)
 
 
@@ -39,7 +40,7 @@ EXAMPLES = {
 @cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging(quiet=getattr(args, "quiet", False))
+    configure_logging(args.verbose, quiet=args.quiet)
     if args.command == "merge":
         from mlirkit.index.merge import merge_indexes
 

@@ -10,7 +10,7 @@ Topics whose records carry ``group_id`` (BEIR JSONL field ``group_id``; ir_datas
 :class:`~mlirkit.io.records.ParallelQuery`: the translations of one question share a group. Every query
 of such topics must carry a non-empty ``group_id``.
 
-A query without a language gets ``default_lang`` (``--query-lang``), else :data:`~mlirkit.base.langs.UNKNOWN`;
+A query without a language gets ``default_lang`` (``--default-lang``), else :data:`~mlirkit.base.langs.UNKNOWN`;
 ``"unknown"`` and ``"und"`` are read as unknown too. Ids, texts and languages are checked as in
 :mod:`mlirkit.io.corpus` (:mod:`mlirkit.io.fields`: an integer id becomes its decimal text, any other
 non-string id or text is an error).

@@ -16,7 +16,7 @@ from typing import Sequence
 
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples, with_examples
 from mlirkit.base.option_names import cli_main
-from mlirkit.base.options import positive_int
+from mlirkit.base.options import add_old_spelling, add_verbosity_args, lang_code, positive_int
 from mlirkit.lexical.analyzers import FALLBACKS
 from mlirkit.lexical.searcher import B, K1
 
@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--corpus", required=True,
                    help="BEIR corpus.jsonl, Pyserini JSONL, TSV (id, text[, lang]), optionally .gz, a BEIR dataset folder, "
                         "a Pyserini JsonCollection folder, or an ir_datasets id")
-    i.add_argument("--index", "--output", dest="index", required=True, help="output index directory")
+    add_old_spelling(i, "--index", i.add_argument("--output", dest="index", required=True, help="output index directory"))
     i.add_argument("--default-lang", default=None, help="language of documents that have none")
     i.add_argument("--text-field", nargs="+", default=None, help="JSONL fields joined as the document text")
     i.add_argument("--skip-empty", action="store_true", help="skip documents with empty text (counted) instead of failing")
@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="BEIR queries.jsonl, TSV (qid, text[, lang]), a BEIR dataset folder or an ir_datasets id")
     s.add_argument("--output", required=True, help="TREC run file to write")
     s.add_argument("--hits", type=positive_int, default=1000, help="hits per query")
-    s.add_argument("--query-lang", default=None, help="language of queries that have none")
+    add_old_spelling(s, "--query-lang", s.add_argument("--default-lang", type=lang_code, default=None,
+                                                       help="language of queries that have none"))
     s.add_argument("--k1", type=float, default=K1, help="BM25 k1 (Anserini's default)")
     s.add_argument("--b", type=float, default=B, help="BM25 b (Anserini's default)")
     s.add_argument("--run-tag", default=None,
@@ -55,16 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     return with_examples(p, EXAMPLES)
 
 
-EXAMPLES = {
-    "": examples("python -m mlirkit.lexical index --corpus mlirkit/ddtp/multi --index indexes/ddtp-bm25 "
-                 "--fallback-analyzer standard",
-                 "python -m mlirkit.lexical search --index indexes/ddtp-bm25 --topics mlirkit/ddtp/multi/test "
-                 "--output runs/bm25.trec"),
-    "index": examples("python -m mlirkit.lexical index --corpus mlirkit/ddtp/multi --index indexes/ddtp-bm25 "
-                      "--fallback-analyzer standard"),
-    "search": examples("python -m mlirkit.lexical search --index indexes/ddtp-bm25 --topics mlirkit/ddtp/multi/test "
-                       "--output runs/bm25.trec"),
-}
+_INDEX = "python -m mlirkit.lexical index --corpus mlirkit/ddtp/multi --output indexes/ddtp-bm25 --fallback-analyzer standard"
+_SEARCH = ("python -m mlirkit.lexical search --index indexes/ddtp-bm25 --topics mlirkit/ddtp/en --output runs/bm25.trec",
+           "python -m mlirkit.lexical search --index indexes/ddtp-bm25 --topics mlirkit/ddtp/en/dev "
+           "--output runs/bm25-dev.trec")
+EXAMPLES = {"": examples(_INDEX, *_SEARCH), "index": examples(_INDEX), "search": examples(*_SEARCH)}
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -72,8 +68,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    help="analyzer for languages Anserini has none for: standard = Unicode words, lower-cased, no "
                         "stemming or stopwords; english = Anserini's English analyzer (default: refuse such languages)")
     p.add_argument("--threads", type=positive_int, default=1, help="Java threads")
-    p.add_argument("-v", "--verbose", action="store_true", help="debug messages, with Anserini's log and Java stacks")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_verbosity_args(p)
 
 
 @cli_main
@@ -107,7 +102,7 @@ def _search(args: argparse.Namespace) -> int:
     check_bm25(args.k1, args.b)
     refuse_existing(Path(args.output), args.overwrite, "run")
     tag = run_tag_for(args.run_tag, args.output)
-    queries = read_topics(args.topics, default_lang=args.query_lang)
+    queries = read_topics(args.topics, default_lang=args.default_lang)
     with Bm25Searcher(args.index, k1=args.k1, b=args.b, fallback_analyzer=args.fallback_analyzer) as searcher:
         for q in queries:  # every query's analyzer before any search: a language without one fails fast
             searcher.analyzer(q.lang, where=f"{args.topics}: query {q.query_id!r}, field lang")

@@ -163,7 +163,7 @@ class MlirkitQueryEncoder(QueryEncoder):
             self.transform.check_encoder(self.encoder.fingerprint)
             if not query_lang and not self.query_langs:
                 raise MlirkitError(f"the transform {getattr(transform, 'path', '')} changes queries by language: "
-                                   f"give {option('query_lang')}")
+                                   f"give {option('query_lang', flag='--default-lang')}")
         self.has_model = True
 
     @property

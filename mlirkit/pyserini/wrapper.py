@@ -23,6 +23,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any, Iterator, Sequence
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.options import add_verbosity_args
 from mlirkit.encoders.options import OPTION, parse_encoder_options
 
 logger = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ def wrapper_parser(prog: str, usage: str, description: str, pyserini_module: str
                    help=f"show the help of python -m {pyserini_module} and exit")
     g.add_argument(OPTION, action="append", default=[], metavar="KEY=VALUE",
                    help=f"mlirkit encoder option ({encoder_options}); repeatable")
+    add_verbosity_args(g, "only mlirkit's warnings and errors (Pyserini's own output unchanged)")
     return p, g
 
 

@@ -12,7 +12,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples, set_threads
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.base.fs import refuse_existing
-from mlirkit.base.options import lang_code, non_negative_int, positive_int
+from mlirkit.base.options import add_old_spelling, add_verbosity_args, lang_code, non_negative_int, positive_int
 from mlirkit.transforms.alpha import add_alpha_arg
 
 logger = logging.getLogger(__name__)
@@ -20,7 +20,9 @@ logger = logging.getLogger(__name__)
 
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mlirkit.search", description=__doc__, epilog=examples(
-        "python -m mlirkit.search --index indexes/ddtp-e5 --topics mlirkit/ddtp/en --output runs/base.trec"))
+        "python -m mlirkit.search --index indexes/ddtp-e5 --topics mlirkit/ddtp/en --output runs/base.trec",
+        "python -m mlirkit.search --index indexes/ddtp-e5-shift --topics mlirkit/ddtp/en --output runs/shift.trec",
+        "python -m mlirkit.search --index indexes/ddtp-e5 --topics mlirkit/ddtp/en/dev --output runs/base-dev.trec"))
     p.add_argument("--index", required=True, nargs="+", metavar="DIR",
                    help="index directory (mlirkit.encode or Pyserini); several, or a directory of shard-* "
                         "subdirectories, are searched as one (faiss.IndexShards)")
@@ -28,7 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", required=True, help="TREC run file to write")
     add_encoder_args(p, default=None)
     p.add_argument("--hits", type=positive_int, default=1000, help="hits per query (default 1000)")
-    p.add_argument("--query-lang", type=lang_code, default=None, help="language of queries that have none")
+    add_old_spelling(p, "--query-lang", p.add_argument("--default-lang", type=lang_code, default=None,
+                                                       help="language of queries that have none"))
     p.add_argument("--run-tag", default=None,
                    help="run tag, the 6th TREC column (default: the output file name without extension, "
                         "e.g. shift for runs/shift.trec, so ranx.Run.from_file names runs apart)")
@@ -42,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_query_shift_args(p.add_argument_group("query-time SHIFT: each query with its own language's shift, "
                                               "from one index (needs embeddings.npy; see docs/shift.md)"))
     p.add_argument("--overwrite", action="store_true", help="replace an existing run file")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_verbosity_args(p)
     return p
 
 
@@ -50,7 +53,7 @@ def add_query_shift_args(group: argparse._ArgumentGroup, *, words: bool = True) 
     """``--query-shift``, ``--alpha``, ``--transform``, ``--candidates``: the query-time shift's options, the
     same for ``mlirkit.search`` and the Pyserini search wrapper (``words=False``: ``--alpha`` takes one word)."""
     group.add_argument("--query-shift", choices=["cosine", "ip"], default=None,
-                       help="score with V_{l|s} = V_l - V_s for the query's language s (topics' lang or --query-lang), "
+                       help="score with V_{l|s} = V_l - V_s for the query's language s (topics' lang or --default-lang), "
                             "from one index (needs embeddings.npy): cosine = shift then normalise (as SHIFT indexes "
                             "are built), ip = no renormalisation")
     add_alpha_arg(group, words=words, help="SHIFT alpha at query time, 0.6 or 0.6,ja=1.0 (implies --query-shift "
@@ -78,7 +81,7 @@ def query_shift_requested(args: argparse.Namespace) -> bool:
 @cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging(quiet=args.quiet)
+    configure_logging(args.verbose, quiet=args.quiet)
     refuse_existing(Path(args.output), args.overwrite, "run")
     from mlirkit.io.topics import read_topics
     from mlirkit.io.trec import run_tag_for, write_run
@@ -86,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     tag = run_tag_for(args.run_tag, args.output)
     shift = query_shift_requested(args)
-    queries = read_topics(args.topics, default_lang=args.query_lang)
+    queries = read_topics(args.topics, default_lang=args.default_lang)
     if shift:
         from mlirkit.search.query_shift import require_query_langs
 

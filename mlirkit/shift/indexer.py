@@ -5,7 +5,7 @@ language transform (any method: SHIFT, centering, LIR, LSAR, LEACE)::
     from mlirkit.shift import ShiftedFaissIndexer
 
     enc = load_encoder("multilingual-e5-small-q4")
-    ShiftedFaissIndexer(enc, "indexes/debian-shift", transform="shift-e5.safetensors",
+    ShiftedFaissIndexer("indexes/debian-shift", enc, transform="shift-e5.safetensors",
                         save_embeddings=True).index(docs)
 
 Each document vector is ``normalize(T(z))``: for SHIFT ``normalize(z - alpha * V_lang)`` (source-language and
@@ -20,7 +20,7 @@ import os
 from typing import Any
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.encode.indexer import Indexer
+from mlirkit.encode.indexer import Indexer, index_dir_first
 from mlirkit.encoders.base import Encoder
 from mlirkit.transforms.transform import LanguageTransform
 
@@ -28,9 +28,10 @@ from mlirkit.transforms.transform import LanguageTransform
 class ShiftedFaissIndexer(Indexer):
     """:class:`~mlirkit.encode.Indexer` whose ``transform`` (a fitted estimator or its file) is required."""
 
-    def __init__(self, encoder: Encoder, index_dir: str | os.PathLike, *,
+    def __init__(self, index_dir: str | os.PathLike, encoder: Encoder, *,
                  transform: LanguageTransform | str | os.PathLike, **kwargs: Any) -> None:
+        index_dir, encoder = index_dir_first(index_dir, encoder, type(self).__name__)
         if transform is None:
             raise MlirkitError("ShiftedFaissIndexer needs a fitted transform (or its file); "
                                "mlirkit.encode.Indexer indexes without one")
-        super().__init__(encoder, index_dir, transform=transform, **kwargs)
+        super().__init__(index_dir, encoder, transform=transform, **kwargs)

@@ -191,7 +191,7 @@ def test_cli_language_options_are_canonical():
     from mlirkit.search.cli import build_parser
 
     p = build_parser()
-    assert p.parse_args(["--index", "i", "--topics", "t", "--output", "o", "--query-lang", "EN"]).query_lang == "en"
+    assert p.parse_args(["--index", "i", "--topics", "t", "--output", "o", "--default-lang", "EN"]).default_lang == "en"
     with pytest.raises(SystemExit) as e:
-        p.parse_args(["--index", "i", "--topics", "t", "--output", "o", "--query-lang", "English"])
+        p.parse_args(["--index", "i", "--topics", "t", "--output", "o", "--default-lang", "English"])
     assert e.value.code == 2

@@ -72,7 +72,7 @@ def test_one_refusal_from_python_and_from_the_cli(tmp_path, capsys):
     from mlirkit.transforms import ShiftTransform, save_transform
 
     encoder = FakeEncoder()
-    Indexer(encoder, tmp_path / "idx", show_progress=False).index([Doc("d1", "ferry", "de"), Doc("d2", "pier", "en")])
+    Indexer(tmp_path / "idx", encoder, show_progress=False).index([Doc("d1", "ferry", "de"), Doc("d2", "pier", "en")])
     t = ShiftTransform.from_tensors({"de": [0.1] * encoder.dim}, encoder=encoder.fingerprint, source_lang="en")
     save_transform(t, tmp_path / "t.shift")
     with pytest.raises(MlirkitError, match=f"^output {tmp_path / 'idx'} is the input index"):

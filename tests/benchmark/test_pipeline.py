@@ -449,6 +449,21 @@ def test_config_sweep():
     assert BenchmarkConfig(alphas=(1.0, 0.5, 0.5)).sweep == (0.5, 1.0)
 
 
+def test_cli_quick_slice_writes_beside_the_main_job(tmp_path, capsys, monkeypatch):
+    """--quick without --output writes runs/benchmark-quick: the main job's runs/benchmark does not stop it."""
+    from mlirkit.benchmark.cli import main
+    from mlirkit.base.cli import run_cli
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs" / "benchmark").mkdir(parents=True)
+    assert run_cli(main, ["--quiet"]) == 2
+    assert "runs/benchmark already exists" in capsys.readouterr().err
+    (tmp_path / "runs" / "benchmark-quick").mkdir()  # (so the slice stops before any work)
+    assert run_cli(main, ["--quick", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "runs/benchmark-quick already exists" in err and "runs/benchmark " not in err
+
+
 def test_cli_refuses_existing_output_and_bad_languages(tmp_path, capsys):
     from mlirkit.benchmark.cli import main
     from mlirkit.base.cli import run_cli
@@ -456,18 +471,18 @@ def test_cli_refuses_existing_output_and_bad_languages(tmp_path, capsys):
     (tmp_path / "out").mkdir()
     assert run_cli(main, ["--output", str(tmp_path / "out"), "--quiet"]) == 2
     assert "already exists" in capsys.readouterr().err
-    rc = run_cli(main, ["--output", str(tmp_path / "o2"), "--languages", "en,xx", "--encoders", "usem",
+    rc = run_cli(main, ["--output", str(tmp_path / "o2"), "--langs", "en,xx", "--encoders", "usem",
                         "--cache-dir", str(tmp_path / "c"), "--quiet", "--quick"])
     assert rc == 2
     assert "no documents of xx in mlirkit/ddtp" in capsys.readouterr().err
     assert not (tmp_path / "o2").exists()
 
 
-def test_cli_encoder_options():
+def test_cli_encoder_options(capsys):
     from mlirkit.benchmark.cli import build_parser, encoder_options
 
-    args = build_parser().parse_args(["--encoders", "multilingual-e5-small-q4", "usem", "--max-length", "128",
-                                      "--quantize", "int8", "--threads", "2"])
+    args = build_parser().parse_args(["--encoders", "multilingual-e5-small-q4", "usem", "--encoder-option", "max_length=128",
+                                      "--encoder-option", "quantize=int8", "--threads", "2"])
     opts = encoder_options(args)
     assert opts["multilingual-e5-small-q4"] == {"max_length": 128, "batch_size": 32, "backend": "auto",
                                                 "quantize": "int8", "threads": 2}
@@ -476,11 +491,17 @@ def test_cli_encoder_options():
     default = encoder_options(build_parser().parse_args([]))
     assert default["multilingual-e5-small-q4"] == {"max_length": 256, "batch_size": 32, "backend": "auto"}
     assert default["usem"] == {}
-    fp32 = encoder_options(build_parser().parse_args(["--quantize", "none", "--backend", "torch"]))
+    fp32 = encoder_options(build_parser().parse_args(["--encoder-option", "quantize=none", "--encoder-option", "backend=torch"]))
     assert fp32["multilingual-e5-small-q4"] == {"max_length": 256, "batch_size": 32, "backend": "torch"}
-    ov = encoder_options(build_parser().parse_args(["--backend", "openvino", "--precision", "fp32"]))
+    ov = encoder_options(build_parser().parse_args(["--encoder-option", "backend=openvino", "--encoder-option", "precision=fp32"]))
     assert ov["multilingual-e5-small-q4"] == {"max_length": 256, "batch_size": 32, "backend": "openvino",
                                               "precision": "fp32"}
+    # a key no encoder of the run takes: one error with "did you mean"; an old flag: the same options, warned
+    with pytest.raises(MlirkitError, match="did you mean: max_length"):
+        encoder_options(build_parser().parse_args(["--encoder-option", "max_lenght=64"]))
+    assert encoder_options(build_parser().parse_args(["--max-length", "128"])) == \
+        encoder_options(build_parser().parse_args(["--encoder-option", "max_length=128"]))
+    assert "renamed: use --encoder-option max_length=128" in capsys.readouterr().err
 
 
 @pytest.mark.slow

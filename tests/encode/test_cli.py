@@ -41,7 +41,7 @@ def run(main, argv, capsys):
 
 def test_encode_then_search(tmp_path, corpus, tiny_model_dir, capsys):
     index = tmp_path / "index"
-    code, out, err = run(encode_main, ["--corpus", str(corpus), "--index", str(index), "--encoder", str(tiny_model_dir),
+    code, out, err = run(encode_main, ["--corpus", str(corpus), "--output", str(index), "--encoder", str(tiny_model_dir),
                                        "--encoder-option", "max_length=32", "--encoder-option", "batch_size=2", "--save-embeddings", "--quiet"], capsys)
     assert code == 0, err
     assert json.loads(out)["documents"] == 5
@@ -73,13 +73,13 @@ def test_encode_then_search(tmp_path, corpus, tiny_model_dir, capsys):
 
 def test_max_docs_limits_the_corpus(tmp_path, corpus, tiny_model_dir, capsys):
     index = tmp_path / "index"
-    code, out, err = run(encode_main, ["--corpus", str(corpus), "--index", str(index), "--encoder", str(tiny_model_dir),
+    code, out, err = run(encode_main, ["--corpus", str(corpus), "--output", str(index), "--encoder", str(tiny_model_dir),
                                        "--encoder-option", "max_length=16", "--max-docs", "2", "--quiet"], capsys)
     assert code == 0, err
     assert json.loads(out)["documents"] == 2 and DenseIndex(index).docids == ["d1", "d2"]
     assert DenseIndex(index).meta["max_docs"] == 2
     with pytest.raises(SystemExit) as e:  # a usage error: argparse's positive_int type refuses it
-        run(encode_main, ["--corpus", str(corpus), "--index", str(tmp_path / "i0"), "--encoder",
+        run(encode_main, ["--corpus", str(corpus), "--output", str(tmp_path / "i0"), "--encoder",
                           str(tiny_model_dir), "--max-docs", "0"], capsys)
     assert e.value.code == 2 and "--max-docs" in capsys.readouterr().err
     assert not (tmp_path / "i0").exists()
@@ -89,7 +89,7 @@ def test_sharded_encoding_partitions_corpus(tmp_path, corpus, tiny_model_dir, ca
     ids = []
     for shard in range(2):
         out = tmp_path / f"shard{shard}"
-        code, _, err = run(encode_main, ["--corpus", str(corpus), "--index", str(out), "--encoder", str(tiny_model_dir),
+        code, _, err = run(encode_main, ["--corpus", str(corpus), "--output", str(out), "--encoder", str(tiny_model_dir),
                                          "--shard-id", str(shard), "--num-shards", "2", "--quiet"], capsys)
         assert code == 0, err
         ids.append(DenseIndex(out).docids)
@@ -110,7 +110,7 @@ def test_sharded_encoding_partitions_corpus(tmp_path, corpus, tiny_model_dir, ca
 def test_bad_input_clear_error_nothing_left(tmp_path, tiny_model_dir, capsys, rows, extra, message):
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text(rows, encoding="utf-8")
-    argv = ["--corpus", str(corpus), "--index", str(tmp_path / "index"), "--encoder", str(tiny_model_dir), "--quiet", *extra]
+    argv = ["--corpus", str(corpus), "--output", str(tmp_path / "index"), "--encoder", str(tiny_model_dir), "--quiet", *extra]
     code, out, err = run(encode_main, argv, capsys)
     assert code == 2
     last = err.strip().splitlines()[-1]
@@ -121,7 +121,7 @@ def test_bad_input_clear_error_nothing_left(tmp_path, tiny_model_dir, capsys, ro
 def test_invalid_utf8(tmp_path, tiny_model_dir, capsys):
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_bytes(b'{"_id": "d1", "text": "caf\xe9", "lang": "fr"}\n')
-    code, _, err = run(encode_main, ["--corpus", str(corpus), "--index", str(tmp_path / "i"), "--encoder",
+    code, _, err = run(encode_main, ["--corpus", str(corpus), "--output", str(tmp_path / "i"), "--encoder",
                                      str(tiny_model_dir), "--quiet"], capsys)
     assert code == 2 and "corpus.jsonl:1: invalid UTF-8" in err and not (tmp_path / "i").exists()
 
@@ -130,7 +130,7 @@ def test_existing_output_needs_overwrite(tmp_path, corpus, tiny_model_dir, capsy
     index = tmp_path / "index"
     index.mkdir()
     (index / "keep").write_text("x")
-    argv = ["--corpus", str(corpus), "--index", str(index), "--encoder", str(tiny_model_dir), "--quiet"]
+    argv = ["--corpus", str(corpus), "--output", str(index), "--encoder", str(tiny_model_dir), "--quiet"]
     code, _, err = run(encode_main, argv, capsys)
     assert code == 2 and "already exists (use --overwrite" in err and (index / "keep").exists()
     # --overwrite replaces only what mlirkit made: this directory is not an index
@@ -144,7 +144,7 @@ def test_existing_output_needs_overwrite(tmp_path, corpus, tiny_model_dir, capsy
 
 def test_search_refuses_other_encoder(tmp_path, corpus, tiny_model_dir, capsys):
     index = tmp_path / "index"
-    assert run(encode_main, ["--corpus", str(corpus), "--index", str(index), "--encoder", str(tiny_model_dir),
+    assert run(encode_main, ["--corpus", str(corpus), "--output", str(index), "--encoder", str(tiny_model_dir),
                              "--quiet"], capsys)[0] == 0
     topics = tmp_path / "q.tsv"
     topics.write_text("q1\tferry\ten\n", encoding="utf-8")
@@ -158,7 +158,7 @@ def test_search_refuses_other_encoder(tmp_path, corpus, tiny_model_dir, capsys):
 
 def test_module_entry_point_no_traceback(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "mlirkit.encode", "--corpus", str(tmp_path / "missing.jsonl"),
-                           "--index", str(tmp_path / "i")], capture_output=True, text=True)
+                           "--output", str(tmp_path / "i")], capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("error: ") and "Traceback" not in proc.stderr
 
@@ -170,7 +170,7 @@ def test_tiny_index_matches_numpy(tmp_path, corpus, tiny_encoder):
     from mlirkit.base.vectors import l2_normalize
 
     docs = list(read_corpus(corpus))
-    Indexer(tiny_encoder, tmp_path / "i", show_progress=False).index(docs)
+    Indexer(tmp_path / "i", tiny_encoder, show_progress=False).index(docs)
     expected = l2_normalize(tiny_encoder.encode_docs([d.text for d in docs], [d.lang for d in docs]))
     np.testing.assert_allclose(DenseIndex(tmp_path / "i").indexed_vectors(), expected, atol=1e-6)
 
@@ -181,7 +181,7 @@ def test_outputs_follow_umask(tmp_path, corpus, tiny_model_dir, capsys):
 
     old = os.umask(0o022)
     try:
-        assert run(encode_main, ["--corpus", str(corpus), "--index", str(tmp_path / "i"), "--encoder",
+        assert run(encode_main, ["--corpus", str(corpus), "--output", str(tmp_path / "i"), "--encoder",
                                  str(tiny_model_dir), "--quiet"], capsys)[0] == 0
     finally:
         os.umask(old)
@@ -196,7 +196,7 @@ def test_sigterm_leaves_nothing(tmp_path, tiny_model_dir):
 
     rows = [{"_id": f"d{i}", "text": f"document number {i} " * 20, "lang": "en"} for i in range(20000)]
     big = write_corpus(tmp_path / "big.jsonl", rows)
-    proc = subprocess.Popen([sys.executable, "-m", "mlirkit.encode", "--corpus", str(big), "--index",
+    proc = subprocess.Popen([sys.executable, "-m", "mlirkit.encode", "--corpus", str(big), "--output",
                              str(tmp_path / "idx"), "--encoder", str(tiny_model_dir), "--chunk-size", "8", "--quiet"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.time() + 120

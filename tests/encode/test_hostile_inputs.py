@@ -24,7 +24,7 @@ def _jsonl(rows) -> bytes:
 
 
 def _encode_argv(corpus, index, model, *extra):
-    return ["--corpus", str(corpus), "--index", str(index), "--encoder", str(model), "--encoder-option", "max_length=16", "--quiet",
+    return ["--corpus", str(corpus), "--output", str(index), "--encoder", str(model), "--encoder-option", "max_length=16", "--quiet",
             *extra]
 
 
@@ -105,7 +105,7 @@ def test_encoder_output_with_nan_is_refused(tmp_path, tiny_encoder):
     from mlirkit.io.records import Doc
 
     with pytest.raises(MlirkitError, match=r"encoder output .*'d1'\.\.'d2'.*NaN or inf"):
-        Indexer(_NanEncoder(tiny_encoder), tmp_path / "index", show_progress=False).index(
+        Indexer(tmp_path / "index", _NanEncoder(tiny_encoder), show_progress=False).index(
             [Doc("d1", "a", "en"), Doc("d2", "b", "de")])
     assert list(tmp_path.iterdir()) == []
 
@@ -116,7 +116,7 @@ def index_dir(tmp_path_factory, tiny_encoder):
     from mlirkit.io.records import Doc
 
     path = tmp_path_factory.mktemp("hostile") / "index"
-    Indexer(tiny_encoder, path, show_progress=False, save_embeddings=True).index([Doc(**{"doc_id": r["_id"], "text": r["text"], "lang": r["lang"]}) for r in GOOD])
+    Indexer(path, tiny_encoder, show_progress=False, save_embeddings=True).index([Doc(**{"doc_id": r["_id"], "text": r["text"], "lang": r["lang"]}) for r in GOOD])
     return path
 
 

@@ -43,7 +43,7 @@ def same_vectors(a, b, atol=0.0):
 
 
 def encode(tmp_path, tiny_model_dir, capsys, out, *extra):
-    code = run_cli(encode_main, ["--corpus", str(corpus(tmp_path)), "--index", str(tmp_path / out), "--encoder",
+    code = run_cli(encode_main, ["--corpus", str(corpus(tmp_path)), "--output", str(tmp_path / out), "--encoder",
                                  str(tiny_model_dir), "--encoder-class", "hf", "--encoder-option", "max_length=64", "--quiet", *extra])
     return code, capsys.readouterr().err
 
@@ -92,7 +92,7 @@ def test_ray_equals_a_single_process_encode_or_refuses(tmp_path, tiny_encoder):
     try:
         for t, options in ((full, {}), (partial_t, {"missing": "keep"})):
             name = t.stem + "-" + options.get("missing", "default")
-            Indexer(enc, tmp_path / f"single-{name}", transform=t, show_progress=False,
+            Indexer(tmp_path / f"single-{name}", enc, transform=t, show_progress=False,
                     missing=options.get("missing")).index(docs)
             encode_with_ray(iter(docs), tmp_path / f"ray-{name}", make_encoder=partial(FakeEncoder), transform=t,
                             options=RayOptions(num_workers=2, block_size=20), show_progress=False,

@@ -54,7 +54,7 @@ def test_ray_equals_single_process_with_shift_and_crash(tmp_path, ray_cluster):
     save_transform(t, tmp_path / "t.safetensors")
     docs = make_docs(230)
     meta = {"encoder_name": "fake", "encoder_options": {}}
-    Indexer(encoder, tmp_path / "single", transform=tmp_path / "t.safetensors", alpha=0.7, save_embeddings=True,
+    Indexer(tmp_path / "single", encoder, transform=tmp_path / "t.safetensors", alpha=0.7, save_embeddings=True,
             show_progress=False, encoder_name="fake", encoder_options={}).index(docs)
     marker = tmp_path / "crashed"
     summary = encode_with_ray(iter(docs), tmp_path / "ray", make_encoder=partial(FakeEncoder), transform=tmp_path / "t.safetensors",
@@ -76,7 +76,7 @@ def test_ray_ivfpq_trained_once_on_all(tmp_path, ray_cluster):
 
     spec = IndexSpec.create("ivf-pq", {"nlist": 4, "m": 4, "nbits": 4})
     docs = make_docs(300)
-    Indexer(FakeEncoder(), tmp_path / "single", show_progress=False, index_type=spec,
+    Indexer(tmp_path / "single", FakeEncoder(), show_progress=False, index_type=spec,
             encoder_name="fake", encoder_options={}).index(docs)
     encode_with_ray(docs, tmp_path / "ray", make_encoder=FakeEncoder, encoder_name="fake", encoder_options={},
                     index_type=spec, options=RayOptions(num_workers=2, block_size=70), show_progress=False)

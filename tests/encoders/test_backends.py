@@ -225,7 +225,7 @@ def test_index_searchable_across_equivalent_backends_int8_refused(tmp_path, tiny
     topics = tmp_path / "q.tsv"
     topics.write_text("q1\tferry harbour\ten\nq2\tcopy files\ten\n", encoding="utf-8")
     index = tmp_path / "index"
-    assert run_cli(encode_main, ["--corpus", str(corpus), "--index", str(index), "--encoder", str(tiny_model_dir),
+    assert run_cli(encode_main, ["--corpus", str(corpus), "--output", str(index), "--encoder", str(tiny_model_dir),
                                  "--encoder-option", "backend=torch", "--encoder-option", "max_length=64", "--quiet"]) == 0
     meta = DenseIndex(index).meta
     assert meta["encoder"]["backend"] == "torch" and meta["encoder_options"]["backend"] == "torch"

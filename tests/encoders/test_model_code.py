@@ -24,7 +24,7 @@ def crafted(tmp_path_factory, tiny_model_dir):
     model = crafted_model(tiny_model_dir, root)
     (root / "c.jsonl").write_text("".join(json.dumps({"_id": f"d{i}", "text": f"ferry {i}", "lang": "en"}) + "\n"
                                           for i in range(4)), "utf-8")
-    assert run_cli(encode_main, ["--corpus", str(root / "c.jsonl"), "--index", str(root / "index"), "--encoder",
+    assert run_cli(encode_main, ["--corpus", str(root / "c.jsonl"), "--output", str(root / "index"), "--encoder",
                                  str(tiny_model_dir), "--encoder-class", "hf", "--encoder-option", "max_length=32",
                                  "--save-embeddings", "--quiet"]) == 0
     meta = json.loads((root / "index" / "meta.json").read_text("utf-8"))
@@ -72,7 +72,7 @@ def test_search_of_a_crafted_index_runs_no_code(crafted, capsys):
         Searcher(root / "index")
     assert not (root / "marker").exists() and not (root / "run.trec").exists()
     # the query-time shift reads the same meta.json
-    assert run_cli(main, [*cmd, "--query-shift", "cosine", "--query-lang", "en"]) == 2
+    assert run_cli(main, [*cmd, "--query-shift", "cosine", "--default-lang", "en"]) == 2
     assert not (root / "marker").exists()
 
 
@@ -83,7 +83,7 @@ def test_encode_and_shift_with_a_model_that_ships_code_run_none_of_it(crafted, t
     from mlirkit.shift.cli import main as shift_main
 
     root, model = crafted
-    assert run_cli(encode_main, ["--corpus", str(root / "c.jsonl"), "--index", str(tmp_path / "ix"),
+    assert run_cli(encode_main, ["--corpus", str(root / "c.jsonl"), "--output", str(tmp_path / "ix"),
                                  "--encoder", str(model), "--encoder-class", "hf", "--quiet"]) == 2
     err = _one_line(capsys)
     assert "the model ships its own code (config.json auto_map modeling_evil.EvilConfig" in err
@@ -109,7 +109,7 @@ def test_the_flag_named_in_the_refusal_allows_the_code(crafted, tmp_path, capsys
     from mlirkit.search.cli import main as search_main
 
     root, model = crafted
-    assert run_cli(encode_main, ["--corpus", str(root / "c.jsonl"), "--index", str(tmp_path / "ix"), "--encoder",
+    assert run_cli(encode_main, ["--corpus", str(root / "c.jsonl"), "--output", str(tmp_path / "ix"), "--encoder",
                                  str(model), "--encoder-class", "hf", "--encoder-option", "max_length=32", "--encoder-option", "trust_remote_code=true",
                                  "--quiet"]) == 0
     assert (root / "marker").exists()

@@ -33,7 +33,7 @@ def test_run_names():
 def test_cli_end_to_end(files, capsys):
     argv = ["--qrels", str(files / "qrels.txt"), "--runs", str(files / "base.trec"), str(files / "shift.trec.gz"),
             "--metrics", "ndcg@20", "recall@2", "tlr@2", "samelang@2", "--doc-langs", str(files / "langs.tsv"),
-            "--query-lang", "en", "--report", str(files / "out.json"), "--report", str(files / "out.md"),
+            "--default-lang", "en", "--output", str(files / "out.json"), "--output", str(files / "out.md"),
             "--significance", "student", "--baseline", "base", "--plot-mix", str(files / "mix")]
     assert main(argv) == 0
     out = capsys.readouterr().out
@@ -51,7 +51,7 @@ def test_cli_end_to_end(files, capsys):
 def test_cli_topics_give_per_query_languages(files, capsys):
     argv = ["--qrels", str(files / "qrels.txt"), "--runs", str(files / "shift.trec.gz"), "--metrics", "tlr@2",
             "--doc-langs", str(files / "langs.tsv"), "--topics", str(files / "topics.tsv"),
-            "--report", str(files / "t.json")]
+            "--output", str(files / "t.json")]
     assert main(argv) == 0
     data = json.loads((files / "t.json").read_text())
     # q1 (en): targets de1 fr1 both retrieved -> 1 ; q2 (de): target en2 retrieved -> 1
@@ -62,7 +62,7 @@ def test_cli_topics_give_per_query_languages(files, capsys):
 @pytest.mark.parametrize("extra, message", [
     (["--metrics", "ndgc@20"], "did you mean: ndcg@20"),
     (["--metrics", "tlr@20"], "needs document languages"),
-    (["--metrics", "ndcg@20", "--report", "x.pdf"], "unknown report type"),
+    (["--metrics", "ndcg@20", "--output", "x.pdf"], "unknown report type"),
     (["--metrics", "ndcg@20", "--baseline", "nope"], "baseline 'nope'"),
 ])
 def test_cli_errors_exit_2_with_one_line(files, capsys, extra, message):
@@ -87,12 +87,12 @@ def test_plot_cli_alpha_and_mix(files, capsys):
         reports.append(f"{alpha}={path}")
     (files / "base.json").write_text(json.dumps({"base": {"ndcg@20": 0.5, "tlr@20": 0.1}}))
     assert main(["plot", "alpha", "--point", *reports, "--baseline", f"e5={files / 'base.json'}",
-                 "--out", str(files / "alpha")]) == 0
+                 "--output", str(files / "alpha")]) == 0
     assert (files / "alpha.png").is_file() and (files / "alpha.svg").is_file()
     assert main(["plot", "mix", "--runs", str(files / "base.trec"), "--doc-langs", str(files / "langs.tsv"),
-                 "--query-lang", "en", "--k", "2", "--out", str(files / "m")]) == 0
+                 "--default-lang", "en", "--k", "2", "--output", str(files / "m")]) == 0
     assert (files / "m.png").is_file()
-    assert run_cli(main, ["plot", "alpha", "--point", "x=1", "--out", str(files / "z")]) == 2
+    assert run_cli(main, ["plot", "alpha", "--point", "x=1", "--output", str(files / "z")]) == 2
 
 
 def test_cli_parsers_import_nothing_heavy():
@@ -127,14 +127,14 @@ def test_plot_projection_cli_with_transform_and_after_index(tmp_path):
     t = aligned_shift(base, {"de": base + offset}, "en", encoder=enc)
     save_transform(t, tmp_path / "shift.safetensors")
     assert main(["plot", "projection", "--index", str(tmp_path / "idx"), "--transform",
-                 str(tmp_path / "shift.safetensors"), "--out", str(tmp_path / "p1")]) == 0
+                 str(tmp_path / "shift.safetensors"), "--output", str(tmp_path / "p1")]) == 0
     assert main(["plot", "projection", "--index", str(tmp_path / "idx"), "--after-index", str(tmp_path / "idx2"),
-                 "--out", str(tmp_path / "p2")]) == 0
+                 "--output", str(tmp_path / "p2")]) == 0
     assert (tmp_path / "p1.png").is_file() and (tmp_path / "p2.svg").is_file()
     with IndexWriter(tmp_path / "other", dim=8, encoder=enc, normalized=False) as w:
         w.add([f"x{i}" for i in range(80)], langs, raw)
     assert run_cli(main, ["plot", "projection", "--index", str(tmp_path / "idx"), "--after-index",
-                          str(tmp_path / "other"), "--out", str(tmp_path / "p3")]) == 2
+                          str(tmp_path / "other"), "--output", str(tmp_path / "p3")]) == 2
 
 
 def test_cli_accepts_ir_datasets_ids_for_qrels_doc_langs_and_topics(tmp_path, capsys):
@@ -149,7 +149,7 @@ def test_cli_accepts_ir_datasets_ids_for_qrels_doc_langs_and_topics(tmp_path, ca
     write_run(qrels, tmp_path / "perfect.trec", "p")  # every relevant document, nothing else
     argv = ["--qrels", "mlirkit/ddtp/de/dev", "--runs", str(tmp_path / "perfect.trec"), "--metrics", "ndcg@20",
             "tlr@20", "--doc-langs", "mlirkit/ddtp/de/dev", "--topics", "mlirkit/ddtp/de/dev",
-            "--significance", "none", "--report", str(tmp_path / "r.json")]
+            "--significance", "none", "--output", str(tmp_path / "r.json")]
     assert main(argv) == 0
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["perfect"] == {"ndcg@20": 1.0, "tlr@20": 1.0}

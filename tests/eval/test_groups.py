@@ -83,8 +83,8 @@ def test_cli_group_by_family_and_resource(tmp_path, capsys):
     argv = ["--qrels", str(tmp_path / "qrels.txt"), "--runs", str(tmp_path / "a.trec"), "--metrics", "mrr@10",
             "--topics", str(tmp_path / "topics.tsv"), "--group-by", "family", "--group-by", "resource",
             "--significance", "none"]
-    assert main(argv + ["--report", str(tmp_path / "r.md"), "--report", str(tmp_path / "r.json"),
-                        "--report", str(tmp_path / "r.tex")]) == 0
+    assert main(argv + ["--output", str(tmp_path / "r.md"), "--output", str(tmp_path / "r.json"),
+                        "--output", str(tmp_path / "r.tex")]) == 0
     out = capsys.readouterr().out
     # the report files hold the same tables (they reached only stdout before)
     assert (tmp_path / "r.md").read_text() == out

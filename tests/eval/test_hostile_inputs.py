@@ -17,7 +17,7 @@ RUN = b"q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\nq2 Q0 d3 1 3.0 t\n"
 
 def _argv(tmp_path, *extra):
     return ["--qrels", str(tmp_path / "qrels.txt"), "--runs", str(tmp_path / "run.trec"), "--metrics", "ndcg@10",
-            "--report", str(tmp_path / "report.json"), *extra]
+            "--output", str(tmp_path / "report.json"), *extra]
 
 
 def _write(tmp_path, qrels=QRELS, run=RUN, langs=None):
@@ -63,7 +63,7 @@ def test_eval_refuses_hostile_files(tmp_path, capsys, qrels, run, message):
 ])
 def test_eval_refuses_hostile_doc_langs(tmp_path, capsys, langs, message):
     _write(tmp_path, langs=langs)
-    argv = _argv(tmp_path, "--metrics", "tlr@2", "--doc-langs", str(tmp_path / "langs.tsv"), "--query-lang", "en")
+    argv = _argv(tmp_path, "--metrics", "tlr@2", "--doc-langs", str(tmp_path / "langs.tsv"), "--default-lang", "en")
     assert_refused(main, argv, capsys, tmp_path, message)
 
 
@@ -75,7 +75,7 @@ def test_unknown_document_language_is_not_a_language(tmp_path, capsys):
     assert set(read_doc_langs(tmp_path / "langs.tsv").values()) == {"und", "en"}
 
 
-@pytest.mark.parametrize("option", ["--permutations", "--breakdown-k"])
+@pytest.mark.parametrize("option", ["--permutations", "--k"])
 def test_counts_must_be_positive(tmp_path, capsys, option):
     _write(tmp_path)
     assert_usage_error(main, _argv(tmp_path, option, "0"), capsys, tmp_path, option)

@@ -108,7 +108,7 @@ def test_from_an_index(tmp_path, tiny_encoder):
     texts = ["a house by the river", "ein Haus am Fluss", "green apples", "grüne Äpfel", "music at night",
              "Musik in der Nacht"]
     docs = [Doc(f"d{i}", t, "de" if i % 2 else "en") for i, t in enumerate(texts)]
-    Indexer(tiny_encoder, tmp_path / "idx", show_progress=False).index(docs)
+    Indexer(tmp_path / "idx", tiny_encoder, show_progress=False).index(docs)
     topics = [ParallelQuery("en_1", "a house", "en", "1"), ParallelQuery("de_1", "ein Haus", "de", "1")]
     got = mrc_from_index(tmp_path / "idx", topics, 2, encoder=tiny_encoder)
     q = tiny_encoder.encode_queries([t.text for t in topics], ["en", "de"])
@@ -134,7 +134,7 @@ def test_the_cli_names_them_in_every_report(tmp_path, capsys):
     assert main(["--qrels", str(tmp_path / "qrels.txt"), "--runs", str(tmp_path / "r.trec"), "--metrics", "mrc@3",
                  "peer@2", "peer-mimo@2", "--doc-langs", str(tmp_path / "langs.tsv"), "--topics",
                  str(tmp_path / "topics.tsv"), "--query-groups", "strip-lang", "--quiet",
-                 *[a for r in reports for a in ("--report", str(r))]]) == 0
+                 *[a for r in reports for a in ("--output", str(r))]]) == 0
     out = capsys.readouterr().out
     assert "| mrc@3" in out and "60.0000" in out and "mean rank of the relevant documents" in out
     data = json.loads(reports[1].read_text())

@@ -99,7 +99,7 @@ def test_cli_groups_from_topics_rule_file_and_none(tmp_path, capsys):
         assert main(base + list(extra)) == 0
         return re.sub(r" +", " ", capsys.readouterr().out)
 
-    auto = run("--report", str(tmp_path / "r.json"), "--report", str(tmp_path / "r.tex"))  # the topics' group_id
+    auto = run("--output", str(tmp_path / "r.json"), "--output", str(tmp_path / "r.tex"))  # the topics' group_id
     assert "Fisher's randomization test over 12 query groups (96 queries, 8 per group)" in auto
     assert "| mrr@10 | a | b | 12 | 96 |" in auto and "| 0.388 | 0.388 | no |" in auto
     data = json.loads((tmp_path / "r.json").read_text())

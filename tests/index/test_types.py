@@ -129,7 +129,7 @@ def test_shift_is_applied_before_quantiser_training(tmp_path):
                        encoder=encoder.fingerprint, source_lang="en")
     save_transform(t, tmp_path / "t.safetensors")
     spec = IndexSpec.create("ivf-pq", {"nlist": 8, "m": 8, "nbits": 6})
-    Indexer(encoder, tmp_path / "i", transform=tmp_path / "t.safetensors", show_progress=False,
+    Indexer(tmp_path / "i", encoder, transform=tmp_path / "t.safetensors", show_progress=False,
             index_type=spec, save_embeddings=True).index(docs)
     index = DenseIndex(tmp_path / "i")
     assert index.meta["transform"]["method"] == "shift" and index.meta["index_type"]["name"] == "ivf-pq"
@@ -228,7 +228,7 @@ def test_pyserini_faiss_searcher_opens_approximate_indexes(tmp_path, name):
     queries = [Query(f"q{i}", " ".join(rng.choice(words, 3)), "en") for i in range(10)]
     encoder = FakeEncoder(lang_strength=0.0)  # Pyserini's query encoder passes no language
     spec = IndexSpec.create(name, {"nlist": 4, "m": 4, "nbits": 4, "nprobe": 2} if name == "ivf-pq" else {"M": 8})
-    Indexer(encoder, tmp_path / "i", index_type=spec, show_progress=False).index(docs)
+    Indexer(tmp_path / "i", encoder, index_type=spec, show_progress=False).index(docs)
     ours = Searcher(tmp_path / "i", encoder).search(queries, k=10)
     theirs = FaissSearcher(str(tmp_path / "i"), MlirkitQueryEncoder(encoder=encoder)).batch_search(
         [q.text for q in queries], [q.query_id for q in queries], k=10)

@@ -95,7 +95,7 @@ def test_encode_cli_reads_a_folder(tmp_path, beir, tiny_model_dir, capsys):
     from mlirkit.encode.cli import main as encode_main
     from mlirkit.index import DenseIndex
 
-    code = run_cli(encode_main, ["--corpus", str(beir), "--index", str(tmp_path / "idx"), "--encoder",
+    code = run_cli(encode_main, ["--corpus", str(beir), "--output", str(tmp_path / "idx"), "--encoder",
                                  str(tiny_model_dir), "--encoder-option", "max_length=16", "--quiet"])
     assert code == 0, capsys.readouterr().err
     assert DenseIndex(tmp_path / "idx").docids == ["d1", "d2"]

@@ -68,7 +68,7 @@ def searched(tmp_path_factory, tiny_model_dir):
             ("d3", "Copy the files.", "en")]
     (root / "c.jsonl").write_text("".join(json.dumps({"_id": i, "text": t, "lang": la}, ensure_ascii=False) + "\n"
                                           for i, t, la in docs), "utf-8")
-    assert run_cli(encode_main, ["--corpus", str(root / "c.jsonl"), "--index", str(root / "index"), "--encoder",
+    assert run_cli(encode_main, ["--corpus", str(root / "c.jsonl"), "--output", str(root / "index"), "--encoder",
                                  str(tiny_model_dir), "--encoder-class", "hf", "--encoder-option", "max_length=64", "--quiet"]) == 0
     (root / "t.tsv").write_text("q1\tferry\ten\nq2\tfiles\ten\n", "utf-8")
     (root / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 1\nq2 0 d3 1\n", "utf-8")
@@ -101,7 +101,7 @@ def test_eval_reports_where_each_run_came_from(searched, capsys):
     paths = sorted(str(p) for p in runs.iterdir())
     assert len(paths) == 4
     assert run_cli(main, ["--qrels", str(searched / "qrels.txt"), "--runs", *paths, "--metrics", "ndcg@3",
-                          "--significance", "none", "--report", str(out), "--report", str(searched / "r.md")]) == 0
+                          "--significance", "none", "--output", str(out), "--output", str(searched / "r.md")]) == 0
     printed = capsys.readouterr().out
     inputs = json.loads(out.read_text("utf-8"))["_meta"]["inputs"]
     assert inputs["qrels"]["sha256"] == hashlib.sha256((searched / "qrels.txt").read_bytes()).hexdigest()
@@ -159,8 +159,8 @@ def test_a_command_with_newlines_never_injects_rows_into_the_report(tmp_path, ca
     (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d3 1\n", "utf-8")
     _forge(tmp_path / "r.trec", command=["python", "x\n| run injected | fake.trec | 0 | x |\n\n**ndcg@10 = 0.99**\n"])
     assert run_cli(main, ["--qrels", str(tmp_path / "qrels.txt"), "--runs", str(tmp_path / "r.trec"), "--metrics",
-                          "ndcg@10", "--significance", "none", "--report", str(tmp_path / "r.md"),
-                          "--report", str(tmp_path / "r.tex")]) == 0
+                          "ndcg@10", "--significance", "none", "--output", str(tmp_path / "r.md"),
+                          "--output", str(tmp_path / "r.tex")]) == 0
     printed = capsys.readouterr().out
     for text in (printed, (tmp_path / "r.md").read_text("utf-8")):
         lines = text.splitlines()

@@ -36,7 +36,7 @@ def toy_index(tmp_path_factory):
     root = tmp_path_factory.mktemp("toy")
     corpus = _write_jsonl(root / "corpus.jsonl", TOY)
     index = root / "index"
-    assert main(["index", "--corpus", str(corpus), "--index", str(index), "--fallback-analyzer", "standard",
+    assert main(["index", "--corpus", str(corpus), "--output", str(index), "--fallback-analyzer", "standard",
                  "--quiet"]) == 0
     return corpus, index
 
@@ -45,7 +45,7 @@ def toy_index(tmp_path_factory):
 def ddtp_index(tmp_path_factory):
     """600 documents of the bundled DDTP bed (14 languages; cs and sk read with the standard fallback)."""
     index = tmp_path_factory.mktemp("ddtp") / "index"
-    assert main(["index", "--corpus", "mlirkit/ddtp/multi", "--max-docs", "600", "--index", str(index),
+    assert main(["index", "--corpus", "mlirkit/ddtp/multi", "--max-docs", "600", "--output", str(index),
                  "--fallback-analyzer", "standard", "--quiet"]) == 0
     return index
 
@@ -149,7 +149,7 @@ def test_language_statistics_score_as_an_index_of_that_language_alone(ddtp_index
     texts = {d.doc_id: d.text for d in read_corpus("mlirkit/ddtp/multi") if d.doc_id in set(ids)}
     german = [{"id": i, "contents": texts[i], "lang": la} for i, la in zip(ids, langs) if la == "de"]
     alone = tmp_path / "de"
-    assert main(["index", "--corpus", str(_write_jsonl(tmp_path / "de.jsonl", german)), "--index", str(alone),
+    assert main(["index", "--corpus", str(_write_jsonl(tmp_path / "de.jsonl", german)), "--output", str(alone),
                  "--quiet"]) == 0
     picked = _pick(4)
     with Bm25Searcher(ddtp_index) as merged, Bm25Searcher(alone, fallback_analyzer="standard") as de_index:
@@ -182,7 +182,7 @@ def test_set_language_picks_the_registry_class(toy_index):
 def test_language_without_analyzer_is_one_line_exit_2_and_nothing_left(tmp_path, capsys):
     corpus = _write_jsonl(tmp_path / "corpus.jsonl", TOY)
     index = tmp_path / "out" / "index"
-    assert run_cli(main, ["index", "--corpus", str(corpus), "--index", str(index), "--quiet"]) == 2
+    assert run_cli(main, ["index", "--corpus", str(corpus), "--output", str(index), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "document 'vi1', field lang: no Anserini analyzer for language 'vi'" in err, err
     assert not (tmp_path / "out").exists()
@@ -192,7 +192,7 @@ def test_language_without_analyzer_is_one_line_exit_2_and_nothing_left(tmp_path,
 def test_search_refuses_query_language_without_analyzer_and_existing_outputs(toy_index, tmp_path, capsys):
     corpus = _write_jsonl(tmp_path / "corpus.jsonl", [r for r in TOY if r["lang"] != "vi"])
     index = tmp_path / "index"
-    assert main(["index", "--corpus", str(corpus), "--index", str(index), "--quiet"]) == 0
+    assert main(["index", "--corpus", str(corpus), "--output", str(index), "--quiet"]) == 0
     topics = tmp_path / "topics.tsv"
     topics.write_text("q1\thouse\ten\nq2\tnhà\tvi\n", encoding="utf-8")
     out = tmp_path / "run.trec"
@@ -203,7 +203,7 @@ def test_search_refuses_query_language_without_analyzer_and_existing_outputs(toy
     assert not out.exists()
     # the index built with a fallback reads such queries with it (toy_index: standard)
     assert set(_search(toy_index[1], topics, out)["q2"]) == {"vi1"}
-    assert run_cli(main, ["index", "--corpus", str(corpus), "--index", str(index), "--quiet"]) == 2
+    assert run_cli(main, ["index", "--corpus", str(corpus), "--output", str(index), "--quiet"]) == 2
     assert "exists" in capsys.readouterr().err
 
 
@@ -217,7 +217,7 @@ def test_a_java_failure_while_writing_is_one_line_and_leaves_nothing(tmp_path, c
 
     monkeypatch.setattr(indexer, "_merge", failing_merge)
     corpus = _write_jsonl(tmp_path / "corpus.jsonl", [r for r in TOY if r["lang"] != "vi"])
-    assert run_cli(main, ["index", "--corpus", str(corpus), "--index", str(tmp_path / "index"), "--quiet"]) == 2
+    assert run_cli(main, ["index", "--corpus", str(corpus), "--output", str(tmp_path / "index"), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"cannot write {tmp_path / 'index'}: java.lang.IllegalArgumentException" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl"]
@@ -347,9 +347,9 @@ def test_overwrite_on_a_full_disk_keeps_the_index_and_says_one_line(tmp_path, li
 
     corpus = _write_jsonl(tmp_path / "corpus.jsonl", [r for r in TOY if r["lang"] != "vi"])
     index = tmp_path / "index"
-    assert main(["index", "--corpus", str(corpus), "--index", str(index), "--quiet"]) == 0
+    assert main(["index", "--corpus", str(corpus), "--output", str(index), "--quiet"]) == 0
     before = {p: (tmp_path / p).read_bytes() for p in tree_listing(tmp_path) if (tmp_path / p).is_file()}
-    done = _limited(limit, ["index", "--corpus", str(corpus), "--index", str(index), "--overwrite", "--quiet"])
+    done = _limited(limit, ["index", "--corpus", str(corpus), "--output", str(index), "--overwrite", "--quiet"])
     assert done.returncode == 2 and done.stdout == "", done
     assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"error: cannot write {index}: "), done.stderr
     assert "File too large" in done.stderr

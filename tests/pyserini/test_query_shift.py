@@ -47,13 +47,13 @@ def beds(tiny_encoder, tmp_path_factory):
     save_transform(t, d / "shift.safetensors")
     docs = [Doc(f"{w}-{la}", f"{pre} {w} {post}", la) for w in WORDS for la, pre, post in LANG_FORMS]
     for name, kind in (("pivot", None), ("pivot-hnsw", "hnsw")):
-        Indexer(tiny_encoder, d / name, transform=d / "shift.safetensors", alpha=0.7, save_embeddings=True,
+        Indexer(d / name, tiny_encoder, transform=d / "shift.safetensors", alpha=0.7, save_embeddings=True,
                 show_progress=False, index_type=kind).index(docs)
-    Indexer(tiny_encoder, d / "plain", save_embeddings=True, show_progress=False).index(docs)
+    Indexer(d / "plain", tiny_encoder, save_embeddings=True, show_progress=False).index(docs)
     rebased = {"en": d / "pivot", "ja": d / "pivot"}  # ja has no vector: the index as built
     for s in ("de", "fr"):
         save_transform(derive_source(t, s), d / f"shift-{s}.safetensors")
-        Indexer(tiny_encoder, d / f"rebased-{s}", transform=d / f"shift-{s}.safetensors", alpha=0.7,
+        Indexer(d / f"rebased-{s}", tiny_encoder, transform=d / f"shift-{s}.safetensors", alpha=0.7,
                 show_progress=False).index(docs)
         rebased[s] = d / f"rebased-{s}"
     topics = d / "topics.tsv"

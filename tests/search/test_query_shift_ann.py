@@ -56,7 +56,7 @@ def bed(tmp_path_factory):
     docs = make_docs()
 
     def build(path, subset, kind=None):
-        Indexer(enc, path, transform=d / "shift.safetensors", alpha=ALPHA, save_embeddings=True, show_progress=False,
+        Indexer(path, enc, transform=d / "shift.safetensors", alpha=ALPHA, save_embeddings=True, show_progress=False,
                 index_type=kind, chunk_size=37, missing="keep").index(subset)
         return path
 

@@ -32,7 +32,7 @@ def make_queries(n: int, seed: int = 1) -> list[Query]:
 def fake_index(tmp_path):
     encoder = FakeEncoder()
     docs = make_docs(120)
-    Indexer(encoder, tmp_path / "idx", save_embeddings=True, chunk_size=25, show_progress=False).index(docs)
+    Indexer(tmp_path / "idx", encoder, save_embeddings=True, chunk_size=25, show_progress=False).index(docs)
     return encoder, docs, tmp_path / "idx"
 
 
@@ -68,7 +68,7 @@ def test_search_equals_numpy_brute_force(fake_index):
 def test_ties_broken_by_doc_id(tmp_path):
     encoder = FakeEncoder(lang_strength=0.0)
     docs = [Doc(f"z{i}", "same words here", "en") for i in range(5)] + [Doc("a9", "same words here", "en")]
-    Indexer(encoder, tmp_path / "i", show_progress=False).index(docs)
+    Indexer(tmp_path / "i", encoder, show_progress=False).index(docs)
     hits = Searcher(tmp_path / "i", encoder).search([Query("q", "same words here", "en")], k=3)["q"]
     assert [h.doc_id for h in hits] == ["a9", "z0", "z1"]
 
@@ -88,15 +88,15 @@ def test_failure_leaves_nothing(tmp_path):
         raise MlirkitError("corpus.jsonl:2: invalid JSON")
 
     with pytest.raises(MlirkitError):
-        Indexer(FakeEncoder(), tmp_path / "idx", chunk_size=1, show_progress=False).index(docs())
+        Indexer(tmp_path / "idx", FakeEncoder(), chunk_size=1, show_progress=False).index(docs())
     assert list(tmp_path.iterdir()) == []
 
 
 def test_overwrite_rules(fake_index):
     encoder, docs, path = fake_index
     with pytest.raises(MlirkitError, match="already exists"):
-        Indexer(encoder, path, show_progress=False).index(docs[:3])
-    Indexer(encoder, path, overwrite=True, show_progress=False).index(docs[:3])
+        Indexer(path, encoder, show_progress=False).index(docs[:3])
+    Indexer(path, encoder, overwrite=True, show_progress=False).index(docs[:3])
     assert DenseIndex(path).docids == ["d000", "d001", "d002"]
 
 

@@ -36,7 +36,7 @@ def queries(n: int = 15) -> list[Query]:
 
 
 def encode(path, docs, encoder=None, shard=(0, 1), **kw):
-    Indexer(encoder or FakeEncoder(), path, show_progress=False, chunk_size=17,
+    Indexer(path, encoder or FakeEncoder(), show_progress=False, chunk_size=17,
             extra_meta={"corpus": "c.jsonl", "shard": {"id": shard[0], "count": shard[1]}}, **kw).index(docs)
     return path
 
@@ -297,7 +297,7 @@ def test_search_cli_refuses_an_incomplete_shard_in_one_line(tmp_path, tiny_model
                                               for i in range(6)), "utf-8")
     enc = ["--encoder", str(tiny_model_dir), "--encoder-class", "hf", "--encoder-option", "max_length=32"]
     for i in range(2):
-        assert run_cli(encode_main, ["--corpus", str(tmp_path / "c.jsonl"), "--index", str(tmp_path / "ix" / f"shard-{i}"),
+        assert run_cli(encode_main, ["--corpus", str(tmp_path / "c.jsonl"), "--output", str(tmp_path / "ix" / f"shard-{i}"),
                                      "--num-shards", "2", "--shard-id", str(i), *enc, "--quiet"]) == 0
     (tmp_path / "ix" / "shard-1" / "index").unlink()
     (tmp_path / "t.tsv").write_text("q1\ttext\ten\n", "utf-8")

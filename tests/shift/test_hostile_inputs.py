@@ -24,7 +24,7 @@ def setup(tmp_path_factory, tiny_encoder):
     from mlirkit.transforms.shift_transform import ShiftTransform
 
     root = tmp_path_factory.mktemp("shift_hostile")
-    Indexer(tiny_encoder, root / "index", show_progress=False, save_embeddings=True).index(DOCS)
+    Indexer(root / "index", tiny_encoder, show_progress=False, save_embeddings=True).index(DOCS)
     t = ShiftTransform.from_tensors({"de": np.full(tiny_encoder.dim, 0.01, dtype=np.float32)}, encoder=tiny_encoder.fingerprint,
                        source_lang="en")
     save_transform(t, root / "t.safetensors")

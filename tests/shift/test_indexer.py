@@ -62,8 +62,8 @@ def test_index_time_equals_posthoc_bit_for_bit(tmp_path, tiny_encoder, transform
     from mlirkit.index import DenseIndex
     from mlirkit.search.searcher import Searcher
 
-    Indexer(tiny_encoder, tmp_path / "plain", save_embeddings=True, show_progress=False, chunk_size=4).index(DOCS)
-    Indexer(tiny_encoder, tmp_path / "direct", transform=transforms[method], alpha=alpha, save_embeddings=True,
+    Indexer(tmp_path / "plain", tiny_encoder, save_embeddings=True, show_progress=False, chunk_size=4).index(DOCS)
+    Indexer(tmp_path / "direct", tiny_encoder, transform=transforms[method], alpha=alpha, save_embeddings=True,
             show_progress=False, chunk_size=3).index(DOCS)
     before = tree_digest(tmp_path / "plain")
     stats = apply_to_index(tmp_path / "plain", transforms[method], tmp_path / "post", alpha=alpha, chunk_rows=5)
@@ -105,22 +105,22 @@ def test_shifted_faiss_indexer_and_query_side(tmp_path, tiny_encoder, transforms
     from mlirkit.index import DenseIndex
     from mlirkit.search.searcher import Searcher
 
-    ShiftedFaissIndexer(tiny_encoder, tmp_path / "s", transform=transforms["shift"], alpha=0.5,
+    ShiftedFaissIndexer(tmp_path / "s", tiny_encoder, transform=transforms["shift"], alpha=0.5,
                         show_progress=False).index(DOCS)
     idx = DenseIndex(tmp_path / "s")
     assert idx.transform["method"] == "shift" and idx.transform["alpha"] == 0.5
     searcher = Searcher(tmp_path / "s", tiny_encoder)
     assert searcher.query_transform is None  # SHIFT never touches queries
     with pytest.raises(MlirkitError, match="needs a fitted transform"):
-        ShiftedFaissIndexer(tiny_encoder, tmp_path / "c", transform=None)
+        ShiftedFaissIndexer(tmp_path / "c", tiny_encoder, transform=None)
     with pytest.raises(MlirkitError, match="alpha"):
-        ShiftedFaissIndexer(tiny_encoder, tmp_path / "c", transform=transforms["shift"], alpha=2.5)
+        ShiftedFaissIndexer(tmp_path / "c", tiny_encoder, transform=transforms["shift"], alpha=2.5)
     # any fitted transform, file or estimator: the Indexer with it, byte for byte
     from mlirkit.encode import Indexer
     for method in ("centering", "lir", "lsar", "leace"):
         fitted = load_transform(transforms[method])
-        ShiftedFaissIndexer(tiny_encoder, tmp_path / method, transform=fitted, show_progress=False).index(DOCS)
-        Indexer(tiny_encoder, tmp_path / f"{method}2", transform=transforms[method], show_progress=False).index(DOCS)
+        ShiftedFaissIndexer(tmp_path / method, tiny_encoder, transform=fitted, show_progress=False).index(DOCS)
+        Indexer(tmp_path / f"{method}2", tiny_encoder, transform=transforms[method], show_progress=False).index(DOCS)
         assert (tmp_path / method / "index").read_bytes() == (tmp_path / f"{method}2" / "index").read_bytes()
         assert DenseIndex(tmp_path / method).transform["method"] == method
     # centering's query side: the searcher applies it
@@ -137,7 +137,7 @@ def test_posthoc_on_pyserini_style_index_with_doc_langs(tmp_path, tiny_encoder, 
     from mlirkit.encode import Indexer
     from mlirkit.index import DenseIndex
 
-    Indexer(tiny_encoder, tmp_path / "plain", show_progress=False).index(DOCS)
+    Indexer(tmp_path / "plain", tiny_encoder, show_progress=False).index(DOCS)
     pyserini = tmp_path / "pyserini"
     pyserini.mkdir()
     for name in ("index", "docid"):
@@ -162,10 +162,10 @@ def test_posthoc_errors(tmp_path, tiny_encoder, transforms):
     from mlirkit.encode import Indexer
     from mlirkit.shift.cli import main
 
-    Indexer(tiny_encoder, tmp_path / "shifted", transform=transforms["shift"], show_progress=False).index(DOCS)
+    Indexer(tmp_path / "shifted", tiny_encoder, transform=transforms["shift"], show_progress=False).index(DOCS)
     with pytest.raises(MlirkitError, match="transformed vectors.*embeddings.npy"):
         apply_to_index(tmp_path / "shifted", transforms["lir"], tmp_path / "o")
-    Indexer(tiny_encoder, tmp_path / "plain", show_progress=False, save_embeddings=True).index(DOCS)
+    Indexer(tmp_path / "plain", tiny_encoder, show_progress=False, save_embeddings=True).index(DOCS)
     with pytest.raises(MlirkitError, match="never modifies"):
         apply_to_index(tmp_path / "plain", transforms["shift"], tmp_path / "plain", overwrite=True)
     with pytest.raises(MlirkitError, match="alpha"):
@@ -199,7 +199,7 @@ def test_shifted_faiss_indexer_langid_for_unlabelled_docs(tmp_path, tiny_encoder
     t, _ = fit_from_groups(tiny_encoder, PAIRS, method="shift", source_lang="en", langid=True)
     path = save_transform(t, tmp_path / "t.st")
     docs = [Doc(d.doc_id, d.text, "und") for d in DOCS[:6]]
-    idx = ShiftedFaissIndexer(tiny_encoder, tmp_path / "i", transform=path, langid_threshold=0.0,
+    idx = ShiftedFaissIndexer(tmp_path / "i", tiny_encoder, transform=path, langid_threshold=0.0,
                               show_progress=False)
     idx.index(docs)
     raw = tiny_encoder.encode_docs([d.text for d in docs], [d.lang for d in docs])
@@ -211,7 +211,7 @@ def test_shifted_faiss_indexer_langid_for_unlabelled_docs(tmp_path, tiny_encoder
     assert sum(v for k, v in idx.transform.counts.items() if k.startswith("langid:")) == 6
     with pytest.raises(MlirkitError, match="no language classifier"):
         t2, _ = fit_from_groups(tiny_encoder, PAIRS, method="shift", source_lang="en")
-        ShiftedFaissIndexer(tiny_encoder, tmp_path / "j", transform=save_transform(t2, tmp_path / "t2.st"),
+        ShiftedFaissIndexer(tmp_path / "j", tiny_encoder, transform=save_transform(t2, tmp_path / "t2.st"),
                             langid_threshold=0.5)
 
 
@@ -227,15 +227,15 @@ def test_encode_cli_langid_equals_shifted_faiss_indexer(tmp_path, tiny_encoder, 
     path = save_transform(t, tmp_path / "t.st")
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("".join(json.dumps({"_id": d.doc_id, "text": d.text}) + "\n" for d in DOCS[:6]), encoding="utf-8")
-    code = run_cli(encode_main, ["--corpus", str(corpus), "--index", str(tmp_path / "cli"), "--encoder",
+    code = run_cli(encode_main, ["--corpus", str(corpus), "--output", str(tmp_path / "cli"), "--encoder",
                                  str(tiny_model_dir), "--transform", str(path), "--langid", "0.0", "--quiet"])
     assert code == 0, capsys.readouterr().err
     docs = [Doc(d.doc_id, d.text, "und") for d in DOCS[:6]]
-    ShiftedFaissIndexer(encoder, tmp_path / "api", transform=path, langid_threshold=0.0, show_progress=False).index(docs)
+    ShiftedFaissIndexer(tmp_path / "api", encoder, transform=path, langid_threshold=0.0, show_progress=False).index(docs)
     cli, api = DenseIndex(tmp_path / "cli"), DenseIndex(tmp_path / "api")
     np.testing.assert_array_equal(cli.indexed_vectors(), api.indexed_vectors())
     assert cli.langs == ["und"] * 6 and cli.transform["langid"]["used"] is True
     # without --langid a document without a language is still an error
-    code = run_cli(encode_main, ["--corpus", str(corpus), "--index", str(tmp_path / "x"), "--encoder",
+    code = run_cli(encode_main, ["--corpus", str(corpus), "--output", str(tmp_path / "x"), "--encoder",
                                  str(tiny_model_dir), "--transform", str(path), "--quiet"])
     assert code == 2 and 'missing field "lang"' in capsys.readouterr().err

@@ -34,7 +34,7 @@ def bed(tmp_path_factory):
                        source_lang="en")
     save_transform(t, d / "shift.safetensors")
     docs = make_docs()
-    Indexer(enc, d / "plain", save_embeddings=True, show_progress=False).index(docs)
+    Indexer(d / "plain", enc, save_embeddings=True, show_progress=False).index(docs)
     return enc, d, docs
 
 
@@ -88,7 +88,7 @@ def test_index_time_equals_posthoc(bed, tmp_path, kind, missing):
     from mlirkit.shift.posthoc import apply_to_index
 
     enc, d, docs = bed
-    Indexer(enc, tmp_path / "direct", transform=d / "shift.safetensors", alpha=0.7, show_progress=False,
+    Indexer(tmp_path / "direct", enc, transform=d / "shift.safetensors", alpha=0.7, show_progress=False,
             chunk_size=16, index_type=kind, missing=missing).index(docs)
     apply_to_index(d / "plain", d / "shift.safetensors", tmp_path / "post", alpha=0.7, missing=missing)
     a, b = DenseIndex(tmp_path / "direct"), DenseIndex(tmp_path / "post")

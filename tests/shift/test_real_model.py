@@ -46,10 +46,10 @@ def test_three_methods_fit_encode_search_posthoc(tmp_path, e5, shared_data):
         if method == "shift":
             # e5 language vectors are small but clearly non-zero
             assert all(0.01 < np.linalg.norm(v) < 1.0 for v in t.params_.values())
-        Indexer(e5, tmp_path / f"{method}-direct", transform=path, alpha=0.8, save_embeddings=True,
+        Indexer(tmp_path / f"{method}-direct", e5, transform=path, alpha=0.8, save_embeddings=True,
                 show_progress=False).index(docs)
         if method == "shift":
-            Indexer(e5, tmp_path / "plain", save_embeddings=True, show_progress=False).index(docs)
+            Indexer(tmp_path / "plain", e5, save_embeddings=True, show_progress=False).index(docs)
             # the effect on real text: fewer English documents in the top 3, more of the translations found
             runs = {name: Searcher(tmp_path / idx, e5).search(queries, k=10).to_run()
                     for name, idx in (("plain", "plain"), ("shift", "shift-direct"))}

@@ -58,13 +58,23 @@ def test_file_then_ablation_then_set_then_flags(tmp_path):
     assert (cfg.backbone, cfg.lr, cfg.max_steps, cfg.use_ldcl) == ("file", 0.25, 5, False)
 
 
+def test_a_yaml_config_is_the_json_config(tmp_path):
+    """The config file is JSON or YAML, the dataclass's fields either way (as HfArgumentParser reads them)."""
+    fields = {"backbone": "file", "output_dir": "o", "triples": "t.jsonl", "n_parallel": 0, "n_monolingual": 0,
+              "lr": 0.5, "use_orth": False, "parallel_langs": ["de", "fr"]}
+    (tmp_path / "c.json").write_text(json.dumps(fields))
+    (tmp_path / "c.yaml").write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in fields.items()))
+    from_json, from_yaml = _resolve([str(tmp_path / "c.json")]), _resolve([str(tmp_path / "c.yaml")])
+    assert from_json == from_yaml and (from_yaml.lr, from_yaml.use_orth, from_yaml.parallel_langs) == (0.5, False, ["de", "fr"])
+
+
 def test_old_spellings_give_the_same_config_with_one_warning_each(capsys):
     new = _resolve([*BASE, "--set", "lr=3e-5", "--set", "use_orth=false", "--set", "parallel_langs=de,fr"])
     old = _resolve(["--backbone", "b", "--output-dir", "o", "--triples", "t.jsonl", "--n-parallel", "0",
                     "--n-monolingual", "0", "--lr", "3e-5", "--no-use-orth", "--parallel-langs", "de", "fr"])
     assert old == new
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 7 and all(line.startswith("warning: --") and " is renamed: use " for line in err)
+    assert len(err) == 7 and all(line.startswith("warning: --") and " is renamed: use " in line for line in err)
     assert "warning: --no-use-orth is renamed: use --set use_orth=false" in err
     assert "warning: --output-dir is renamed: use --output o" in err
 

@@ -100,7 +100,7 @@ def test_trained_model_indexes_with_mlirkit_encode(base_model, tmp_path):
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps({"id": f"d{i}", "contents": t, "lang": lang}) + "\n"
                               for i, (t, lang) in enumerate([("the cat", "en"), ("die Katze", "de")])))
-    assert encode_main(["--corpus", str(corpus), "--index", str(tmp_path / "idx"), "--encoder", str(out),
+    assert encode_main(["--corpus", str(corpus), "--output", str(tmp_path / "idx"), "--encoder", str(out),
                         "--quiet"]) == 0
     index = DenseIndex(tmp_path / "idx")
     assert index.docids == ["d0", "d1"] and index.meta["encoder"]["class"] == "dcl"

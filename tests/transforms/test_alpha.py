@@ -99,11 +99,11 @@ def test_every_cli_alpha_is_an_alpha():
     from mlirkit.shift.cli import build_parser as shift_parser
 
     expected = Alpha(0.6, {"ja": 1.0})
-    assert encode_parser().parse_args(["--corpus", "c", "--index", "i", "--alpha", "0.6", "ja=1"]).alpha == expected
+    assert encode_parser().parse_args(["--corpus", "c", "--output", "i", "--alpha", "0.6", "ja=1"]).alpha == expected
     sp = shift_parser()
     assert sp.parse_args(["apply", "--index", "i", "--transform", "t", "--output", "o",
                           "--alpha", "0.6,ja=1"]).alpha == expected
     assert sp.parse_args(["apply", "--index", "i", "--transform", "t", "--output", "o"]).alpha is None
     assert experiments_parser().parse_args(["evaluate-langid", "--transform", "t", "--pairs", "p"]).alpha == Alpha()
     assert pyserini_parser().parse_known_args(["--alpha", "0.6,ja=1"])[0].alpha == expected
-    assert eval_parser().parse_args(["plot", "projection", "--index", "i", "--out", "o"]).alpha == Alpha()
+    assert eval_parser().parse_args(["plot", "projection", "--index", "i", "--output", "o"]).alpha == Alpha()

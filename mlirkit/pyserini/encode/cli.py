@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if parsed is None:
         return 0
     args, rest, options = parsed
-    configure_logging()
+    configure_logging(args.verbose, quiet=args.quiet)
     from mlirkit.encoders.hf import pin_malloc_threshold
 
     pin_malloc_threshold()  # a whole corpus is encoded in this process

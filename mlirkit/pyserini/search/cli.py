@@ -4,13 +4,13 @@ Runs Pyserini's own ``python -m pyserini.search.faiss`` (same flags, Pyserini's 
 run writer) with mlirkit's query encoders selectable by ``--encoder-class mlirkit|mlirkit-hf|...``.
 Query vectors are ``normalize(T_q(g(q)))`` as in ``mlirkit.search``: ``T_q`` is the query side of the
 index's language transform when it has one (centering, LIR; never SHIFT), which needs each query's
-language: the topics file's own (``lang`` of BEIR ``queries.jsonl``, third TSV column) or ``--query-lang``.
+language: the topics file's own (``lang`` of BEIR ``queries.jsonl``, third TSV column) or ``--default-lang``.
 With ``--query-shift cosine|ip`` (or ``--alpha`` / ``--transform``), every query is scored with the SHIFT
 of its own language from the one index, exactly as ``python -m mlirkit.search --query-shift`` does
 (:mod:`mlirkit.pyserini.query_shift`: Pyserini's ``FaissSearcher`` opens the index and encodes the queries,
 mlirkit scores them; flat: every document, HNSW/IVF-PQ: ``--candidates`` rows re-scored exactly). It needs
 an mlirkit index directory with ``embeddings.npy`` and every query's language (topics' or
-``--query-lang``); Pyserini's PRF is refused with it. The run file appears only when Pyserini exits 0
+``--default-lang``); Pyserini's PRF is refused with it. The run file appears only when Pyserini exits 0
 (it writes a temporary sibling, :func:`staged_output`), so a failure in the middle leaves no partial run.
 When the index records its encoder (``meta.json``), a different query encoder is refused unless
 ``--force``; an existing ``--output`` file is refused unless ``--overwrite``. ``-h`` prints the
@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import configure_logging, examples
-from mlirkit.base.options import lang_code
+from mlirkit.base.options import add_old_spelling, lang_code
 from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
 logger = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ DESCRIPTION = """\
 Pyserini's own dense search (python -m pyserini.search.faiss: same flags, its FaissSearcher and run
 writer) with mlirkit's query encoders (--encoder-class mlirkit, mlirkit-hf, ...). The query side of the
 index's language transform (centering, LIR) is applied with each query's language (the topics' own or
---query-lang); --query-shift (or --alpha / --transform) scores every query with the SHIFT of its own
+--default-lang); --query-shift (or --alpha / --transform) scores every query with the SHIFT of its own
 language from one mlirkit index, as python -m mlirkit.search --query-shift does. A query encoder other
 than the index's is refused unless --force; an existing --output file unless --overwrite; the run file
 appears only when Pyserini succeeds."""
@@ -57,8 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
                               "python -m mlirkit.pyserini.search --index indexes/ddtp-e5-shift --topics topics.tsv \\\n"
                               "      --output runs/shift.txt --encoder-class mlirkit --encoder multilingual-e5-small-q4 "
                               "--hits 100"))
-    g.add_argument("--query-lang", type=lang_code, default=None,
-                   help="language of the queries without one in the topics (query-side transforms, --query-shift)")
+    add_old_spelling(g, "--query-lang", g.add_argument(
+        "--default-lang", dest="query_lang", type=lang_code, default=None,
+        help="language of the queries without one in the topics (query-side transforms, --query-shift)"))
     g.add_argument("--force", action="store_true", help="search with an encoder that differs from the index's (warned)")
     add_query_shift_args(g, words=False)
     g.add_argument("--overwrite", action="store_true", help="replace an existing --output run file")
@@ -78,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mlirkit.base.fs import refuse_existing
 
         refuse_existing(Path(output), args.overwrite)
-    configure_logging()
+    configure_logging(args.verbose, quiet=args.quiet)
     if peek_option(rest, "--batch-size") is None:
         rest = [*rest, "--batch-size", str(DEFAULT_QUERY_BATCH)]
 
@@ -118,7 +119,7 @@ def query_shift_plan(index: str | None, pyserini_argv: Sequence[str], args):
         require_query_langs(read_topics(topics, default_lang=args.query_lang), topics)
     elif topics and args.query_lang is None:
         raise MlirkitError(f"--query-shift needs each query's language: Pyserini's topics {topics!r} carry none, "
-                           f"give --query-lang (or a local topics file with a lang field)")
+                           f"give --default-lang (or a local topics file with a lang field)")
     return plan_for_index(DenseIndex(index), args.query_shift or "cosine", args.alpha, args.transform,
                           args.candidates, force=args.force, missing=args.missing)
 
