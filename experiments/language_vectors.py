@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     test_sp = data.splits["test"]
     test = evaluate(test_sp.qrels, {r: split_runs["test"][r] for r in main}, metrics, doc_langs=doc_lang_map,
                     query_langs=test_sp.query_langs, significance="fisher", baseline="base", correction="holm",
-                    n_permutations=args.permutations, seed=42, breakdown_k=20)
+                    n_permutations=args.permutations, seed=42, k=20)
     elapsed = time.perf_counter() - start
     drops = recall_drops(test, main)
     report = render(args, data, test, main, chosen_dev, label_free, transforms, command, elapsed, guarded, drops)

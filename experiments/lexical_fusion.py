@@ -160,7 +160,7 @@ def write(run: dict, path: Path, tag: str) -> dict:
     from mlirkit.io.trec import write_run
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_run(run, path, tag=tag, overwrite=True, depth=DEPTH)
+    write_run(run, path, tag=tag, overwrite=True, k=DEPTH)
     return run
 
 

@@ -15,9 +15,8 @@ import mlirkit as mk
 REFUSED = {"only_langs": "langs", "languages": "langs", "query_lang": "default_lang", "text_field": "text_fields",
            "depth": "k", "breakdown_k": "k", "index": "index_dir", "out": "output", "report": "output",
            "runtag": "tag"}
-#: (public name, keyword) -> the keyword it becomes (outside this change's files: renamed with their owners)
-DEVIATIONS = {("evaluate", "breakdown_k"): "k", ("fit_from_pairs", "text_field"): "text_fields",
-              ("write_run", "depth"): "k"}
+#: (public name, keyword) -> the keyword it becomes
+DEVIATIONS: dict[tuple[str, str], str] = {}
 
 
 def _parameters():
@@ -61,3 +60,44 @@ def test_the_earlier_argument_order_of_the_indexers_works_warned(tmp_path, tiny_
     new.index(docs)
     for name in ("docid", "index"):
         assert (tmp_path / "old" / name).read_bytes() == (tmp_path / "new" / name).read_bytes(), name
+
+
+def test_the_keywords_of_an_earlier_release_work_warned(tmp_path):
+    """``evaluate(breakdown_k=)``, ``write_run(depth=)`` and ``fit_from_pairs(text_field=)`` still do what their new
+    keyword does, warned ``renamed: use ...(NEW=)``; both spellings at once are refused."""
+    from mlirkit.base.errors import MlirkitError
+    from mlirkit.io.trec import read_run
+
+    run = {"q": {f"d{i}": float(i) for i in range(5)}}
+    with pytest.warns(DeprecationWarning, match=r"write_run\(depth=\) is renamed: use write_run\(k=\)"):
+        mk.write_run(run, tmp_path / "old.trec", "t", depth=2)
+    mk.write_run(run, tmp_path / "new.trec", "t", k=2)
+    assert read_run(tmp_path / "old.trec") == read_run(tmp_path / "new.trec") == {"q": {"d4": 4.0, "d3": 3.0}}
+    with pytest.raises(MlirkitError, match="both depth= and k="):
+        mk.write_run(run, tmp_path / "both.trec", "t", depth=2, k=3)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'deep'"):
+        mk.write_run(run, tmp_path / "typo.trec", "t", deep=2)
+
+    qrels = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}}
+    runs = {"r": {"q1": {"a": 3.0, "x": 2.0, "b": 1.0}, "q2": {"y": 2.0, "c": 1.0}}}
+    langs = {"a": "en", "b": "de", "c": "de", "x": "en", "y": "en"}
+    with pytest.warns(DeprecationWarning, match=r"evaluate\(breakdown_k=\) is renamed: use evaluate\(k=\)"):
+        old = mk.evaluate(qrels, runs, ["recall@3"], doc_langs=langs, query_langs="en", significance=None,
+                          breakdown_k=2)
+    new = mk.evaluate(qrels, runs, ["recall@3"], doc_langs=langs, query_langs="en", significance=None, k=2)
+    assert sorted(old.per_language) == sorted(new.per_language) and any("@2" in key for key in new.per_language)
+    for key in new.per_language:
+        assert old.per_language[key].equals(new.per_language[key])
+
+    import json
+
+    from mlirkit.testing.fake_encoder import FakeEncoder
+
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("".join(json.dumps({"id": i, "lang": l, "body": f"{l} body {i}", "text": "the same"}) + "\n"
+                             for i in ("a", "b") for l in ("en", "de")), "utf-8")
+    with pytest.warns(DeprecationWarning, match=r"fit_from_pairs\(text_field=\) is renamed: use fit_from_pairs\(text_fields=\)"):
+        old = mk.fit_from_pairs(FakeEncoder(dim=8), pairs, source_lang="en", text_field="body")
+    new = mk.fit_from_pairs(FakeEncoder(dim=8), pairs, source_lang="en", text_fields="body")
+    text = mk.fit_from_pairs(FakeEncoder(dim=8), pairs, source_lang="en")  # the default field, "text"
+    assert (old.params_["de"] == new.params_["de"]).all() and not (text.params_["de"] == new.params_["de"]).all()

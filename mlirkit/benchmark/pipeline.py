@@ -301,7 +301,7 @@ def _evaluate(config: BenchmarkConfig, data: BenchmarkData, split: str, runs: Ma
     return evaluate(sp.qrels, runs, metrics, doc_langs=doc_langs, query_langs=sp.query_langs,
                     significance="fisher" if significance else None, baseline=baseline if significance else None,
                     correction="holm", n_permutations=config.n_permutations, seed=config.seed,
-                    breakdown_k=config.k, query_groups=sp.query_groups, precomputed=precomputed)
+                    k=config.k, query_groups=sp.query_groups, precomputed=precomputed)
 
 
 def _choose_alpha(dev: Any, source: str, config: BenchmarkConfig) -> float:

@@ -116,7 +116,7 @@ def write_runs(runs: Mapping[str, Any], names: list[str], folder: Path, out: Pat
     for name in names:
         path = folder / f"{name}{suffix}"
         tag = f"{encoder}.{name}".replace("@", "_a").replace("/", "_")
-        write_run(runs[name], path, re.sub(r"[^A-Za-z0-9._-]+", "_", tag), depth=depth,
+        write_run(runs[name], path, re.sub(r"[^A-Za-z0-9._-]+", "_", tag), k=depth,
                   provenance={"encoder": {"name": encoder}, "benchmark": {"split": folder.name, "system": name}})
         written.append(str(path.relative_to(out)))
     return written

@@ -375,7 +375,7 @@ def _evaluate(config: BenchmarkConfig, coll: Collection, runs: Mapping[str, Any]
     return evaluate(sp.qrels, runs, metrics, doc_langs=dict(zip(coll.doc_ids, coll.doc_langs)),
                     query_langs=sp.query_langs, significance="fisher" if significance else None,
                     baseline=baseline if significance else None, correction="holm",
-                    n_permutations=config.n_permutations, seed=config.seed, breakdown_k=config.k,
+                    n_permutations=config.n_permutations, seed=config.seed, k=config.k,
                     query_groups=sp.query_groups, precomputed=precomputed)
 
 

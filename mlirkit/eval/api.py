@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.renamed_keywords import renamed_keywords
 from mlirkit.eval.breakdowns import (doc_lang_recall, relevant_lang_share, samelang_expected, samelang_scores,
                                      topk_lang_share)
 from mlirkit.eval.belonging import check_provenance, check_run_overlap
@@ -65,11 +66,12 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
              metrics: Sequence[str], *, doc_langs: Mapping[str, str] | str | os.PathLike | None = None,
              query_langs: Mapping[str, str] | str | None = None, significance: str | None = "fisher",
              baseline: str | None = None, correction: str = "holm", max_p: float = 0.05,
-             n_permutations: int = 1000, seed: int = 42, breakdown_k: int | None = None,
+             n_permutations: int = 1000, seed: int = 42, k: int | None = None,
              query_groups: Mapping[str, str] | str | None = None, group_by: Sequence[str] = (),
              group_micro: bool = False, allow_partial_overlap: bool = False,
              allow_provenance_mismatch: bool = False,
-             precomputed: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None) -> EvaluationResult:
+             precomputed: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
+             **renamed: Any) -> EvaluationResult:
     """Evaluate ``runs`` (``{name: {qid: {docid: score}}}``) against ``qrels`` (``{qid: {docid: rel}}``).
 
     Each also comes as the user has it (:mod:`mlirkit.eval.inputs`): qrels as a ``ranx.Qrels``, a qrels
@@ -98,8 +100,12 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
     and a run file whose provenance sidecar names other topics or another collection than qrels given as a
     source (``allow_provenance_mismatch=True``).
 
+    ``k``: the cut-off of the per-language recall and top-k share tables (default: the cut-off of the first
+    recall, tlr, samelang or ndcg metric asked for, else 20).
+
     ``evaluate(...).to_ranx_report()`` is a ``ranx.Report`` (see :mod:`mlirkit.eval.ranx_interop`).
     """
+    k = renamed_keywords("evaluate", renamed, {"breakdown_k": "k"}, {"k": k}).get("k", k)
     specs = parse_metrics(metrics)
     if significance is not None:
         TESTS.get(significance)
@@ -161,7 +167,7 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
         if unknown_rel:
             logger.warning("%d relevant judgements are for documents of unknown language "
                            "(excluded from TLR target sets)", unknown_rel)
-    bk = breakdown_k or _default_breakdown_k(specs)
+    bk = k or _default_breakdown_k(specs)
 
     def mean(values: np.ndarray) -> float:
         return macro_mean(values, q_langs) if multilingual else micro_mean(values)

@@ -192,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = evaluate(qrels, runs, args.metrics, doc_langs=doc_langs, query_langs=query_langs,
                       significance=None if args.significance == "none" else args.significance,
                       baseline=args.baseline, correction=args.correction, max_p=args.max_p,
-                      n_permutations=args.permutations, seed=args.seed, breakdown_k=args.breakdown_k,
+                      n_permutations=args.permutations, seed=args.seed, k=args.breakdown_k,
                       query_groups=query_groups, group_by=args.group_by, group_micro=args.group_micro,
                       allow_partial_overlap=args.allow_partial_overlap)
     if result.significance:

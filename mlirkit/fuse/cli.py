@@ -131,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = {q: d for q, d in fused.to_dict().items() if d}
     from mlirkit.io.provenance import describe_file
 
-    write_run(out, args.output, tag=tag, overwrite=args.overwrite, depth=args.hits,
+    write_run(out, args.output, tag=tag, overwrite=args.overwrite, k=args.hits,
               provenance={"fusion": {"method": m.name, "norm": args.norm, "params": params,
                                      "keep_languages": args.keep_languages},
                           "runs": [describe_file(r) for r in args.runs],  # the input runs, with their provenance

@@ -28,12 +28,14 @@ from __future__ import annotations
 import gzip
 import io
 import math
+import numbers
 import os
 import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from mlirkit.base.errors import MlirkitError, format_error
+from mlirkit.base.renamed_keywords import renamed_keywords
 from mlirkit.io.fields import check_id
 from mlirkit.io.files import iter_lines
 
@@ -237,23 +239,24 @@ def _write_bytes(path: str | os.PathLike, data: bytes, overwrite: bool, kind: st
 
 
 def write_run(run: Mapping[str, Mapping[str, float]], path: str | os.PathLike, tag: str,
-              overwrite: bool = False, *, depth: int | None = None,
-              provenance: Mapping[str, Any] | None = None) -> None:
+              overwrite: bool = False, *, k: int | None = None,
+              provenance: Mapping[str, Any] | None = None, **renamed: Any) -> None:
     """Write ``{qid: {docno: score}}`` as a 6-column TREC run, and its provenance sidecar beside it.
 
-    Queries in id order, documents by ``(-score, docno)`` with ranks from 1; ``depth`` keeps only the
-    first ``depth`` documents of each query. Scores are written with the shortest text that reads back
+    Queries in id order, documents by ``(-score, docno)`` with ranks from 1; ``k`` keeps only the
+    first ``k`` documents of each query. Scores are written with the shortest text that reads back
     to the same float, so a read-write round trip keeps every score (and therefore the ranking).
     ``RUN.provenance.json`` (:mod:`mlirkit.io.provenance`) records the command, the mlirkit version, the
     run's sha256 and what the producer passes as ``provenance`` (index, encoder, transform, topics).
     """
+    k = renamed_keywords("write_run", renamed, {"depth": "k"}, {"k": k}).get("k", k)
     validate_run_tag(tag)
-    if depth is not None and depth < 1:
-        raise MlirkitError(f"depth must be >= 1, got {depth}")
+    if k is not None and (isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1):
+        raise MlirkitError(f"k must be a whole number >= 1, got {k!r}")
     lines: list[str] = []
     for qid in sorted(run):
         _check_id(qid, "query id")
-        for rank, (docno, score) in enumerate(ranked(run[qid])[:depth], start=1):
+        for rank, (docno, score) in enumerate(ranked(run[qid])[:k], start=1):
             _check_id(docno, "document id")
             lines.append(f"{qid} Q0 {docno} {rank} {_format_score(score)} {tag}\n")
     _write_bytes(path, "".join(lines).encode("utf-8"), overwrite, "run", sidecar=dict(provenance or {}))

@@ -171,7 +171,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from mlirkit.transforms.fit import fit_from_pairs
 
     t = fit_from_pairs(lambda: encoder_from_args(args), args.pairs, source_lang=args.source_lang, method=args.method,
-                       text_field=args.text_field, langs=args.langs, max_pairs=args.max_pairs,
+                       text_fields=args.text_field, langs=args.langs, max_pairs=args.max_pairs,
                        batch_size=encoder_options(args).get("batch_size", 64), langid=args.langid, show_progress=not args.quiet, **recipe)
     t.meta["encoder_name"] = args.encoder
     return _save(args, t, {**t.meta["fit"], "pairs": t.meta.get("pairs"),

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.renamed_keywords import renamed_keywords
 from mlirkit.base.langs import canonical, require_langs
 from mlirkit.transforms.parallel import ParallelGroup
 from mlirkit.transforms.registry import TRANSFORMS
@@ -173,7 +174,7 @@ def fit_groups(encoder: Any, groups: Iterable[ParallelGroup], t: LanguageTransfo
 
 
 def fit_from_pairs(encoder: Any, pairs: str | os.PathLike | Iterable[ParallelGroup], *, source_lang: str | None = None,
-                   method: str | LanguageTransform = "shift", text_field: str = "text",
+                   method: str | LanguageTransform = "shift", text_fields: str | Sequence[str] = "text",
                    langs: Sequence[str] | None = None, max_pairs: int | None = None, batch_size: int = 256,
                    langid: bool = False, show_progress: bool = False, **recipe: Any) -> LanguageTransform:
     """Fit a transform from parallel text, as ``python -m mlirkit.shift fit --pairs``.
@@ -181,7 +182,8 @@ def fit_from_pairs(encoder: Any, pairs: str | os.PathLike | Iterable[ParallelGro
     ``method``: a method name (:data:`~mlirkit.transforms.registry.TRANSFORMS`: ``shift``, ``centering``, ``lir``,
     ``lsar``, ``leace``; ``recipe`` gives its constructor's other arguments, e.g. ``rank=2``) or an unfitted
     estimator; ``pairs``: a parallel-set id (``mlirkit/parallel/gettext``, ``python -m mlirkit.datasets list``), an
-    aligned JSONL file, a pairs-table directory, ``mmarco``, or :class:`ParallelGroup` objects; ``encoder``: an
+    aligned JSONL file (its text in ``text_fields``: a field name, several joined by a space, as a list or
+    comma-separated), a pairs-table directory, ``mmarco``, or :class:`ParallelGroup` objects; ``encoder``: an
     :class:`~mlirkit.encoders.base.Encoder`, a name for :func:`mlirkit.encoders.load_encoder` or a function that
     builds one (either loaded after the first group is read, so bad input fails fast). The rest: :func:`fit_groups`. Returns the fitted transform;
     what the fit read and skipped is in ``t.meta["fit"]`` and ``t.meta["pairs"]``.
@@ -190,9 +192,14 @@ def fit_from_pairs(encoder: Any, pairs: str | os.PathLike | Iterable[ParallelGro
 
     from mlirkit.transforms.parallel import open_parallel, parallel_languages
 
+    if "text_field" in recipe:
+        text_fields = renamed_keywords("fit_from_pairs", {"text_field": recipe.pop("text_field")},
+                                       {"text_field": "text_fields"},
+                                       {"text_fields": None if text_fields == "text" else text_fields})["text_fields"]
     t = estimator(method, source_lang, **recipe)
     name = str(pairs) if isinstance(pairs, (str, os.PathLike)) else None
-    groups = (open_parallel(name, text_field=text_field, langs=langs, source_lang=t.source_lang)
+    fields = text_fields if isinstance(text_fields, str) else ",".join(text_fields)
+    groups = (open_parallel(name, text_field=fields, langs=langs, source_lang=t.source_lang)
               if name is not None else iter(pairs))
     first = list(itertools.islice(groups, 1))
     if not first:

@@ -34,7 +34,7 @@ def test_recall_by_document_language():
     # de: q1 0/1, q2 1/1 -> 0.5; fr: q1 0/1 -> 0; ja: q1 0/1 -> 0
     assert df.loc["r"].to_dict() == {"de": 0.5, "en": 0.5, "fr": 0.0, "ja": 0.0}
     assert df.loc["(queries)"].to_dict() == {"de": 2, "en": 2, "fr": 1, "ja": 1}
-    df4 = _result(breakdown_k=4).per_language["recall@4 by document language"]
+    df4 = _result(k=4).per_language["recall@4 by document language"]
     assert df4.loc["r"].to_dict() == {"de": 1.0, "en": 1.0, "fr": 1.0, "ja": 0.0}
 
 

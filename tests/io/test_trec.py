@@ -86,13 +86,13 @@ def test_write_run_order_ranks_newline_and_round_trip(tmp_path):
 def test_write_run_depth_gzip_deterministic_and_overwrite(tmp_path):
     run = {"q": {f"d{i}": float(i) for i in range(5)}}
     p = tmp_path / "r.trec.gz"
-    write_run(run, p, "t", depth=2)
+    write_run(run, p, "t", k=2)
     first = p.read_bytes()
     assert first[:2] == b"\x1f\x8b"
     assert read_run(p) == {"q": {"d4": 4.0, "d3": 3.0}}
     with pytest.raises(MlirkitError, match="already exists"):
         write_run(run, p, "t")
-    write_run(run, p, "t", overwrite=True, depth=2)
+    write_run(run, p, "t", overwrite=True, k=2)
     assert p.read_bytes() == first  # mtime=0: same content, same bytes
     assert sorted(f.name for f in tmp_path.iterdir()) == ["r.trec.gz", "r.trec.gz.provenance.json"]  # no temporary left
 
