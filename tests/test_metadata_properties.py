@@ -318,9 +318,9 @@ def applied(ws, tiny_model_dir):
     assert run_cli(shift_main, ["fit", "--pairs", str(ws / "vec.pt"), *enc, "--output", str(ws / "t.safetensors"),
                                 "--quiet"]) == 0
     (ws / "c2.jsonl").write_text(json.dumps({"_id": "e1", "text": "Ein Hafen.", "lang": "de"}) + "\n", "utf-8")
-    assert run_cli(encode_main, ["--corpus", str(ws / "c2.jsonl"), "--index", str(ws / "index2"), *enc,
+    assert run_cli(encode_main, ["--corpus", str(ws / "c2.jsonl"), "--output", str(ws / "index2"), *enc,
                                  "--quiet"]) == 0
-    assert run_cli(encode_main, ["--corpus", str(ws / "c.jsonl"), "--index", str(ws / "index_e"), *enc,
+    assert run_cli(encode_main, ["--corpus", str(ws / "c.jsonl"), "--output", str(ws / "index_e"), *enc,
                                  "--save-embeddings", "--quiet"]) == 0  # what a transform is applied to
     return ws
 

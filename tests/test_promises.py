@@ -52,7 +52,7 @@ def ws(tmp_path_factory, tiny_model_dir):
 
 def _encode(ws, out):
     from mlirkit.encode.cli import main
-    return main, ["--corpus", str(ws["root"] / "corpus.jsonl"), "--index", str(out), *ws["enc"], "--quiet"]
+    return main, ["--corpus", str(ws["root"] / "corpus.jsonl"), "--output", str(out), *ws["enc"], "--quiet"]
 
 
 def _search(ws, out):
@@ -91,14 +91,14 @@ def _fuse(ws, out):
 
 def _lexical_index(ws, out):
     from mlirkit.lexical.cli import main
-    return main, ["index", "--corpus", str(ws["root"] / "corpus.jsonl"), "--index", str(out), "--quiet"]
+    return main, ["index", "--corpus", str(ws["root"] / "corpus.jsonl"), "--output", str(out), "--quiet"]
 
 
 def _lexical_search(ws, out):
     from mlirkit.lexical.cli import main
     index = ws["root"] / "bm25"
     if not index.exists():
-        assert main(["index", "--corpus", str(ws["root"] / "corpus.jsonl"), "--index", str(index), "--quiet"]) == 0
+        assert main(["index", "--corpus", str(ws["root"] / "corpus.jsonl"), "--output", str(index), "--quiet"]) == 0
     return main, ["search", "--index", str(index), "--topics", str(ws["root"] / "topics.tsv"), "--output", str(out),
                   "--quiet"]
 

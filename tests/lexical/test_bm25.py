@@ -367,9 +367,9 @@ def test_a_full_disk_while_anserini_adds_documents_is_one_line_naming_the_index(
             for i in range(400)]
     corpus = _write_jsonl(tmp_path / "corpus.jsonl", rows)
     index = tmp_path / "index"
-    assert main(["index", "--corpus", str(corpus), "--index", str(index), "--quiet"]) == 0
+    assert main(["index", "--corpus", str(corpus), "--output", str(index), "--quiet"]) == 0
     before = {p: (tmp_path / p).read_bytes() for p in tree_listing(tmp_path) if (tmp_path / p).is_file()}
-    done = _limited(600, ["index", "--corpus", str(corpus), "--index", str(index), "--overwrite", "--quiet"])
+    done = _limited(600, ["index", "--corpus", str(corpus), "--output", str(index), "--overwrite", "--quiet"])
     assert done.returncode == 2 and done.stdout == "", done
     assert done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith(f"error: cannot write {index}: Anserini indexed "), done.stderr
@@ -383,7 +383,7 @@ def test_relative_paths_after_a_change_of_directory(toy_index, tmp_path, monkeyp
     examples, run in a test after another started the JVM, failed: 'No such file or directory (.../parts)')."""
     monkeypatch.chdir(tmp_path)
     _write_jsonl(tmp_path / "corpus.jsonl", TOY[:4])
-    assert main(["index", "--corpus", "corpus.jsonl", "--index", "ix", "--quiet"]) == 0
+    assert main(["index", "--corpus", "corpus.jsonl", "--output", "ix", "--quiet"]) == 0
     (tmp_path / "t.tsv").write_text("q1\thouses\ten\n", encoding="utf-8")
     run = _search("ix", "t.tsv", "run.trec")
     assert next(iter(run["q1"])) == "en1" and sorted(p.name for p in (tmp_path / "ix").iterdir()) != []

@@ -130,6 +130,6 @@ def test_encode_cli_refuses_a_corpus_fill_per_shard(bed, tmp_path, capsys):
     _, d, docs = bed
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("".join(json.dumps({"_id": x.doc_id, "text": x.text, "lang": x.lang}) + "\n" for x in docs))
-    assert_refused(main, ["--corpus", str(corpus), "--index", str(tmp_path / "i"), "--encoder", "fake",
+    assert_refused(main, ["--corpus", str(corpus), "--output", str(tmp_path / "i"), "--encoder", "fake",
                           "--transform", str(d / "shift.safetensors"), "--missing", "corpus", "--num-shards", "2"],
                    capsys, tmp_path, "--num-shards 2: transform")
