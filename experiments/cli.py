@@ -57,17 +57,17 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--max-pairs", type=positive_int, default=None, help="at most N pairs per target language")
     f.add_argument("--rank", type=positive_int, default=None, help="lir / lsar: the rank")
     f.add_argument("--text-field", default="text", help="JSONL text field(s), comma-separated (joined by a space)")
-    f.add_argument("--langid", action="store_true", help="also fit a language classifier (stored in the file)")
+    f.add_argument("--fit-langid", dest="langid", action="store_true", help="also fit a language classifier (stored in the file)")
     f.add_argument("--hybrid-with", default=None, metavar="PAIRS_TRANSFORM",
                    help="with --from-index: a pair-fitted shift transform, its vectors where it has them")
     f.add_argument("--min-docs", type=positive_int, default=None, help="with --from-index: fewest documents per language")
     f.add_argument("--overwrite", action="store_true", help="replace an existing output file")
     add_encoder_args(f)
-    h = f.add_argument_group("the language classifier's held-out figures (with --langid)")
+    h = f.add_argument_group("the language classifier's held-out figures (with --fit-langid)")
     h.add_argument("--langid-max-per-lang", type=positive_int, default=5000,
                    help="classifier training passages per language")
     h.add_argument("--heldout", type=float, default=0.0,
-                   help="fraction of ids (chosen by a hash of the id) kept out of the fit; with --langid the "
+                   help="fraction of ids (chosen by a hash of the id) kept out of the fit; with --fit-langid the "
                         "classifier's accuracy on them is stored")
     h.add_argument("--langid-threshold", type=float, default=0.9, help="threshold for the held-out coverage figure")
     c = f.add_argument_group("corpus-fitted vectors (with --from-index)")
@@ -127,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--pseudo-recall", action="store_true",
                    help="also choose the global alpha of largest mean pseudo-recall@k (output key 'pseudo_recall')")
     e = sub.add_parser("evaluate-langid", help="held-out language-identification accuracy and its retrieval effect")
-    e.add_argument("--transform", required=True, help="transform fitted with --langid --heldout")
+    e.add_argument("--transform", required=True, help="transform fitted with --fit-langid --heldout")
     e.add_argument("--pairs", required=True, metavar="SRC", help="the parallel data the transform was fitted on")
     e.add_argument("--text-field", default="text")
     e.add_argument("--max-pairs", type=positive_int, default=200, help="held-out ids to use")

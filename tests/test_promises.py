@@ -501,7 +501,7 @@ def test_no_usable_temporary_directory_is_one_line(ws, tmp_path):
     code = ("import sys, tempfile; tempfile.tempdir = None; "
             f"tempfile._candidate_tempdir_list = lambda: [{str(tmp_path / 'none')!r}]; "
             "from mlirkit.base.cli import run_cli; from mlirkit.encode.cli import main; "
-            f"sys.exit(run_cli(main, ['--corpus', {str(ws['root'] / 'corpus.jsonl')!r}, '--index', "
+            f"sys.exit(run_cli(main, ['--corpus', {str(ws['root'] / 'corpus.jsonl')!r}, '--output', "
             f"{str(tmp_path / 'ix')!r}, *{ws['enc']!r}, '--quiet']))")
     done = _subprocess_line(code, {})
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
