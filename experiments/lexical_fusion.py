@@ -103,7 +103,7 @@ def dense_index(corpus: str, path: Path, encoder: str, threads: int) -> None:
     from mlirkit.encode.cli import main as encode
 
     if not (path / "meta.json").is_file():
-        assert encode(["--corpus", corpus, "--index", str(path), "--encoder", encoder, "--save-embeddings",
+        assert encode(["--corpus", corpus, "--output", str(path), "--encoder", encoder, "--save-embeddings",
                        "--threads", str(threads)]) == 0
 
 

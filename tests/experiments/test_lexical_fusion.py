@@ -168,3 +168,22 @@ def test_bm25_mrc_from_a_search_of_every_document_equals_the_complete_run(lf, tm
     assert set(got) == set(want) and len(got) > 10
     for qid in want:
         assert got[qid] == pytest.approx(want[qid], abs=1e-9)
+
+
+def test_the_committed_result_and_the_tables_of_docs_results_agree(lf):
+    """docs/results.md shows each bed's summary table as the committed JSON prints it (no figure typed by hand),
+    and the committed .md is the JSON's markdown; both beds carry PEER@20 and MRC@10."""
+    import json
+    import re
+
+    from tests.helpers import REPO
+
+    result = json.loads((REPO / "experiments/results/lexical_fusion.json").read_text(encoding="utf-8"))
+    printed = lf.markdown(result)
+    assert (REPO / "experiments/results/lexical_fusion.md").read_text(encoding="utf-8").strip() == printed.strip()
+    docs = (REPO / "docs/results.md").read_text(encoding="utf-8")
+    tables = re.findall(r"\| system \| ndcg@20 \|.*?\n\n", printed, flags=re.S)
+    assert len(tables) == len(result["beds"]) == 2
+    for table in tables:
+        assert "| peer@20 | mrc@10 |" in table.splitlines()[0]
+        assert table in docs
