@@ -1,9 +1,11 @@
 """Every command line's ``--help`` has an example, and each example is a command its parser takes as printed,
 with today's spellings (no "renamed" warning): the examples cannot drift from the vocabulary of docs/cli.md.
-(``tests/lexical/test_cli_examples.py`` also runs the lexical examples on their own inputs.)"""
+The examples form one session (each reads an ir_datasets id or what another example writes), and a slow test
+runs them all, in that order, on their own inputs."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import re
 import shlex
 
@@ -38,7 +40,7 @@ def test_every_command_line_has_an_example():
 @pytest.mark.parametrize("module, command, example", [
     (module, command, example) for module, command, top, sub in _commands() for example in _examples(sub)])
 def test_every_example_parses_with_todays_spellings(module, command, example, capsys):
-    words = shlex.split(example)
+    words, _ = _words(example)
     assert words[:3] == ["python", "-m", words[2]] and words[2].startswith("mlirkit."), example
     from tests.test_cli_vocabulary import CLI_MODULES
     import importlib
@@ -57,18 +59,26 @@ INPUTS = {"--corpus", "--topics", "--qrels", "--runs", "--tune-runs", "--index",
           "--pairs", "--from-index", "--point", "--after-index", "--hybrid-with"}
 #: what an example writes
 OUTPUTS = {"--output", "--embeddings"}
-#: (command, input) of the examples whose inputs no other example writes, with what they need; a list that only shrinks
-OPEN = {
-    ("mlirkit.pyserini.encode", "corpus.jsonl"): "a Pyserini JSONL corpus (datasets export ... docs)",
-    ("mlirkit.pyserini.search", "topics.tsv"): "a topics file (datasets export ... queries)",
-    ("mlirkit.train", "run.json"): "a training config with its data",
-}
+#: run by another test with its output in a temporary directory and no figures or progress bars
+RUN_ELSEWHERE = {"python -m mlirkit.benchmark --quick --check":
+                 "tests/benchmark/test_check.py::test_the_quick_slice_checks_against_its_own_reference"}
 
 
-def _reads_and_writes(words: list[str]) -> tuple[str, list[str], list[str]]:
-    """``(module, inputs, outputs)`` of one example's words (``python -m MODULE ...``)."""
+def _words(example: str) -> tuple[list[str], str | None]:
+    """An example's words and the file its standard output is redirected to (``> FILE``), if any."""
+    words = shlex.split(example)
+    if ">" in words:
+        at = words.index(">")
+        assert at == len(words) - 2, example
+        return words[:at], words[-1]
+    return words, None
+
+
+def _reads_and_writes(example: str) -> tuple[str, list[str], list[str]]:
+    """``(module, inputs, outputs)`` of one example (``python -m MODULE ... [> FILE]``)."""
+    words, stdout = _words(example)
     module, rest = words[2], words[3:]
-    reads, writes, flag = [], [], None
+    reads, writes, flag = [], [stdout] if stdout else [], None
     positional = {"mlirkit.index": ("merge", "info"), "mlirkit.shift": ("inspect",), "mlirkit.train": ()}
     if module in positional and (not positional[module] or rest[:1] and rest[0] in positional[module]):
         args = rest[1:] if positional[module] else rest
@@ -81,6 +91,8 @@ def _reads_and_writes(words: list[str]) -> tuple[str, list[str], list[str]]:
             writes.append(word)
         elif flag in INPUTS:
             reads.append(word.split("=", 1)[1].split(":")[0] if flag == "--point" else word)
+    if "--print-config" in rest:  # the config is printed, its output_dir only named
+        writes = [stdout]
     return module, reads, writes
 
 
@@ -88,13 +100,70 @@ def _is_id(value: str) -> bool:
     return value.startswith("mlirkit/")
 
 
+def _written_before(path: str, written: set[str]) -> bool:
+    return path in written or any(path.startswith(w + "/") for w in written)
+
+
+def _all_examples() -> list[str]:
+    return sorted({e for _, _, _, sub in _commands() for e in _examples(sub)})
+
+
+def in_order(examples: list[str]) -> list[str]:
+    """The examples in an order where each runs after the examples that write its inputs (stable: an example
+    comes as early as its inputs allow)."""
+    todo, done, written = list(examples), [], set()
+    while todo:
+        ready = next((e for e in todo if all(_is_id(r) or _written_before(r, written)
+                                             for r in _reads_and_writes(e)[1])), None)
+        assert ready is not None, f"no example writes the inputs of {todo}"
+        todo.remove(ready)
+        done.append(ready)
+        written.update(_reads_and_writes(ready)[2])
+    return done
+
+
 def test_every_example_reads_what_another_example_writes_or_a_bundled_id():
-    """The examples are one session: each input is an ir_datasets id or written by an example (or is in
-    :data:`OPEN`, with what it still needs)."""
-    examples = {e for _, _, _, sub in _commands() for e in _examples(sub)}
-    parsed = [_reads_and_writes(shlex.split(e)) for e in sorted(examples)]
-    written = {w for _, _, writes in parsed for w in writes}
-    missing = {(module, r) for module, reads, _ in parsed for r in reads
-               if not _is_id(r) and r not in written and not any(r.startswith(w + "/") for w in written)}
-    assert missing - set(OPEN) == set(), sorted(missing - set(OPEN))
-    assert set(OPEN) <= missing, f"no longer open (remove from OPEN): {sorted(set(OPEN) - missing)}"
+    """The examples are one session: each input is an ir_datasets id or written by an example."""
+    assert len(in_order(_all_examples())) == len(_all_examples())
+
+
+def test_the_examples_that_run_elsewhere_are_examples_and_that_test_exists():
+    from tests.helpers import REPO
+
+    for example, test in RUN_ELSEWHERE.items():
+        assert example in _all_examples()
+        path, name = test.split("::")
+        assert f"def {name}(" in (REPO / path).read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+@pytest.mark.jvm
+@pytest.mark.timeout(3600)
+def test_every_example_runs_on_its_own_inputs(tmp_path, monkeypatch, capsys, tiny_model_dir):
+    """Every ``--help`` example, as printed, in one directory, each after the examples that write its inputs;
+    the offline e5's weights are the tiny test model's (the commands, names and data are the examples' own).
+    The lexical searches cover (nearly) every query of their topics."""
+    from mlirkit.base.cli import run_cli
+    from mlirkit.io.topics import read_topics
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("mlirkit.encoders.e5_q4.converted_model_dir", lambda *a, **k: tiny_model_dir)
+    ran = []
+    for example in in_order([e for e in _all_examples() if e not in RUN_ELSEWHERE]):
+        words, stdout = _words(example)
+        main = importlib.import_module(f"{words[2]}.cli").main
+        rc = run_cli(main, words[3:])
+        out = capsys.readouterr()
+        assert rc == 0, f"{example}\n{out.err[-3000:]}"
+        assert "renamed" not in out.err, example
+        if stdout:
+            (tmp_path / stdout).write_text(out.out, encoding="utf-8")
+        for path in _reads_and_writes(example)[2]:  # (a figure's --output is a prefix: PREFIX.png, PREFIX.svg)
+            written = [tmp_path / path] if "plot" not in words else [tmp_path / f"{path}.png", tmp_path / f"{path}.svg"]
+            assert all(p.exists() for p in written), f"{example} did not write {path}"
+        ran.append(words[2])
+    assert len(ran) == len(_all_examples()) - len(RUN_ELSEWHERE)
+    for run, topics in (("bm25.trec", "mlirkit/ddtp/en"), ("bm25-dev.trec", "mlirkit/ddtp/en/dev")):
+        queried = {line.split()[0] for line in (tmp_path / "runs" / run).read_text(encoding="utf-8").splitlines()}
+        asked = {q.query_id for q in read_topics(topics)}
+        assert queried <= asked and len(queried) >= 0.99 * len(asked), run  # (a few queries may match no term)

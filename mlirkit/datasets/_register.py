@@ -53,7 +53,7 @@ def _xquad_zero_shot() -> None:
         f"mlirkit/{mod.NAME}/train", mod.NAME,
         "XQuAD-R zero-shot split, training half: English paragraphs and questions of 24 seeded articles",
         ("en",), ("en",), mod.TRAIN_SIZE, mod.LICENCE, available_offline=lambda: mod.available())
-    register(info, LazyCollection(mod.load_train, roots_key), queries_lang="en")
+    register(info, LazyCollection(mod.load_train, roots_key), queries_lang="en", with_docpairs=True)
     langs = xquad_r.LANGS
     for q_lang in (*langs, MULTI):
         lang = None if q_lang == MULTI else q_lang

@@ -10,7 +10,8 @@ from typing import Callable, Iterator
 
 from mlirkit.base.registry import Registry
 
-from mlirkit.datasets.records import CollectionDocs, CollectionQrels, CollectionQueries, LazyCollection
+from mlirkit.datasets.records import (CollectionDocPairs, CollectionDocs, CollectionQrels, CollectionQueries,
+                                      LazyCollection)
 from mlirkit.io.records import Doc, Query
 
 
@@ -31,9 +32,11 @@ DATASETS: Registry[DatasetInfo] = Registry("mlirkit dataset")
 
 
 def register(info: DatasetInfo, collection: LazyCollection, *, doc_cls: type = Doc, query_cls: type = Query,
-             with_queries: bool = True, docs_lang: str | None = None, queries_lang: str | None = None) -> None:
+             with_queries: bool = True, docs_lang: str | None = None, queries_lang: str | None = None,
+             with_docpairs: bool = False) -> None:
     """Register ``info.dataset_id`` with ir_datasets (docs, and queries + qrels unless ``with_queries``
-    is False; ``query_cls``: :class:`~mlirkit.io.records.ParallelQuery` for translated queries).
+    is False, docpairs if ``with_docpairs``; ``query_cls``: :class:`~mlirkit.io.records.ParallelQuery`
+    for translated queries).
     Registering an id twice is a no-op (re-import safe)."""
     from mlirkit.io.sources import import_ir_datasets
 
@@ -46,5 +49,7 @@ def register(info: DatasetInfo, collection: LazyCollection, *, doc_cls: type = D
     parts = [CollectionDocs(collection, doc_cls, namespace, docs_lang)]
     if with_queries:
         parts += [CollectionQueries(collection, namespace, queries_lang, query_cls), CollectionQrels(collection)]
+    if with_docpairs:
+        parts.append(CollectionDocPairs(collection))
     ir_datasets.registry.register(info.dataset_id, Dataset(*parts))
     DATASETS.register(info.dataset_id, info)

@@ -69,7 +69,7 @@ EXAMPLES = {
     "ir_datasets": examples("python -m mlirkit.datasets ir_datasets lookup mlirkit/ddtp/en "
                             "00158d11d140744fbdcfdd08e81901ad/en"),
     "export": examples("python -m mlirkit.datasets export mlirkit/ddtp/en/test --format trec --output out/ddtp-en-test",
-                       "python -m mlirkit.datasets export mlirkit/ddtp/en/test queries --format jsonl"),
+                       "python -m mlirkit.datasets export mlirkit/xquad-r-zs/train docpairs --format jsonl"),
 }
 
 

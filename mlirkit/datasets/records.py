@@ -10,7 +10,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, TrecQrel
+from ir_datasets.formats import BaseDocPairs, BaseDocs, BaseQrels, BaseQueries, GenericDocPair, TrecQrel
 from ir_datasets.indices import Docstore
 
 from mlirkit.io.records import Doc, Query
@@ -21,11 +21,13 @@ QRELS_DEFS = {1: "relevant: a language version of the query's gold passage / des
 
 @dataclass
 class Collection:
-    """A built collection: documents, queries and binary qrels, each record carrying ``lang``."""
+    """A built collection: documents, queries and binary qrels, each record carrying ``lang``; training
+    collections also carry ``docpairs`` (``GenericDocPair(query_id, positive doc_id, negative doc_id)``)."""
 
     docs: list = field(default_factory=list)
     queries: list = field(default_factory=list)
     qrels: list = field(default_factory=list)
+    docpairs: list = field(default_factory=list)
 
     def doc_langs(self) -> set[str]:
         return {d.lang for d in self.docs}
@@ -181,6 +183,22 @@ class CollectionQrels(BaseQrels):
 
     def qrels_defs(self) -> dict[int, str]:
         return dict(QRELS_DEFS)
+
+
+class CollectionDocPairs(BaseDocPairs):
+    """The training triples of a collection: ``(query_id, doc_id_a, doc_id_b)``, ``a`` relevant, ``b`` not."""
+
+    def __init__(self, collection: LazyCollection) -> None:
+        self._collection = collection
+
+    def docpairs_iter(self) -> Iterator[GenericDocPair]:
+        return iter(self._collection().docpairs)
+
+    def docpairs_count(self) -> int:
+        return len(self._collection().docpairs)
+
+    def docpairs_cls(self) -> type:
+        return GenericDocPair
 
 
 def qrels_from_dict(qrels: dict[str, dict[str, int]]) -> list[TrecQrel]:

@@ -1,19 +1,20 @@
-"""Where upstream files come from: a local data root, else ir_datasets' download mechanism, else an error.
+"""Where upstream files come from: a local data root, else mlirkit's bundled copy, else ir_datasets' download
+mechanism, else an error.
 
 Lookup order for a file with relative path ``REL`` (e.g. ``belebele/data/eng_Latn.jsonl``):
 
 1. ``$MLIRKIT_DATA/REL`` when the environment variable ``MLIRKIT_DATA`` is set;
 2. ``$IR_DATASETS_HOME/mlirkit/REL`` (``IR_DATASETS_HOME`` defaults to ``~/.ir_datasets``);
    a JSON or JSON Lines file may also be placed gzip-compressed as ``REL.gz`` at either place;
-3. a download from the upstream host into location 2 through ``ir_datasets.util.Download``, which
+3. for the files mlirkit bundles (XQuAD-R, Tatoeba: ``SourceFile.bundled`` names the archive in
+   ``resources/``), the bundled copy. A bundled member is the upstream file byte for byte: its MD5
+   (``resources/manifest.json``) is checked when it is read and is the MD5 a download of that file must
+   have, so downloading it would fetch the same bytes; no network is tried, online or not;
+4. a download from the upstream host into location 2 through ``ir_datasets.util.Download``, which
    writes ``REL.tmp`` and renames it only when complete (a failed download leaves nothing behind;
    with a known MD5, a download that differs is refused); skipped when offline (``MLIRKIT_OFFLINE``,
-   ``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set to 1/true);
-4. for the files mlirkit bundles (XQuAD-R, Tatoeba: ``SourceFile.bundled`` names the archive in
-   ``resources/``), the bundled copy: when offline, or when the download fails (one warning, and the
-   remaining files of the data set are read from the bundle without further attempts). A bundled
-   member is the upstream file byte for byte; its MD5 (``resources/manifest.json``) is checked when it
-   is read and is the MD5 a download of that file must have.
+   ``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set to 1/true). A host name that does not resolve is
+   one line, without ir_datasets' retries.
 
 When none works, :class:`MissingDataError` names the file, where to get it and where to put it.
 """
@@ -237,36 +238,26 @@ def all_local(files: list[SourceFile]) -> bool:
 
 
 def fetch_all(files: list[SourceFile], *, alternative: str = "") -> dict[str, Path | BundledFile]:
-    """Every file of a dataset: a local copy, else a download, else the bundled copy (module
-    docstring); or one error naming the first missing file (nothing is downloaded when some file
-    cannot be had anyway, offline)."""
+    """Every file of a dataset: a local copy, else the bundled copy, else a download (module docstring); or
+    one error naming the first missing file (nothing is downloaded when some file cannot be had anyway,
+    offline)."""
     out: dict[str, Path | BundledFile] = {}
-    missing = []
+    missing, from_bundle = [], []
     for sf in files:
         p = locate(sf.relpath)
-        if p is None:
-            missing.append(sf)
-        else:
+        if p is not None:
             out[sf.relpath] = p
-    all_bundled = all(sf.bundled for sf in missing)
+        elif bundled_available([sf]):
+            from_bundle.append(sf)
+        else:
+            missing.append(sf)
     download = bool(missing) and not is_offline() and all(sf.url for sf in missing)
-    if missing and not download and not all_bundled:
+    if missing and not download:
         first = next((sf for sf in missing if not sf.url), missing[0])
         why = "offline mode" if is_offline() and first.url else ""
         raise MissingDataError(missing_message(first, why=why, also_missing=len(missing) - 1, alternative=alternative))
-    from_bundle = []
     for sf in missing:
-        if download:
-            try:
-                out[sf.relpath] = fetch(sf, alternative=alternative)
-                continue
-            except MissingDataError as e:
-                if not all_bundled:
-                    raise
-                logger.warning("could not download %s (%s); reading mlirkit's bundled copy instead (the same file, "
-                               "MD5 %s)", sf.url, getattr(e, "reason", e), sf.md5)
-                download = False
-        from_bundle.append(sf)
+        out[sf.relpath] = fetch(sf, alternative=alternative)
     if from_bundle:
         logger.info("reading %d file(s) from mlirkit's bundled copy (%s)", len(from_bundle),
                     ", ".join(dict.fromkeys(sf.bundled for sf in from_bundle)))

@@ -6,8 +6,10 @@ with the registered seed :data:`SEED`, so it depends on nothing else; the other 
 test articles. The ids:
 
 - ``mlirkit/xquad-r-zs/train``: the English paragraphs of the training articles (docs), their English
-  questions (queries), relevant = the paragraph holding the question. English only: the zero-shot
-  setting of the DCL paper (retrieval supervision in English, transfer to the other languages).
+  questions (queries), relevant = the paragraph holding the question, and one training triple per
+  question (docpairs: the question's paragraph and a seeded hard negative from the same article, what
+  ``mlirkit.train`` reads as ``triples``). English only: the zero-shot setting of the DCL paper
+  (retrieval supervision in English, transfer to the other languages).
 - ``mlirkit/xquad-r-zs/test/<lang>`` and ``.../test/multi``: XQuAD-R's paragraph pool (the SHIFT
   authors' construction, :mod:`mlirkit.datasets.xquad_r`) restricted to the test articles: their
   paragraphs in the 8 languages pooled, their questions in one language or in all 8 (``multi``);
@@ -73,17 +75,26 @@ def load_test(query_lang: str | None) -> Collection:
                          articles=frozenset(eval_articles()))
 
 
-def load_train() -> Collection:
-    """English paragraphs and questions of the training articles (ids as in ``mlirkit/xquad-r``)."""
-    docs, queries, qrels = [], [], {}
+def load_train(seed: int = SEED) -> Collection:
+    """English paragraphs and questions of the training articles (ids as in ``mlirkit/xquad-r``), and one
+    training triple per question (docpairs): its paragraph and another paragraph of the same article (a
+    topical hard negative), drawn with ``seed``."""
+    from ir_datasets.formats import GenericDocPair
+
+    docs, queries, qrels, docpairs = [], [], {}, []
+    rng = random.Random(f"mlirkit/{NAME}/negatives:{seed}")
     articles = _articles("en")
     for i in train_articles():
-        for j, par in enumerate(articles[i]):
+        paras = articles[i]
+        for j, par in enumerate(paras):
             docs.append(Doc(f"en_{i}_{j}", par.context, "en"))
+            others = [k for k in range(len(paras)) if k != j]
             for qa in par.qas:
                 queries.append(Query(qa.qa_id, qa.question, "en"))
                 qrels[qa.qa_id] = {f"en_{i}_{j}": 1}
-    return Collection(docs, sorted(queries, key=lambda q: q.query_id), qrels_from_dict(qrels))
+                if others:
+                    docpairs.append(GenericDocPair(qa.qa_id, f"en_{i}_{j}", f"en_{i}_{rng.choice(others)}"))
+    return Collection(docs, sorted(queries, key=lambda q: q.query_id), qrels_from_dict(qrels), docpairs)
 
 
 def training_records(max_pairs: int = 0, max_mono: int = 0, seed: int = SEED) -> dict[str, list[dict[str, Any]]]:
@@ -100,16 +111,11 @@ def training_records(max_pairs: int = 0, max_mono: int = 0, seed: int = SEED) ->
     fragment such as ``citation needed]`` does) is left out.
     """
     held = eval_texts()
-    rng = random.Random(f"mlirkit/{NAME}/negatives:{seed}")
-    en = _articles("en")
-    triples = []
-    for i in train_articles():
-        paras = en[i]
-        for j, par in enumerate(paras):
-            others = [k for k in range(len(paras)) if k != j]
-            for qa in par.qas:
-                neg = paras[rng.choice(others)].context if others else None
-                triples.append({"query": qa.question, "positive": par.context, "negatives": [neg] if neg else []})
+    train = load_train(seed)
+    texts = {d.doc_id: d.text for d in train.docs}
+    questions = {q.query_id: q.text for q in train.queries}
+    triples = [{"query": questions[p.query_id], "positive": texts[p.doc_id_a], "negatives": [texts[p.doc_id_b]]}
+               for p in train.docpairs]
     codes = tuple(c for c in tatoeba.CODES if tatoeba.lang_of(c) in PARALLEL_LANGS)
     parallel: list[dict[str, Any]] = []
     per_lang: dict[str, int] = defaultdict(int)

@@ -129,14 +129,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         fused = keep_languages(fused, runs[0], doc_langs, anchor_name=args.runs[0])
     out = {q: d for q, d in fused.to_dict().items() if d}
-    from mlirkit.io.provenance import describe_file
+    from mlirkit.io.provenance import describe_file, describe_source
 
     write_run(out, args.output, tag=tag, overwrite=args.overwrite, k=args.hits,
               provenance={"fusion": {"method": m.name, "norm": args.norm, "params": params,
                                      "keep_languages": args.keep_languages},
                           "runs": [describe_file(r) for r in args.runs],  # the input runs, with their provenance
                           **({"tuned": {"on": [describe_file(r) for r in args.tune_runs],
-                                        "qrels": describe_file(args.qrels), "metric": args.metric}} if tuning else {})})
+                                        "qrels": describe_source(args.qrels), "metric": args.metric}} if tuning else {})})
     report.update({"params": params, "queries": len(out), "keep_languages": args.keep_languages})
     print(json.dumps(report))
     return 0

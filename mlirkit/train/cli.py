@@ -76,7 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     from mlirkit.train.config_help import field_help
 
     p = ArgumentParser(prog="python -m mlirkit.train", description=__doc__, epilog=examples(
-        "python -m mlirkit.train run.json --max-steps 200 --set use_ldcl=false --output runs/dcl"))
+        "python -m mlirkit.train --backbone multilingual-e5-small-q4 --set triples=mlirkit/xquad-r-zs/train \\\n"
+        "      --set parallel=mlirkit/parallel/tatoeba --set parallel_langs=ar,de,es,zh --set n_monolingual=0 \\\n"
+        "      --set query_prefix='query: ' --set doc_prefix='passage: ' --output runs/dcl --print-config > run.json",
+        "python -m mlirkit.train run.json --max-steps 200 --set use_ldcl=false --output runs/dcl-no-ldcl"))
     p.add_argument("config_path", nargs="?", metavar="CONFIG", help="config file (JSON or YAML)")
     p.add_argument(SET, dest="set", action="append", default=None, metavar="FIELD=VALUE",
                    help="set any config field, repeatable: lr=1e-4, use_orth=false, parallel=a.jsonl,b.jsonl, "

@@ -53,12 +53,11 @@ def lang_id(lang: str) -> int:
 
 
 def resolve_backbone(name: str) -> str:
-    """The offline e5 preset name -> its converted HF directory; anything else unchanged."""
-    from mlirkit.encoders import e5_q4
+    """A model built on this machine (``OFFLINE_MODELS``, e.g. the offline e5) -> its HF directory; anything
+    else unchanged."""
+    from mlirkit.encoders.hf import OFFLINE_MODELS, offline_model_dir
 
-    if name == e5_q4.NAME:
-        return str(e5_q4.converted_model_dir())
-    return name
+    return str(offline_model_dir(name)) if name in OFFLINE_MODELS else name
 
 
 def loss_weights(cfg: TrainConfig) -> LossWeights:

@@ -89,21 +89,22 @@ def test_failed_download_leaves_nothing(monkeypatch):
     assert len(calls) == 2
 
 
-def test_failed_download_falls_back_to_the_bundled_copy(monkeypatch, caplog):
-    """A bundled data set (XQuAD-R) tries upstream once online; when that fails it reads the bundled
-    copy (the same bytes: MD5 checked), says so in one warning and leaves nothing behind."""
+def test_a_bundled_data_set_is_read_from_the_bundle_online_or_not(monkeypatch, caplog):
+    """A bundled data set (XQuAD-R) is read from the bundled copy (the upstream bytes: MD5 checked) even online:
+    no download is tried, no warning, nothing written."""
     calls = failing_downloads(monkeypatch)
-    with caplog.at_level("WARNING", logger="mlirkit.datasets.sources"):
+    with caplog.at_level("INFO", logger="mlirkit.datasets.sources"):
         assert ir_datasets.load("mlirkit/xquad-r/en").docs_count() == 1920
-    assert calls == [xquad_r.URL.format(lang="ar")]  # one attempt, then the bundle for all 8 files
-    warning, = [r.getMessage() for r in caplog.records if r.levelname == "WARNING" and r.name.startswith("mlirkit")]
-    assert "could not download" in warning and "bundled copy" in warning and "MD5" in warning
+    assert calls == []
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [r.getMessage() for r in caplog.records] == ["reading 8 file(s) from mlirkit's bundled copy (xquad-r.tar.xz)"]
     assert not any(p.is_file() for p in home().rglob("*"))
 
 
-def test_no_network_reads_the_bundled_copy_with_one_line_and_no_attempt(monkeypatch, caplog):
+def test_no_network_is_one_line_and_no_attempt(monkeypatch, caplog):
     """A machine without network but without an offline variable: the host name does not resolve, so no download
-    is tried (no retry lines of ir_datasets'), one warning says why, and the bundled copy is read."""
+    is tried (no retry lines of ir_datasets'): a bundled data set is read without a warning, a data set that is
+    not bundled (Belebele) is one error line saying why."""
     import socket
 
     calls: list[str] = []
@@ -121,10 +122,11 @@ def test_no_network_reads_the_bundled_copy_with_one_line_and_no_attempt(monkeypa
     monkeypatch.setattr(socket, "getaddrinfo", no_dns)
     with caplog.at_level("INFO"):
         assert ir_datasets.load("mlirkit/xquad-r/en").docs_count() == 1920
+        with pytest.raises(MissingDataError) as e:
+            list(ir_datasets.load("mlirkit/belebele/en").docs_iter())
     assert calls == []
-    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
-    assert len(warnings) == 1 and warnings[0].name == "mlirkit.datasets.sources", [r.getMessage() for r in warnings]
-    assert "no network: raw.githubusercontent.com does not resolve" in warnings[0].getMessage()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], [r.getMessage() for r in caplog.records]
+    assert "download failed: no network: huggingface.co does not resolve" in str(e.value) and "\n" not in str(e.value)
     assert not [r for r in caplog.records if r.name.startswith("ir_datasets")]
     assert sources.unreachable("https://example.org/x") is not None
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")  # a proxy resolves names itself
@@ -132,9 +134,11 @@ def test_no_network_reads_the_bundled_copy_with_one_line_and_no_attempt(monkeypa
 
 
 def test_successful_download_must_match_the_bundled_md5(monkeypatch):
-    """Online, XQuAD-R still comes from upstream, and a download must be the bundled file (its MD5)."""
+    """Without the bundle (an install without its resources), XQuAD-R comes from upstream online, and a download
+    must be the bundled file (its MD5)."""
     for var in sources.OFFLINE_ENVS:
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(sources, "bundled_available", lambda files: False)
     monkeypatch.setattr(sources, "unreachable", lambda url: None)  # online: every host name resolves
     from ir_datasets.util.download import RequestsDownload
 

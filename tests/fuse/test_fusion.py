@@ -270,3 +270,20 @@ def test_dev_runs_searched_with_other_topics_are_refused(tmp_path, capsys):
     argv = ["--runs", *paths, "--method", "wsum", "--tune-runs", *paths, "--qrels", "mlirkit/xquad-r/de",
             "--output", str(tmp_path / "out.trec"), "--quiet"]
     assert_refused(main, argv, capsys, tmp_path, "was searched with the topics mlirkit/xquad-r/zh")
+
+
+def test_tuning_on_the_qrels_of_an_ir_datasets_id_records_the_id(tmp_path, capsys):
+    """``--qrels`` takes an ir_datasets id as every mlirkit CLI does; the fused run's provenance names it."""
+    from mlirkit.io.provenance import read_sidecar
+    from mlirkit.io.qrels import read_qrels
+
+    qrels = read_qrels("mlirkit/xquad-r/de")
+    paths = []
+    for name, shift in (("a", 0), ("b", 1)):
+        run = {q: {d: 1.0 / (i + 1 + shift) for i, d in enumerate(sorted(docs)[:3])} for q, docs in qrels.items()}
+        write_run(run, tmp_path / f"{name}.trec", name, provenance={"topics": {"source": "mlirkit/xquad-r/de"}})
+        paths.append(str(tmp_path / f"{name}.trec"))
+    out = tmp_path / "out.trec"
+    assert run_cli(main, ["--runs", *paths, "--method", "wsum", "--tune-runs", *paths, "--qrels", "mlirkit/xquad-r/de",
+                          "--output", str(out), "--quiet"]) == 0, capsys.readouterr().err
+    assert read_sidecar(out)["tuned"]["qrels"] == {"source": "mlirkit/xquad-r/de"}

@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     p, g = wrapper_parser("python -m mlirkit.pyserini.encode", "%(prog)s [wrapper options] input ... output ... "
                           "encoder ...", DESCRIPTION, PYSERINI_MODULE, "max_length, doc_prefix, query_prefix, pooling, "
                           "normalize, batch_size, device, dtype, threads", examples(
-                              "python -m mlirkit.pyserini.encode input --corpus corpus.jsonl --fields text lang \\\n"
+                              "python -m mlirkit.pyserini.encode input --corpus out/ddtp-en-test/corpus.jsonl --fields text lang \\\n"
                               "      output --embeddings indexes/pyserini-e5 --to-faiss \\\n"
                               "      encoder --encoder-class mlirkit --encoder multilingual-e5-small-q4 --fields text lang"))
     g.add_argument("--default-lang", type=lang_code, default=None, help="language of documents without a 'lang' field")

@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     p, g = wrapper_parser("python -m mlirkit.pyserini.search", "%(prog)s [wrapper options] <pyserini.search.faiss "
                           "arguments>", DESCRIPTION, PYSERINI_MODULE, "max_length, query_prefix, pooling, normalize, "
                           "batch_size, device, dtype, threads, backend, precision", examples(
-                              "python -m mlirkit.pyserini.search --index indexes/ddtp-e5-shift --topics topics.tsv \\\n"
+                              "python -m mlirkit.pyserini.search --index indexes/ddtp-e5-shift --topics out/ddtp-en-test/topics.tsv \\\n"
                               "      --output runs/shift.txt --encoder-class mlirkit --encoder multilingual-e5-small-q4 "
                               "--hits 100"))
     add_old_spelling(g, "--query-lang", g.add_argument(
