@@ -133,7 +133,8 @@ def _example_commands(text: str, module: str) -> list[list[str]]:
 
     part = re.split(r"^examples?:$", text, flags=re.M)[1]
     lines = re.sub(r"\\\n\s*", " ", part).splitlines()
-    return [shlex.split(line)[3:] for line in lines if line.strip().startswith(f"python -m {module} ")]
+    commands = [shlex.split(line)[3:] for line in lines if line.strip().startswith(f"python -m {module} ")]
+    return [words[:-2] if words[-2:-1] == [">"] else words for words in commands]  # (``> FILE``: stdout to a file)
 
 
 @pytest.mark.parametrize("module", CLI_MODULES)
