@@ -72,6 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--output", dest="report", action="append", default=[], metavar="PATH",
         help=f"write a report; type by extension ({', '.join(REPORT_FORMATS.names())}); repeatable"))
     p.add_argument("--per-query", action="store_true", help="include per-query scores in JSON reports")
+    p.add_argument("--mrc-from-index", action="store_true",
+                   help="compute mrc@k from the index each run's provenance sidecar names (the --topics encoded "
+                        "again, every document scored, the run's own scores checked), for runs too shallow to "
+                        "hold the union of a question's top k in its languages")
     t = p.add_argument_group("paired significance test")
     t.add_argument("--significance", default="fisher", choices=TESTS.names() + ["none"],
                    help="paired test between runs (default fisher)")
@@ -189,7 +193,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mlirkit.eval.belonging import check_provenance
 
     check_provenance(args.qrels, dict(zip(runs, args.runs)), runs, allow=args.allow_provenance_mismatch)
-    result = evaluate(qrels, runs, args.metrics, doc_langs=doc_langs, query_langs=query_langs,
+    precomputed = mrc_from_indexes(args, runs, query_groups) if args.mrc_from_index else None
+    result = evaluate(qrels, runs, args.metrics, doc_langs=doc_langs, query_langs=query_langs, precomputed=precomputed,
                       significance=None if args.significance == "none" else args.significance,
                       baseline=args.baseline, correction=args.correction, max_p=args.max_p,
                       n_permutations=args.permutations, seed=args.seed, k=args.breakdown_k,
@@ -214,6 +219,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         for path in plot_language_mix(runs, doc_langs, query_langs, k, args.plot_mix, qrels=qrels):
             logger.info("wrote %s", path)
     return 0
+
+
+def mrc_from_indexes(args: argparse.Namespace, runs: dict[str, dict[str, dict[str, float]]],
+                     query_groups: dict[str, str] | str | None) -> dict[str, dict[str, dict[str, float]]]:
+    """``--mrc-from-index``: ``{mrc@k: {run: {qid: value}}}`` from the searcher each run's sidecar records."""
+    from mlirkit.eval.metrics import parse_metrics
+    from mlirkit.eval.mrc import mrc_from_searcher
+    from mlirkit.io.topics import read_topics
+    from mlirkit.search.replay import searcher_for_run
+
+    specs = [s for s in parse_metrics(args.metrics) if s.kind == "mrc"]
+    if not specs:
+        raise MlirkitError("--mrc-from-index computes mrc@k: add one to --metrics (e.g. mrc@10)")
+    if not args.topics:
+        raise MlirkitError("--mrc-from-index encodes the queries again: give --topics")
+    queries = read_topics(args.topics, default_lang=args.query_lang)
+    out: dict[str, dict[str, dict[str, float]]] = {s.name: {} for s in specs}
+    for name, path in zip(runs, args.runs):
+        searcher = searcher_for_run(path)
+        logger.info("%s: mrc from %s", name, searcher.index.path)
+        for s in specs:
+            out[s.name][name] = mrc_from_searcher(searcher, queries, s.k, query_groups=query_groups,
+                                                  run=runs[name], run_name=name)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------- plots

@@ -19,7 +19,8 @@ language is not counted. Per query the value is ``100 * RC(q)``, so MRC@k is the
 holds only when it is deep enough: :func:`mrc_scores` computes MRC from runs and refuses (one line) when a
 score is missing; :func:`mrc_from_scores` (a score function, e.g. the embeddings' inner products) and
 :func:`mrc_from_index` (an index directory searched as ``mlirkit.search`` searches it) compute it
-from every score. The SHIFT authors' follow-up (MIMO, ``compute_mrc``) computes the same figure from a
+from every score; ``python -m mlirkit.eval --mrc-from-index`` does so for each run with the searcher its
+provenance sidecar records (:func:`mlirkit.search.replay.searcher_for_run`), checking the run's own scores. The SHIFT authors' follow-up (MIMO, ``compute_mrc``) computes the same figure from a
 query x document similarity matrix.
 
 Worked example (docs/evaluation.md): documents x, y, z, w; ``q_en`` scores (4, 3, 2, 1), ``q_de`` scores
@@ -138,7 +139,8 @@ def mrc_scores(ranking: Ranking, k: int, groups: Mapping[str, str], query_langs:
                 f"{ranking.vocab[cols[p, j]]!r}, which is in the top {k} of the same question in another language; "
                 f"MRC needs each query's scores on the union of its and its translations' top {k}, and this run "
                 f"holds {depth} hits per query: write runs that rank every document (mlirkit.search --hits "
-                "<corpus size>) or compute MRC from the index's embeddings (mlirkit.eval.mrc.mrc_from_index)")
+                "<corpus size>) or compute MRC from the index's embeddings (mlirkit.eval --mrc-from-index, or "
+                "mlirkit.eval.mrc.mrc_from_index)")
         return np.where(valid, scores[at] if len(keys) else 0.0, np.nan)
 
     rho = rank_correlations(lookup(pa), lookup(pb), valid)
@@ -212,27 +214,68 @@ def mrc_from_index(index_dir, topics, k: int, *, query_groups: Mapping[str, str]
     :class:`mlirkit.search.Searcher` searches it (``searcher_options``: ``query_shift``, ``alpha``,
     ``transform``, ``encoder``, ...), every document scored. ``topics``: records or a topics source;
     groups: the topics' ``group_id``, else ``query_groups`` (a mapping or a rule name)."""
+    from mlirkit.search import Searcher
+
+    return mrc_from_searcher(Searcher(index_dir, **searcher_options), topics, k, query_groups=query_groups)
+
+
+#: largest difference allowed between a run's scores and the same scores recomputed from its index
+#: (runs hold exact floats; the same bf16 encoder on another kind of CPU moves a score by about 1e-5)
+SCORE_TOLERANCE = 1e-3
+
+
+def mrc_from_searcher(searcher, topics, k: int, *, query_groups: Mapping[str, str] | str | None = None,
+                      run: Mapping[str, Mapping[str, float]] | None = None, run_name: str = "run") -> dict[str, float]:
+    """:func:`mrc_from_index` with an open :class:`mlirkit.search.Searcher` (e.g. the one a run came from,
+    :func:`mlirkit.search.replay.searcher_for_run`). With ``run`` (``{qid: {docid: score}}``), every score the
+    run holds for a query that is scored is checked against the recomputed one; a difference above
+    :data:`SCORE_TOLERANCE` is one error (the run did not come from this searcher and these topics)."""
     from mlirkit.eval.query_groups import resolve_query_groups, topic_groups
     from mlirkit.io.topics import read_topics
-    from mlirkit.search import Searcher
 
     queries = read_topics(topics) if not isinstance(topics, (list, tuple)) else list(topics)
     qids, langs = [q.query_id for q in queries], [q.lang for q in queries]
     groups = topic_groups(queries) if query_groups is None else resolve_query_groups(qids, query_groups, langs)
     if groups is None:
         raise MlirkitError("MRC needs the questions' language versions: topics with group_id, or query_groups")
-    searcher = Searcher(index_dir, **searcher_options)
     vectors = searcher.encode_queries(queries)
+    doc_ids = list(searcher.index.docids)
     if searcher.shift is not None:
-        def score_rows(rows: np.ndarray) -> np.ndarray:
+        def scores_of(rows: np.ndarray) -> np.ndarray:
             return searcher.shift.scores(vectors[rows], [langs[i] for i in rows], searcher.shift_alpha)
     else:
-        docs = np.asarray(searcher.index.indexed_vectors(), dtype=np.float32)
+        shards = getattr(searcher.index, "shards", None) or [searcher.index]
+        docs = np.concatenate([np.asarray(s.indexed_vectors(), dtype=np.float32) for s in shards])
 
-        def score_rows(rows: np.ndarray) -> np.ndarray:
+        def scores_of(rows: np.ndarray) -> np.ndarray:
             return vectors[rows] @ docs.T
-    return mrc_from_scores(score_rows, qids, langs, groups, list(searcher.index.docids), k)
+    score_rows = scores_of if run is None else _checked_against(scores_of, run, qids, doc_ids, run_name)
+    return mrc_from_scores(score_rows, qids, langs, groups, doc_ids, k)
 
 
-__all__ = ["mrc_from_embeddings", "mrc_from_index", "mrc_from_scores", "mrc_scores", "parallel_pairs",
+def _checked_against(scores_of: Callable[[np.ndarray], np.ndarray], run: Mapping[str, Mapping[str, float]],
+                     qids: Sequence[str], doc_ids: Sequence[str], run_name: str) -> Callable[[np.ndarray], np.ndarray]:
+    """``scores_of`` that compares each block's scores with the ones ``run`` holds (see :func:`mrc_from_searcher`)."""
+    column = {d: j for j, d in enumerate(doc_ids)}
+
+    def checked(rows: np.ndarray) -> np.ndarray:
+        scores = scores_of(rows)
+        for i, row in enumerate(rows):
+            hits = run.get(qids[row]) or {}
+            cols = [column.get(d, -1) for d in hits]
+            if -1 in cols:
+                raise MlirkitError(f"run {run_name!r}: document {list(hits)[cols.index(-1)]!r} of query {qids[row]!r} "
+                                   "is not in the index the run's provenance names")
+            diff = np.abs(scores[i, cols] - np.fromiter(hits.values(), dtype=np.float64, count=len(hits)))
+            if len(diff) and diff.max() > SCORE_TOLERANCE:
+                j = int(diff.argmax())
+                raise MlirkitError(
+                    f"run {run_name!r}: query {qids[row]!r} scores document {list(hits)[j]!r} "
+                    f"{list(hits.values())[j]:.6g} in the run and {scores[i, cols[j]]:.6g} from its index: the run "
+                    "was not searched with these topics in this index")
+        return scores
+    return checked
+
+
+__all__ = ["SCORE_TOLERANCE", "mrc_from_embeddings", "mrc_from_index", "mrc_from_scores", "mrc_from_searcher", "mrc_scores", "parallel_pairs",
            "rank_correlations", "top_k_rows", "union_columns"]

@@ -41,6 +41,12 @@ def encoder_for_index(index, **overrides: Any) -> Encoder:
     return load_encoder(name, encoder_class, **{**options, **overrides})
 
 
+def _transform_file(transform: Any) -> str | None:
+    """The absolute path of a query-time shift's transform file (None: the index's own, or an object with no file)."""
+    path = transform if isinstance(transform, (str, os.PathLike)) else getattr(transform, "path", None)
+    return None if path is None else os.path.abspath(path)
+
+
 class Searcher:
     """Search an index directory with queries encoded by the index's encoder.
 
@@ -90,6 +96,7 @@ class Searcher:
                 self.query_transform = transform_file
                 self.alpha = Alpha.coerce(meta_transform.get("alpha", DEFAULT_ALPHA))
         self.shift = None  # the query-time shift (mlirkit.search.query_shift), when asked for
+        self.shift_settings: dict[str, Any] | None = None  # what it was asked for, as a run's sidecar records it
         if missing is not None and not (query_shift or alpha is not None or transform is not None):
             raise MlirkitError(f"{option('missing')} is for the query-time shift: add {option('query_shift')} (or "
                                f"{option('alpha')} / {option('transform')})")
@@ -104,6 +111,9 @@ class Searcher:
         self.shift_plan = plan_for_index(self.index, metric, alpha, transform, candidates, force=force,
                                          missing=missing)
         self.shift, self.shift_alpha, self.shift_candidates = self.shift_plan
+        self.shift_settings = {"metric": metric, "alpha": None if alpha is None else Alpha.coerce(alpha).to_json(),
+                               "transform": _transform_file(transform), "own_transform": transform is None,
+                               "candidates": candidates, "missing": missing}
 
     def provenance(self) -> dict[str, Any]:
         """What a run of this searcher records beside it (:mod:`mlirkit.io.provenance`): the index (every
@@ -120,7 +130,8 @@ class Searcher:
         }
         if self.shift is not None:
             out["query_shift"] = {**self.shift.describe(self.shift_alpha), "candidates": self.shift_candidates,
-                                  "transform_sha256": getattr(self.shift.transform, "sha256", None)}
+                                  "transform_sha256": getattr(self.shift.transform, "sha256", None),
+                                  "settings": self.shift_settings}
         return out
 
     def encode_queries(self, queries: Sequence[Query], batch_size: int | None = None) -> np.ndarray:
