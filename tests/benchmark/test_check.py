@@ -166,6 +166,35 @@ def test_the_results_doc_tables_quote_the_reference(part, heading, sub):
     assert {e for e, _ in seen} == {"multilingual-e5-small-q4", "usem"}
 
 
+#: the LSAR/LEACE table's system names -> the report's
+LSAR_TABLE_SYSTEMS = {"base": "base", "SHIFT, Tatoeba pairs": "shift-tatoeba", "SHIFT, corpus-fitted": "shift-corpus",
+                      "centering (Tatoeba)": "centering-tatoeba", "LIR (Tatoeba)": "lir-tatoeba",
+                      "SHIFT, other-domain pairs": "shift-ood", "SHIFT, in-domain DDTP pairs": "shift-ddtp",
+                      "centering (DDTP pairs)": "centering-ddtp", "LIR (DDTP pairs)": "lir-ddtp",
+                      "**LSAR**": "lsar-corpus", "**LEACE**": "leace-corpus"}
+
+
+def test_the_lsar_leace_table_quotes_the_reference():
+    """docs/results.md's "LSAR and LEACE beside SHIFT" table: every cell of every row (both parts, both
+    encoders, PEER@20 and MRC@10 included) is the reference cell's."""
+    import re
+
+    text = _section((ROOT / "docs" / "results.md").read_text(encoding="utf-8"),
+                    "## LSAR and LEACE beside SHIFT, centering and LIR")
+    header, rows = _first_table(text)
+    assert header[:3] == ["part", "encoder", "system"]
+    metrics = [_metric_of(h) for h in header[3:]]
+    assert None not in metrics and {"peer@20", "mrc@10"} <= set(metrics)
+    seen = set()
+    for row in rows:
+        part = {"XQuAD-R": "xquad-r", "DDTP": "ddtp"}[row[0]]
+        system = LSAR_TABLE_SYSTEMS[re.sub(r" \(((dev )?alpha )?[0-9.]+\)$", "", row[2])]
+        for metric, value in zip(metrics, row[3:]):
+            assert _number(value) == _expected(part, f"{ENCODER_NAMES[row[1]]} | {system} | {metric}"), (row[:3], metric)
+        seen.add((part, row[1], system))
+    assert len(seen) == 28
+
+
 def test_the_readme_results_quote_the_reference():
     """README's Results: each row is a part and a metric of e5-small, base then SHIFT (``a / b`` for DDTP's two
     pair sets), the reference's figures."""
