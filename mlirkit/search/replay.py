@@ -73,6 +73,9 @@ def searcher_for_run(run_path: str | os.PathLike, *, threads: int | None = None)
     if sidecar is None:
         raise MlirkitError(f"{run}: no provenance sidecar ({sidecar_path(run).name}) names the index it came from "
                            "(write runs with mlirkit.search)")
+    if sidecar.get("bm25"):
+        raise MlirkitError(f"{run}: a BM25 run (mlirkit.lexical search), not a dense search; for MRC write it with "
+                           "--hits <corpus size>")
     index = open_index(_index_paths(run, sidecar.get("index") or {}), threads=threads)
     searcher = Searcher(index, threads=threads, **_shift_options(run, sidecar.get("query_shift")))
     recorded = (sidecar.get("encoder") or {}).get("digest")

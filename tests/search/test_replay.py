@@ -160,7 +160,7 @@ def test_what_would_score_otherwise_is_refused_in_one_line(bed, tmp_path, capsys
     refused(tmp_path / "copy.trec", "is not there")
 
 
-def test_a_run_without_an_index_is_refused(bed, tmp_path):
+def test_a_fused_or_bm25_run_is_refused(bed, tmp_path):
     from mlirkit.io.trec import write_run
     from mlirkit.search.replay import searcher_for_run
 
@@ -168,6 +168,12 @@ def test_a_run_without_an_index_is_refused(bed, tmp_path):
         "method": "rrf", "norm": "rank", "params": {}, "keep_languages": False}})
     with pytest.raises(MlirkitError, match="names no index"):
         searcher_for_run(tmp_path / "fused.trec")
+    from mlirkit.index.reader import index_provenance
+
+    write_run({"en_0": {"ferry-en": 1.0}}, tmp_path / "bm25.trec", "bm25", provenance={
+        "index": index_provenance(bed / "index"), "bm25": {"k1": 0.9, "b": 0.4, "statistics": "pooled"}})
+    with pytest.raises(MlirkitError, match="a BM25 run"):
+        searcher_for_run(tmp_path / "bm25.trec")
 
 
 def test_a_sharded_index_is_scored_in_docid_order(bed, tiny_encoder, tiny_model_dir, tmp_path, capsys):
