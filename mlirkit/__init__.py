@@ -42,6 +42,8 @@ EXPORTS = {
     "Searcher": "mlirkit.search.searcher",
     "SearchResults": "mlirkit.search.results",
     "Hit": "mlirkit.search.results",
+    "TextResult": "mlirkit.search.results",
+    "QueryLanguage": "mlirkit.search.langid",
     # transforms: fit, load, save, apply
     "Alpha": "mlirkit.transforms.alpha",
     "fit_from_pairs": "mlirkit.transforms.fit",

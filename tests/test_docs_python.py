@@ -56,3 +56,8 @@ def test_the_session_runs_as_written(tmp_path, monkeypatch):
         pytest.approx(result.value("shift", "ndcg@20"), abs=1e-12)
     after = mk.DenseIndex("indexes/nb-e5-shift").indexed_vectors()
     assert np.abs(namespace["moved"] - after).max() < 1e-6
+    # free text: the German query is identified as German and scored with the German-source shift
+    found = namespace["found"]
+    assert (found.language.lang, found.language.how) == ("de", "detected") and len(found.hits) == 5
+    given = namespace["searcher"].search_text(found.text, k=5, langs="de")
+    assert given.hits == found.hits

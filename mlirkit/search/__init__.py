@@ -1,7 +1,8 @@
-"""Batch dense search over an index directory (``python -m mlirkit.search``)."""
+"""Dense search over an index directory: batch (``python -m mlirkit.search``) and free text (``Searcher.search_text``)."""
 from __future__ import annotations
 
-from mlirkit.search.results import Hit, SearchResults
+from mlirkit.search.langid import QueryLanguage
+from mlirkit.search.results import Hit, SearchResults, TextResult
 from mlirkit.search.searcher import Searcher
 
-__all__ = ["Hit", "SearchResults", "Searcher"]
+__all__ = ["Hit", "QueryLanguage", "SearchResults", "Searcher", "TextResult"]

@@ -150,6 +150,10 @@ class QueryTimeShift:
         self._inv_norms = {}
         return prepared
 
+    def has_vector(self, lang: str | None) -> bool:
+        """Whether queries of ``lang`` are scored with their own source (the pivot or a language with a vector)."""
+        return self._lang_index.get(canonical(lang) or UNKNOWN) is not None
+
     def source_code(self, lang: str | None) -> int:
         """Row of :attr:`langs` used as the source for a query of ``lang`` (the pivot when it has no vector)."""
         code = self._lang_index.get(canonical(lang) or UNKNOWN)

@@ -16,6 +16,15 @@ class Hit(NamedTuple):
     score: float
 
 
+class TextResult(NamedTuple):
+    """The hits of one free-text query (:meth:`mlirkit.search.Searcher.search_text`), with how its language was
+    decided (:class:`mlirkit.search.langid.QueryLanguage`)."""
+
+    text: str
+    language: Any
+    hits: list[Hit]
+
+
 class SearchResults(dict):
     """``{query_id: [Hit, ...]}`` with at most ``k`` hits per query, sorted by ``(-score, doc_id)``."""
 
@@ -37,4 +46,4 @@ class SearchResults(dict):
         write_run(self.to_run(), path, tag or default_run_tag(path), overwrite)
 
 
-__all__ = ["Hit", "SearchResults"]
+__all__ = ["Hit", "SearchResults", "TextResult"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -14,9 +14,12 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.option_names import option
 from mlirkit.index.layout import TRANSFORM_FILE
 from mlirkit.io.records import Query
-from mlirkit.search.results import Hit, SearchResults
+from mlirkit.search.results import Hit, SearchResults, TextResult
 from mlirkit.transforms.alpha import Alpha
 from mlirkit.transforms.defaults import DEFAULT_ALPHA
+
+if TYPE_CHECKING:
+    from mlirkit.search.langid import QueryLanguage
 
 logger = logging.getLogger(__name__)
 
@@ -62,14 +65,21 @@ class Searcher:
     :data:`mlirkit.search.query_shift.DEFAULT_CANDIDATES`; 0 = exhaustive) that are re-scored exactly.
     ``missing`` (``"corpus"`` or ``"keep"``): the document languages the shift has no vector for
     (:func:`mlirkit.transforms.hybrid.fill_missing`; default filled from the index's documents).
+
+    Free text (:meth:`search_text`): a query without a language gets one from ``language_identifier`` (a name of
+    :data:`mlirkit.search.langid.IDENTIFIERS`, default :data:`~mlirkit.search.langid.DEFAULT_IDENTIFIER`) when
+    its confidence reaches ``langid_threshold`` (default :data:`~mlirkit.search.langid.DEFAULT_THRESHOLD`);
+    each result says how its language was decided.
     """
 
     def __init__(self, index_dir: str | os.PathLike, encoder: Encoder | None = None, *,
                  force: bool = False, threads: int | None = None,
                  encoder_overrides: dict[str, Any] | None = None, query_shift: str | None = None,
                  alpha: Any = None, transform: Any = None, candidates: int | None = None,
-                 missing: str | None = None) -> None:
+                 missing: str | None = None, language_identifier: str | None = None,
+                 langid_threshold: float | None = None) -> None:
         from mlirkit.index import DenseIndex
+        from mlirkit.search.langid import DEFAULT_IDENTIFIER, DEFAULT_THRESHOLD, IDENTIFIERS
 
         # a directory, or an open index (DenseIndex, mlirkit.search.sharded.ShardedIndex)
         self.index = DenseIndex(index_dir) if isinstance(index_dir, (str, os.PathLike)) else index_dir
@@ -102,6 +112,12 @@ class Searcher:
                                f"{option('alpha')} / {option('transform')})")
         if query_shift or alpha is not None or transform is not None:
             self._setup_query_shift(query_shift or "cosine", alpha, transform, candidates, force, missing)
+        self.language_identifier = language_identifier or DEFAULT_IDENTIFIER
+        IDENTIFIERS.get(self.language_identifier)  # an unknown name fails here, with "did you mean"
+        self.langid_threshold = DEFAULT_THRESHOLD if langid_threshold is None else float(langid_threshold)
+        if not 0.0 <= self.langid_threshold <= 1.0:
+            raise MlirkitError(f"{option('langid_threshold')} must be in [0, 1], got {langid_threshold}")
+        self._identifier = None  # built on the first free-text query
 
     def _setup_query_shift(self, metric: str, alpha: Any, transform: Any, candidates: int | None,
                            force: bool, missing: str | None) -> None:
@@ -139,18 +155,107 @@ class Searcher:
         vectors = self.encoder.encode_queries([q.text for q in queries], langs, batch_size=batch_size)
         return transform_and_normalize(vectors, langs, "query", self.query_transform, self.alpha)
 
-    def search_vectors(self, vectors: np.ndarray, k: int, langs: Sequence[str | None] | None = None) -> list[list[Hit]]:
-        """Hits of query vectors; with the query-time shift, ``langs`` (one per query) choose each one's shift."""
+    def search_vectors(self, vectors: np.ndarray, k: int, langs: Sequence[str | None] | None = None, *,
+                       alpha: Any = None) -> list[list[Hit]]:
+        """Hits of query vectors; with the query-time shift, ``langs`` (one per query) choose each one's shift
+        and ``alpha`` (a float or per-language dict) replaces the searcher's alpha for this call."""
         if self.shift is None:
+            if alpha is not None:
+                raise MlirkitError(f"{option('alpha')} is for the query-time shift: this searcher has none")
             with faiss_threads(self.threads):
                 return search_index(self.index.faiss_index, self.index.docids, vectors, k)
         if langs is None:
             raise MlirkitError("the query-time shift needs one language per query")
         from mlirkit.search.query_shift import plan_search
 
+        plan = self.shift_plan
+        if alpha is not None:
+            plan = plan._replace(alpha=self.shift.transform.check_alpha(alpha))
         with faiss_threads(self.threads):
-            hits = plan_search(self.shift_plan, self.index.faiss_index, vectors, langs, k)
+            hits = plan_search(plan, self.index.faiss_index, vectors, langs, k)
         return [[Hit(d, s) for d, s in h] for h in hits]
+
+    # ----------------------------------------------------------------- free text
+    def candidate_langs(self) -> list[str]:
+        """The languages a free-text query can be identified as: the query-time shift's (its pivot and every
+        language with a vector), else the index's document languages."""
+        from mlirkit.base.langs import is_known
+
+        if self.shift is not None:
+            return list(self.shift.langs)
+        return sorted({la for la in self.index.langs if is_known(la)})
+
+    def _language_identifier(self):
+        if self._identifier is None:
+            from mlirkit.search.langid import make_identifier
+
+            self._identifier = make_identifier(self.language_identifier, self.candidate_langs(),
+                                               None if self.shift is None else self.shift.transform)
+        return self._identifier
+
+    def encode_texts(self, texts: Sequence[str], langs: Sequence[str | None]) -> np.ndarray:
+        """Query vectors of ``texts`` as :meth:`encode_queries` makes them (``langs``: one per text, or None)."""
+        raw = self.encoder.encode_queries(list(texts), list(langs))
+        return transform_and_normalize(raw, list(langs), "query", self.query_transform, self.alpha)
+
+    def query_languages(self, texts: Sequence[str], vectors: np.ndarray | None = None,
+                        langs: Sequence[str | None] | None = None) -> list[QueryLanguage]:
+        """How each text's language is decided (:func:`mlirkit.search.langid.decide_languages`): ``langs``
+        (one per text, None items detected); ``vectors``: the texts' query vectors (for the ``embedding``
+        identifier; encoded here when needed and not given)."""
+        from mlirkit.search.langid import decide_languages
+
+        given = [None] * len(texts) if langs is None else list(langs)
+        todo = [i for i, la in enumerate(given) if la is None]
+        detections: list[Any] = [None] * len(texts)
+        if todo:
+            identifier = self._language_identifier()
+            found_vectors = None
+            if identifier.needs_vectors:
+                found_vectors = vectors[todo] if vectors is not None else self.encode_texts(
+                    [texts[i] for i in todo], [None] * len(todo))
+            for i, found in zip(todo, identifier.identify([texts[i] for i in todo], found_vectors)):
+                detections[i] = found
+        has_vector = None if self.shift is None else self.shift.has_vector
+        return decide_languages(given, detections, threshold=self.langid_threshold,
+                                pivot=None if self.shift is None else self.shift.pivot, has_vector=has_vector)
+
+    def search_text(self, texts: str | Sequence[str], k: int = 10, *, langs: str | Sequence[str | None] | None = None,
+                    alpha: Any = None, batch_size: int = 64) -> TextResult | list[TextResult]:
+        """Search free text: one string gives one :class:`~mlirkit.search.results.TextResult`, a list of strings a
+        list. ``langs``: None (identify each text's language), one code for every text, or one per text (None
+        items identified). With the query-time shift each query is scored with its decided language's shift
+        (:class:`~mlirkit.search.langid.QueryLanguage` says which, and how it was decided); ``alpha`` replaces the
+        searcher's for this call."""
+        from mlirkit.base.langs import canonical, check_lang
+
+        single = isinstance(texts, str)
+        items = [texts] if single else _check_text_list(texts)
+        for i, text in enumerate(items):
+            if not text.strip():
+                raise MlirkitError(f"texts[{i}] is empty" if not single else "the query text is empty")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise MlirkitError(f"k must be a positive integer, got {k!r}")
+        if langs is None or isinstance(langs, str):
+            given = [langs] * len(items)
+        elif isinstance(langs, (list, tuple)) and len(langs) == len(items):
+            given = list(langs)
+        else:
+            raise MlirkitError(f"langs must be None, one language or one per text ({len(items)}), got {langs!r}"[:200])
+        given = [None if la is None else canonical(check_lang(la, f"langs[{i}]", known=True))
+                 for i, la in enumerate(given)]
+        results: list[TextResult] = []
+        for start in range(0, len(items), batch_size):
+            batch, batch_langs = items[start:start + batch_size], given[start:start + batch_size]
+            raw = self.encoder.encode_queries(batch, batch_langs)
+            unshifted = transform_and_normalize(raw, batch_langs, "query", self.query_transform, self.alpha)
+            decided = self.query_languages(batch, unshifted, batch_langs)
+            decided_langs = [d.lang for d in decided]
+            vectors = unshifted if self.query_transform is None or decided_langs == batch_langs else \
+                transform_and_normalize(raw, decided_langs, "query", self.query_transform, self.alpha)
+            hits = self.search_vectors(vectors, k, decided_langs if self.shift is not None else None, alpha=alpha)
+            results += [TextResult(t, d, h) for t, d, h in zip(batch, decided, hits)]
+        return results[0] if single else results
 
     def search(self, queries: Sequence[Query] | str | os.PathLike, k: int = 1000, batch_size: int = 64,
                show_progress: bool = False) -> SearchResults:
@@ -164,6 +269,7 @@ class Searcher:
             from mlirkit.io.topics import read_topics
 
             queries = read_topics(queries)
+        _check_queries(queries)
         out = SearchResults()
         with tqdm(total=len(queries), unit="query", desc="search", disable=not show_progress) as bar:
             for start in range(0, len(queries), batch_size):
@@ -173,6 +279,29 @@ class Searcher:
                     out[query.query_id] = hits
                 bar.update(len(batch))
         return out
+
+
+def _check_text_list(texts: Any) -> list[str]:
+    """``texts`` as a list of strings, or a :class:`TypeError` naming the first item that is not one."""
+    if not isinstance(texts, (list, tuple)):
+        raise TypeError(f"texts must be a string or a list of strings, got {type(texts).__name__}")
+    if not texts:
+        raise MlirkitError("texts is an empty list")
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{i}] is {type(text).__name__}, not a string")
+    return list(texts)
+
+
+def _check_queries(queries: Any) -> None:
+    """Records with ``query_id``, ``text`` and ``lang`` (a :class:`~mlirkit.io.records.Query`), else a one-line
+    error naming the first bad item (free text goes to :meth:`Searcher.search_text`)."""
+    if not isinstance(queries, Sequence):
+        raise TypeError(f"queries must be Query records or a topics source, got {type(queries).__name__}")
+    for i, q in enumerate(queries):
+        if not all(hasattr(q, f) for f in ("query_id", "text", "lang")):
+            hint = " (free text: Searcher.search_text)" if isinstance(q, str) else ""
+            raise TypeError(f"queries[{i}] is {type(q).__name__}, not a Query record{hint}")
 
 
 def search_index(faiss_index, docids: Sequence[str], vectors: np.ndarray, k: int) -> list[list[Hit]]:
