@@ -1,6 +1,6 @@
 """The options of every mlirkit command line, counted from its parsers (docs/architecture.md, "The command
-lines"): per command and subcommand, the options ``--help`` shows (``-h`` and the hidden spellings of earlier
-releases not counted; an option with several names once), and its **own** options, as a reader meets them:
+lines"): per command and subcommand, the options ``--help`` shows (``-h`` not counted, nor an option hidden
+from ``--help``, which only earlier trees have; an option with several names once), and its **own** options, as a reader meets them:
 those outside a titled section of ``--help``, plus one per titled section (the shared ones: ``encoder``,
 ``language transform``, ``index type``, ``engine``, query-time SHIFT; a command's own: eval's paired test, fuse's
 tuning), with ``-q/--quiet`` and ``-v/--verbose`` (every command line's) one; the Pyserini wrappers' section of their

@@ -1,6 +1,6 @@
 """Every ``--flag`` of a ``python -m mlirkit.*`` (or ``experiments.*``, ``perf.*``) command in the docs' code
 (README.md, docs/*.md, experiments/README.md and its notes, perf/README.md) is one its command's parser knows:
-a renamed or removed option cannot stay documented.
+an option the parser does not take cannot stay documented.
 
 Commands are read from fenced code blocks and inline code spans (continuation lines joined); a command
 ends at ``|``, ``&&``, ``;``, ``>`` or a comment. A subcommand (``python -m mlirkit.shift fit ...``) is

@@ -106,10 +106,12 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """The parser of every mlirkit CLI: :class:`HelpFormatter` (defaults shown), also in subcommands."""
+    """The parser of every mlirkit CLI: :class:`HelpFormatter` (defaults shown), also in subcommands; no
+    abbreviations (``--out`` is not ``--output``): a command accepts exactly the options its ``--help`` shows."""
 
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
     def format_help(self) -> str:
@@ -117,9 +119,7 @@ class ArgumentParser(argparse.ArgumentParser):
         return super().format_help()
 
     def error(self, message: str):
-        """A usage error is one line on stderr, like every other mlirkit error, and exit code 2. A required option
-        with a hidden earlier spelling (a required group of one shown option) reads as any required option."""
-        message = re.sub(r"^one of the arguments (\S+) is required$", r"the following arguments are required: \1", message)
+        """A usage error is one line on stderr, like every other mlirkit error, and exit code 2."""
         self.exit(2, f"error: {self.prog}: {message} (see --help)\n")
 
 

@@ -1,10 +1,8 @@
 """The one ``KEY=VALUE`` parser of the command lines (``--encoder-option``, ``--index-param``, ``--alpha``, ...),
-the count types (:func:`positive_int`), the one reader of language lists (:class:`LangListAction`) and the
-spellings of earlier releases (:func:`add_renamed_flag`)."""
+the count types (:func:`positive_int`) and the one reader of language lists (:class:`LangListAction`)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any, Iterable, Sequence
 
 from mlirkit.base.errors import MlirkitError
@@ -122,79 +120,6 @@ class LangListAction(argparse.Action):
                 return
             parser.error(f"argument {option_string}: {e}")
         setattr(namespace, self.dest, codes)
-
-
-def warn_renamed(old: str, new: str) -> None:
-    """The one line an option of an earlier release prints: ``warning: --max-length is renamed: use ...``."""
-    print(f"warning: {old} is renamed: use {new}", file=sys.stderr)
-
-
-class RenamedFlag(argparse.Action):
-    """An option of an earlier release, hidden from ``--help``: it still works, with :func:`warn_renamed`, and
-    stores its value where its new spelling does (``prefix`` given: appended as ``prefix + value`` to a list option
-    such as ``--encoder-option``; else set). ``value``: the value of an old flag that took none; the words of an old
-    ``nargs`` option are joined by commas."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, *, new: str, value: Any = None,
-                 prefix: str | None = None, nargs: str | None = None, **kwargs: Any) -> None:
-        kwargs.setdefault("metavar", "VALUE")
-        super().__init__(option_strings, dest, nargs=0 if value is not None else nargs, default=argparse.SUPPRESS,
-                         help=argparse.SUPPRESS, **kwargs)
-        self.new, self.value, self.prefix = new, value, prefix
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        value = self.value if self.value is not None else values
-        if isinstance(value, list):  # an old option with several words: one comma-separated value
-            value = ",".join(value)
-        warn_renamed(option_string or self.option_strings[0], self.new.replace("VALUE", str(value)))
-        if self.prefix is None:
-            setattr(namespace, self.dest, value)
-            return
-        items = list(getattr(namespace, self.dest, None) or [])
-        items.append(self.prefix + str(value))
-        setattr(namespace, self.dest, items)
-
-
-def add_renamed_flag(container: Any, old: str, new: str, example: str = "", *, dest: str, value: str | None = None,
-                     prefix: str | None = None) -> argparse.Action:
-    """Accept ``old`` (hidden) as a spelling of ``new``: ``add_renamed_flag(g, "--max-length", "--encoder-option",
-    "max_length=VALUE", dest="encoder_option", prefix="max_length=")`` (VALUE: the value given)."""
-    return container.add_argument(old, action=RenamedFlag, dest=dest, new=f"{new} {example}".strip(), value=value,
-                                  prefix=prefix)
-
-
-class OldSpelling(RenamedFlag):
-    """A second, hidden name of an option (its earlier spelling): it takes the same values as ``target``, prints
-    :func:`warn_renamed` and then does exactly what ``target`` does (:func:`add_old_spelling`)."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, *, target: argparse.Action, **kwargs: Any) -> None:
-        argparse.Action.__init__(self, option_strings, target.dest, nargs=target.nargs, const=target.const,
-                                 type=target.type, choices=target.choices, metavar=target.metavar,
-                                 default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-        self.target = target
-        self.new, self.value, self.prefix = _long_name(target), None, None
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        warn_renamed(option_string or self.option_strings[0], self.new)
-        self.target(parser, namespace, values, self.new)
-
-
-def _long_name(action: argparse.Action) -> str:
-    return next(o for o in action.option_strings if o.startswith("--"))
-
-
-def add_old_spelling(container: Any, old: str, target: argparse.Action) -> argparse.Action:
-    """Accept ``old`` (hidden, warned ``renamed: use --NEW``) as a spelling of the option ``target`` (the action
-    ``add_argument`` returned): ``add_old_spelling(p, "--query-lang", p.add_argument("--default-lang", ...))``.
-    A required option stays required under either name (the two names one required group)."""
-    if target.required:
-        target.required = False
-        group = container.add_mutually_exclusive_group(required=True)
-        group._group_actions.append(target)
-        container = group
-    return container.add_argument(old, action=OldSpelling, target=target)
 
 
 def add_verbosity_args(container: Any, quiet_help: str = "only warnings and errors on stderr (no INFO lines, "

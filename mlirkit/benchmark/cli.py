@@ -14,9 +14,9 @@ from mlirkit.base.option_names import cli_main
 from mlirkit.benchmark.config import (DEFAULT_BENCHMARK, DEFAULT_ENCODER_OPTIONS, DEFAULT_ENCODERS,
                                       DEFAULT_LAREQA, DEFAULT_MLQA, DEFAULT_XQUAD, METRICS, BenchmarkConfig)
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples
-from mlirkit.base.options import (LANG_LIST_HELP, LangListAction, add_old_spelling, add_renamed_flag, add_verbosity_args,
+from mlirkit.base.options import (LANG_LIST_HELP, LangListAction, add_verbosity_args,
                                   non_negative_int, positive_int, split_key_value)
-from mlirkit.encoders.options import OPTION, RENAMED_FLAGS, class_options, parse_encoder_options
+from mlirkit.encoders.options import OPTION, class_options, parse_encoder_options
 
 logger = logging.getLogger(__name__)
 
@@ -53,9 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "all of Tatoeba's)")
     p.add_argument("--query-langs", action=LangListAction, default=["en"], metavar="LANG",
                    help=f"DDTP query languages (one benchmark id each; {LANG_LIST_HELP})")
-    add_old_spelling(p, "--languages", p.add_argument(
+    p.add_argument(
         "--langs", dest="languages", action=LangListAction, default=None, metavar="LANG",
-        help=f"DDTP document languages kept in the pooled corpus ({LANG_LIST_HELP}; default: all of the benchmark's)"))
+        help=f"DDTP document languages kept in the pooled corpus ({LANG_LIST_HELP}; default: all of the benchmark's)")
     p.add_argument("--alphas", nargs="+", type=_alpha, default=None,
                    help="SHIFT strengths to sweep (default 0.1 ... 1.0; --quick: 0.2 ... 1.0 by 0.2); DDTP chooses "
                         "among them on its dev split, XQuAD-R only reports them (its alpha is chosen without labels)")
@@ -70,8 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="translation pairs per language for fitting each condition's transforms")
     p.add_argument("--cache-dir", type=Path, default=None,
                    help="embedding cache (default: $MLIRKIT_CACHE/benchmark/embeddings or the user cache)")
-    add_old_spelling(p, "--depth", p.add_argument("--hits", dest="depth", type=positive_int, default=BenchmarkConfig.depth,
-                                                  help="hits per query in the runs"))
+    p.add_argument("--hits", dest="depth", type=positive_int, default=BenchmarkConfig.depth,
+                   help="hits per query in the runs")
     p.add_argument("--permutations", type=positive_int, default=BenchmarkConfig.n_permutations,
                    help="permutations of the Fisher randomization test")
     p.add_argument("--seed", type=int, default=BenchmarkConfig.seed)
@@ -89,9 +89,6 @@ def build_parser() -> argparse.ArgumentParser:
                         f"(default: {_defaults('backend')}), precision=fp32|bf16|auto, quantize=int8 (torch dynamic "
                         "int8: costs 0.04-0.08 nDCG@20 on the DDTP slice); docs/encoders.md")
     g.add_argument("--threads", type=non_negative_int, default=None, help="CPU threads for encoding (default: torch's)")
-    for flag in ("--max-length", "--batch-size", "--quantize", "--backend", "--precision"):
-        key = RENAMED_FLAGS[flag]
-        add_renamed_flag(g, flag, OPTION, f"{key}=VALUE", dest="encoder_option", prefix=f"{key}=")
     return p
 
 

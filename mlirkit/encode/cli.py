@@ -18,7 +18,7 @@ from mlirkit.base.langs import UNKNOWN
 from mlirkit.base.fs import refuse_existing
 from mlirkit.index.types import add_index_type_args, index_spec_from_args
 from mlirkit.transforms.options import add_transform_args, transform_from_args
-from mlirkit.base.options import add_old_spelling, add_verbosity_args, lang_code, non_negative_int, positive_int
+from mlirkit.base.options import add_verbosity_args, lang_code, non_negative_int, positive_int
 
 if TYPE_CHECKING:
     from mlirkit.encode.ray_engine import RayOptions
@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--corpus", required=True,
                    help="BEIR corpus.jsonl, Pyserini JSONL, TSV (id, text[, lang]), optionally .gz, a BEIR dataset folder, "
                         "a Pyserini JsonCollection folder, or an ir_datasets id")
-    add_old_spelling(p, "--index", p.add_argument("--output", dest="index", required=True, help="output index directory"))
+    p.add_argument("--output", dest="index", required=True, help="output index directory")
     add_encoder_args(p)
     p.add_argument("--default-lang", type=lang_code, default=None, help="language of documents that have none")
     p.add_argument("--text-field", nargs="+", default=None, help="JSONL fields joined as the document text")

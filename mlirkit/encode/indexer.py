@@ -5,7 +5,6 @@ import logging
 import os
 import shutil
 import time
-import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import islice
@@ -44,16 +43,6 @@ def chunked(items: Iterable[Doc], size: int) -> Iterator[list[Doc]]:
         yield chunk
 
 
-def index_dir_first(index_dir: Any, encoder: Any, cls: str) -> tuple[Any, Any]:
-    """``(index_dir, encoder)`` from ``cls(index_dir, encoder)`` or the earlier ``cls(encoder, index_dir)``
-    (warned: renamed)."""
-    if isinstance(encoder, (str, os.PathLike)) and not isinstance(index_dir, (str, os.PathLike)):
-        warnings.warn(f"{cls}(encoder, index_dir) is renamed: use {cls}(index_dir, encoder)", DeprecationWarning,
-                      stacklevel=3)
-        return encoder, index_dir
-    return index_dir, encoder
-
-
 class Indexer:
     """Encode documents into an index directory that Pyserini's ``FaissSearcher`` opens.
 
@@ -68,9 +57,7 @@ class Indexer:
     None: the transform's own policy (default :data:`mlirkit.transforms.defaults.DEFAULT_MISSING`). The transform stored in the index and its
     meta.json record say what was done (:func:`mlirkit.transforms.hybrid.fill_missing`).
 
-    The index directory comes first, as in :class:`~mlirkit.search.Searcher` (``Indexer(index_dir, encoder)``);
-    the order of earlier releases, ``Indexer(encoder, index_dir)``, still works for one release
-    (a ``DeprecationWarning``).
+    The index directory comes first, as in :class:`~mlirkit.search.Searcher` (``Indexer(index_dir, encoder)``).
     """
 
     def __init__(self, index_dir: str | os.PathLike, encoder: Encoder, *,
@@ -83,7 +70,6 @@ class Indexer:
                  index_type: Any = None, missing: str | None = None) -> None:
         from mlirkit.transforms.hybrid import check_missing_policy
 
-        index_dir, encoder = index_dir_first(index_dir, encoder, type(self).__name__)
         self.alpha = Alpha.coerce(alpha)  # a bad alpha fails first
         check_missing_policy(missing)
         self.missing = missing

@@ -5,8 +5,7 @@ An ``--encoder-option`` key is a keyword argument of the encoder class's constru
 ``batch_size``, ``pooling``, ``normalize``, ``query_prefix``, ``doc_prefix``, ``device``, ``dtype``, ``quantize``,
 ``family``, ``trust_remote_code``, ``backend``, ``precision``, ...), its value converted to the type the constructor
 declares (``true``/``false`` for a flag); a key the class does not take is one error with "did you mean"
-(:func:`parse_encoder_options`). The options that had a flag each (``--max-length N``, ...) still work for one
-release, with a one-line "renamed" warning (CHANGELOG.md).
+(:func:`parse_encoder_options`).
 """
 from __future__ import annotations
 
@@ -18,18 +17,10 @@ import typing
 from typing import Any, Iterable
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import add_renamed_flag, non_negative_int, split_key_value, typed_value
+from mlirkit.base.options import non_negative_int, split_key_value, typed_value
 from mlirkit.encoders import DEFAULT_ENCODER, ENCODER_CLASSES
 
 OPTION = "--encoder-option"
-
-#: the encoder flags of earlier releases -> their --encoder-option key (accepted with a warning)
-RENAMED_FLAGS = {"--batch-size": "batch_size", "--max-length": "max_length", "--pooling": "pooling",
-                 "--normalize": "normalize", "--no-normalize": "normalize", "--query-prefix": "query_prefix",
-                 "--doc-prefix": "doc_prefix", "--device": "device", "--dtype": "dtype", "--quantize": "quantize",
-                 "--family": "family", "--trust-remote-code": "trust_remote_code", "--backend": "backend",
-                 "--precision": "precision"}
-_FLAG_VALUES = {"--normalize": "true", "--no-normalize": "false", "--trust-remote-code": "true"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -80,7 +71,7 @@ def parse_encoder_options(items: Iterable[str] | None, encoder_class: str | None
 def add_encoder_args(parser: argparse.ArgumentParser, *, required: bool = False, default: str | None = DEFAULT_ENCODER,
                      threads: bool = True) -> argparse._ArgumentGroup:
     """The encoder group: ``--encoder``, ``--encoder-class``, ``--encoder-option`` (repeatable), ``--threads``
-    (unless ``threads=False``), and the renamed flags of earlier releases (hidden, warned)."""
+    (unless ``threads=False``)."""
     g = parser.add_argument_group("encoder")
     g.add_argument("--encoder", required=required, default=None if required else default,
                    help="preset name, Hugging Face model id or local path (default: "
@@ -94,9 +85,6 @@ def add_encoder_args(parser: argparse.ArgumentParser, *, required: bool = False,
                         "precision=bf16 (hf; docs/encoders.md)")
     if threads:
         g.add_argument("--threads", type=non_negative_int, default=None, help="CPU threads for encoding and FAISS")
-    for flag, key in RENAMED_FLAGS.items():
-        add_renamed_flag(g, flag, OPTION, f"{key}=" + ("VALUE" if flag not in _FLAG_VALUES else _FLAG_VALUES[flag]),
-                         dest="encoder_option", value=_FLAG_VALUES.get(flag), prefix=f"{key}=")
     return g
 
 

@@ -13,7 +13,6 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.renamed_keywords import renamed_keywords
 from mlirkit.eval.breakdowns import (doc_lang_recall, relevant_lang_share, samelang_expected, samelang_scores,
                                      topk_lang_share)
 from mlirkit.eval.belonging import check_provenance, check_run_overlap
@@ -70,8 +69,7 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
              query_groups: Mapping[str, str] | str | None = None, group_by: Sequence[str] = (),
              group_micro: bool = False, allow_partial_overlap: bool = False,
              allow_provenance_mismatch: bool = False,
-             precomputed: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
-             **renamed: Any) -> EvaluationResult:
+             precomputed: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None) -> EvaluationResult:
     """Evaluate ``runs`` (``{name: {qid: {docid: score}}}``) against ``qrels`` (``{qid: {docid: rel}}``).
 
     Each also comes as the user has it (:mod:`mlirkit.eval.inputs`): qrels as a ``ranx.Qrels``, a qrels
@@ -105,7 +103,6 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
 
     ``evaluate(...).to_ranx_report()`` is a ``ranx.Report`` (see :mod:`mlirkit.eval.ranx_interop`).
     """
-    k = renamed_keywords("evaluate", renamed, {"breakdown_k": "k"}, {"k": k}).get("k", k)
     specs = parse_metrics(metrics)
     if significance is not None:
         TESTS.get(significance)

@@ -12,7 +12,7 @@ from typing import Sequence
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import add_old_spelling, add_verbosity_args, lang_code, non_negative_int, positive_int, split_key_value
+from mlirkit.base.options import add_verbosity_args, lang_code, non_negative_int, positive_int, split_key_value
 from mlirkit.eval.inputs import run_name
 from mlirkit.eval.query_groups import unit_phrase
 from mlirkit.io.qrels import read_qrels
@@ -40,8 +40,8 @@ def _add_lang_args(p: argparse.ArgumentParser, doc_langs_required: bool = False)
     p.add_argument("--doc-langs", required=doc_langs_required, metavar="SRC",
                    help="document languages: index directory, corpus with 'lang' (JSONL/TSV/ir_datasets id), "
                         "or TSV docid<TAB>lang")
-    add_old_spelling(p, "--query-lang", p.add_argument("--default-lang", dest="query_lang", type=lang_code, metavar="L",
-                                                       help="language of every query (or of topics without one)"))
+    p.add_argument("--default-lang", dest="query_lang", type=lang_code, metavar="L",
+                   help="language of every query (or of topics without one)")
     p.add_argument("--topics", metavar="F", help="topics with per-query languages (queries.jsonl with 'lang', "
                                                  "TSV qid<TAB>text<TAB>lang, or an ir_datasets id)")
 
@@ -68,9 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metrics", nargs="+",
                    help=f"required: metric@k names; families: {', '.join(known_metric_examples())}")
     _add_lang_args(p)
-    add_old_spelling(p, "--report", p.add_argument(
+    p.add_argument(
         "--output", dest="report", action="append", default=[], metavar="PATH",
-        help=f"write a report; type by extension ({', '.join(REPORT_FORMATS.names())}); repeatable"))
+        help=f"write a report; type by extension ({', '.join(REPORT_FORMATS.names())}); repeatable")
     p.add_argument("--per-query", action="store_true", help="include per-query scores in JSON reports")
     p.add_argument("--mrc-from-index", action="store_true",
                    help="compute mrc@k from the index each run's provenance sidecar names (the --topics encoded "
@@ -91,8 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "together. auto (default): the groups the --topics carry (group_id), else one unit per "
                         f"query; none: one unit per query; a rule ({', '.join(QUERY_GROUP_RULES.names())}: the query "
                         "id without its language); or a file qid<TAB>group")
-    add_old_spelling(p, "--breakdown-k", p.add_argument(
-        "--k", dest="breakdown_k", type=positive_int, help="cut-off of the per-language tables (default: from the metrics)"))
+    p.add_argument(
+        "--k", dest="breakdown_k", type=positive_int, help="cut-off of the per-language tables (default: from the metrics)")
     p.add_argument("--digits", type=non_negative_int, default=4, help="digits in tables (default 4)")
     p.add_argument("--plot-mix", metavar="PREFIX", help="also draw the top-k language mix to PREFIX.png/.svg")
     p.add_argument("--group-by", action="append", default=[], metavar="KEY",
@@ -261,8 +261,8 @@ def _add_plot_commands(p: argparse.ArgumentParser) -> None:
                    help="horizontal reference lines from JSON reports")
     a.add_argument("--metrics", nargs="+", default=["ndcg@20", "tlr@20"])
     a.add_argument("--title")
-    add_old_spelling(a, "--out", a.add_argument("--output", dest="out", required=True, metavar="PREFIX",
-                                                   help="output file prefix (PREFIX.png and PREFIX.svg)"))
+    a.add_argument("--output", dest="out", required=True, metavar="PREFIX",
+                   help="output file prefix (PREFIX.png and PREFIX.svg)")
     m = sub.add_parser("mix", prog="python -m mlirkit.eval plot mix", help="language distribution of the top k per run")
     m.add_argument("--runs", required=True, nargs="+")
     m.add_argument("--names", nargs="+")
@@ -270,8 +270,8 @@ def _add_plot_commands(p: argparse.ArgumentParser) -> None:
     m.add_argument("--qrels", help="add a bar for the relevant documents")
     m.add_argument("--k", type=positive_int, default=20)
     m.add_argument("--title")
-    add_old_spelling(m, "--out", m.add_argument("--output", dest="out", required=True, metavar="PREFIX",
-                                                   help="output file prefix (PREFIX.png and PREFIX.svg)"))
+    m.add_argument("--output", dest="out", required=True, metavar="PREFIX",
+                   help="output file prefix (PREFIX.png and PREFIX.svg)")
     j = sub.add_parser("projection", prog="python -m mlirkit.eval plot projection", help="2-D projection of document embeddings by language, before/after")
     j.add_argument("--index", required=True, help="index directory (embeddings.npy if present, else its vectors)")
     j.add_argument("--after-index", help="index of the same documents after a transform (its indexed vectors)")
@@ -280,8 +280,8 @@ def _add_plot_commands(p: argparse.ArgumentParser) -> None:
     j.add_argument("--method", default="pca", choices=["pca", "tsne"])
     j.add_argument("--max-points", type=positive_int, default=3000)
     j.add_argument("--seed", type=int, default=0)
-    add_old_spelling(j, "--out", j.add_argument("--output", dest="out", required=True, metavar="PREFIX",
-                                                   help="output file prefix (PREFIX.png and PREFIX.svg)"))
+    j.add_argument("--output", dest="out", required=True, metavar="PREFIX",
+                   help="output file prefix (PREFIX.png and PREFIX.svg)")
     for sp in (a, m, j):
         add_verbosity_args(sp)
         sp.epilog = PLOT_EXAMPLES[sp.prog.rsplit(" ", 1)[-1]]

@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from mlirkit.base.errors import MlirkitError, format_error
-from mlirkit.base.renamed_keywords import renamed_keywords
 from mlirkit.io.fields import check_id
 from mlirkit.io.files import iter_lines
 
@@ -240,7 +239,7 @@ def _write_bytes(path: str | os.PathLike, data: bytes, overwrite: bool, kind: st
 
 def write_run(run: Mapping[str, Mapping[str, float]], path: str | os.PathLike, tag: str,
               overwrite: bool = False, *, k: int | None = None,
-              provenance: Mapping[str, Any] | None = None, **renamed: Any) -> None:
+              provenance: Mapping[str, Any] | None = None) -> None:
     """Write ``{qid: {docno: score}}`` as a 6-column TREC run, and its provenance sidecar beside it.
 
     Queries in id order, documents by ``(-score, docno)`` with ranks from 1; ``k`` keeps only the
@@ -249,7 +248,6 @@ def write_run(run: Mapping[str, Mapping[str, float]], path: str | os.PathLike, t
     ``RUN.provenance.json`` (:mod:`mlirkit.io.provenance`) records the command, the mlirkit version, the
     run's sha256 and what the producer passes as ``provenance`` (index, encoder, transform, topics).
     """
-    k = renamed_keywords("write_run", renamed, {"depth": "k"}, {"k": k}).get("k", k)
     validate_run_tag(tag)
     if k is not None and (isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1):
         raise MlirkitError(f"k must be a whole number >= 1, got {k!r}")

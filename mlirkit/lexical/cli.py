@@ -16,7 +16,7 @@ from typing import Sequence
 
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples, with_examples
 from mlirkit.base.option_names import cli_main
-from mlirkit.base.options import add_old_spelling, add_verbosity_args, lang_code, positive_int
+from mlirkit.base.options import add_verbosity_args, lang_code, positive_int
 from mlirkit.lexical.analyzers import FALLBACKS
 from mlirkit.lexical.searcher import B, K1
 
@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--corpus", required=True,
                    help="BEIR corpus.jsonl, Pyserini JSONL, TSV (id, text[, lang]), optionally .gz, a BEIR dataset folder, "
                         "a Pyserini JsonCollection folder, or an ir_datasets id")
-    add_old_spelling(i, "--index", i.add_argument("--output", dest="index", required=True, help="output index directory"))
+    i.add_argument("--output", dest="index", required=True, help="output index directory")
     i.add_argument("--default-lang", default=None, help="language of documents that have none")
     i.add_argument("--text-field", nargs="+", default=None, help="JSONL fields joined as the document text")
     i.add_argument("--skip-empty", action="store_true", help="skip documents with empty text (counted) instead of failing")
@@ -45,8 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="BEIR queries.jsonl, TSV (qid, text[, lang]), a BEIR dataset folder or an ir_datasets id")
     s.add_argument("--output", required=True, help="TREC run file to write")
     s.add_argument("--hits", type=positive_int, default=1000, help="hits per query")
-    add_old_spelling(s, "--query-lang", s.add_argument("--default-lang", type=lang_code, default=None,
-                                                       help="language of queries that have none"))
+    s.add_argument("--default-lang", type=lang_code, default=None,
+                   help="language of queries that have none")
     s.add_argument("--k1", type=float, default=K1, help="BM25 k1 (Anserini's default)")
     s.add_argument("--b", type=float, default=B, help="BM25 b (Anserini's default)")
     s.add_argument("--run-tag", default=None,

@@ -12,7 +12,7 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples, set_threads
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.base.fs import refuse_existing
-from mlirkit.base.options import add_old_spelling, add_verbosity_args, lang_code, non_negative_int, positive_int
+from mlirkit.base.options import add_verbosity_args, lang_code, non_negative_int, positive_int
 from mlirkit.transforms.alpha import add_alpha_arg
 
 logger = logging.getLogger(__name__)
@@ -30,8 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", required=True, help="TREC run file to write")
     add_encoder_args(p, default=None)
     p.add_argument("--hits", type=positive_int, default=1000, help="hits per query (default 1000)")
-    add_old_spelling(p, "--query-lang", p.add_argument("--default-lang", type=lang_code, default=None,
-                                                       help="language of queries that have none"))
+    p.add_argument("--default-lang", type=lang_code, default=None,
+                   help="language of queries that have none")
     p.add_argument("--run-tag", default=None,
                    help="run tag, the 6th TREC column (default: the output file name without extension, "
                         "e.g. shift for runs/shift.trec, so ranx.Run.from_file names runs apart)")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples, with_examples
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import (LANG_LIST_HELP, LangListAction, add_old_spelling, lang_code, non_negative_int,
+from mlirkit.base.options import (LANG_LIST_HELP, LangListAction, lang_code, non_negative_int,
                                   positive_int)
 from mlirkit.transforms.defaults import DEFAULT_MIN_DOCS
 
@@ -119,8 +119,8 @@ def _add_fit_args(f: argparse.ArgumentParser) -> None:
                         "corpus, kept out of its topic subspace where topic leaks in) or corpus (mean of the "
                         "language's documents minus mean of the source-language documents); docs/shift.md")
     f.add_argument("--text-field", default="text", help="JSONL text field(s), comma-separated (joined by a space)")
-    add_old_spelling(f, "--langid", f.add_argument("--fit-langid", dest="langid", action="store_true",
-                                                   help="also fit a language classifier (stored in the file)"))
+    f.add_argument("--fit-langid", dest="langid", action="store_true",
+                   help="also fit a language classifier (stored in the file)")
     f.add_argument("--hybrid-with", default=None, metavar="PAIRS_TRANSFORM",
                    help="with --from-index: a pair-fitted shift transform; its vectors where it has them, the "
                         "index's for the other languages")

@@ -20,7 +20,7 @@ import os
 from typing import Any
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.encode.indexer import Indexer, index_dir_first
+from mlirkit.encode.indexer import Indexer
 from mlirkit.encoders.base import Encoder
 from mlirkit.transforms.transform import LanguageTransform
 
@@ -30,7 +30,6 @@ class ShiftedFaissIndexer(Indexer):
 
     def __init__(self, index_dir: str | os.PathLike, encoder: Encoder, *,
                  transform: LanguageTransform | str | os.PathLike, **kwargs: Any) -> None:
-        index_dir, encoder = index_dir_first(index_dir, encoder, type(self).__name__)
         if transform is None:
             raise MlirkitError("ShiftedFaissIndexer needs a fitted transform (or its file); "
                                "mlirkit.encode.Indexer indexes without one")

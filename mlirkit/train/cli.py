@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.options import RenamedFlag, split_key_value, split_lang_list, typed_value
+from mlirkit.base.options import split_key_value, split_lang_list, typed_value
 from mlirkit.train.config import ABLATIONS, TrainConfig
 
 #: the fields with a flag of their own (the rest: --set FIELD=VALUE)
@@ -95,37 +95,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--print-config", action="store_true", help="print the resolved config as JSON and exit")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    _add_renamed(p)
     return p
-
-
-def _add_renamed(p: argparse.ArgumentParser) -> None:
-    """The spellings of earlier releases, hidden: a flag per field (``--lr 1e-4``, ``--no-use-ldcl``), ``--output-dir``,
-    ``--config FILE``, ``--no-progress``; each works with a one-line warning."""
-    p.add_argument("--config", dest="config_opt", action=RenamedFlag, new="the positional CONFIG")
-    p.add_argument("--no-progress", dest="quiet", action=RenamedFlag, new="--quiet", value=True)
-    p.add_argument("--output-dir", dest="output_dir", action=RenamedFlag, new="--output VALUE")
-    for f in dataclasses.fields(TrainConfig):
-        if f.name in OVERRIDES:
-            continue
-        flag, kind = "--" + f.name.replace("_", "-"), _inner(_hints()[f.name])[0]
-        if kind is bool:
-            for old, value in ((flag, "true"), ("--no-" + flag[2:], "false")):
-                p.add_argument(old, dest="set", action=RenamedFlag, new=f"{SET} {f.name}={value}", value=value,
-                               prefix=f"{f.name}=")
-        else:
-            p.add_argument(flag, dest="set", action=RenamedFlag, new=f"{SET} {f.name}=VALUE", prefix=f"{f.name}=",
-                           nargs="*" if typing.get_origin(kind) is list else None)
 
 
 def resolve_config(args: argparse.Namespace) -> TrainConfig:
     """The config file (positional), then ``--ablation``, then ``--set``, then the override flags."""
-    path = getattr(args, "config_opt", None) or args.config_path
+    path = args.config_path
     data: dict[str, Any] = TrainConfig.load(path).to_dict() if path else {}
     if args.ablation:
         data.update(ABLATIONS.get(args.ablation))
     data.update(parse_sets(args.set))
-    for name in (*OVERRIDES, "output_dir"):
+    for name in OVERRIDES:
         value = getattr(args, name, None)
         if value is not None:
             data[name] = value

@@ -18,7 +18,6 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.renamed_keywords import renamed_keywords
 from mlirkit.base.langs import canonical, require_langs
 from mlirkit.transforms.parallel import ParallelGroup
 from mlirkit.transforms.registry import TRANSFORMS
@@ -192,10 +191,6 @@ def fit_from_pairs(encoder: Any, pairs: str | os.PathLike | Iterable[ParallelGro
 
     from mlirkit.transforms.parallel import open_parallel, parallel_languages
 
-    if "text_field" in recipe:
-        text_fields = renamed_keywords("fit_from_pairs", {"text_field": recipe.pop("text_field")},
-                                       {"text_field": "text_fields"},
-                                       {"text_fields": None if text_fields == "text" else text_fields})["text_fields"]
     t = estimator(method, source_lang, **recipe)
     name = str(pairs) if isinstance(pairs, (str, os.PathLike)) else None
     fields = text_fields if isinstance(text_fields, str) else ",".join(text_fields)

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import warnings
 from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
@@ -309,12 +308,6 @@ class LanguageTransform:
         self._transform_rows(out, langs, alpha, strict)
         return out
 
-    def apply(self, *args: Any, **kwargs: Any) -> np.ndarray:
-        """Deprecated name of :meth:`transform` (kept for one release)."""
-        warnings.warn("LanguageTransform.apply is renamed transform (apply goes in the next release)",
-                      DeprecationWarning, stacklevel=2)
-        return self.transform(*args, **kwargs)
-
     def describe(self, alpha: AlphaLike = DEFAULT_ALPHA) -> dict[str, Any]:
         """What an index's meta.json records about the transform applied."""
         from mlirkit.encoders.base import fingerprint_digest
@@ -378,13 +371,6 @@ class PerLanguageTransform(LanguageTransform):
         """The learned parameters per language (float32; the method's docstring says their shape)."""
         self._ensure_fitted()
         return self._params
-
-    @property
-    def params(self) -> dict[str, np.ndarray]:
-        """Deprecated name of :attr:`params_` (kept for one release)."""
-        warnings.warn("LanguageTransform.params is renamed params_ (params goes in the next release)",
-                      DeprecationWarning, stacklevel=2)
-        return self.params_
 
     def _restore(self, tensors: dict[str, np.ndarray]) -> None:
         params = self._filter_params(tensors)

@@ -9,7 +9,7 @@ import pytest
 from mlirkit.base.cli import ArgumentParser
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import require_langs
-from mlirkit.base.options import LangListAction, OldSpelling, split_lang_list
+from mlirkit.base.options import LangListAction, split_lang_list
 
 
 def test_split_lang_list_splits_strips_and_drops_empties():
@@ -83,8 +83,7 @@ def test_every_cli_language_list_option_uses_the_action():
                 if isinstance(a, argparse._SubParsersAction):
                     stack.extend(a.choices.values())
                 elif a.nargs in ("+", "*") and "lang" in a.dest:
-                    target = a.target if isinstance(a, OldSpelling) else a  # an earlier spelling does what its target does
-                    assert isinstance(target, LangListAction), (p.prog, a.option_strings)
+                    assert isinstance(a, LangListAction), (p.prog, a.option_strings)
 
 
 def test_require_langs_names_what_is_present_and_suggests():

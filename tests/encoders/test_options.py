@@ -1,5 +1,5 @@
 """The shared encoder options: ``--encoder NAME --encoder-option KEY=VALUE ...``, checked against the encoder
-class's own constructor, and the per-option flags of earlier releases (warned, same result)."""
+class's own constructor."""
 from __future__ import annotations
 
 import inspect
@@ -9,7 +9,7 @@ import pytest
 from mlirkit.base.cli import ArgumentParser
 from mlirkit.base.errors import MlirkitError
 from mlirkit.encoders import ENCODER_CLASSES, encoder_class
-from mlirkit.encoders.options import (RENAMED_FLAGS, add_encoder_args, class_options, encoder_options,
+from mlirkit.encoders.options import (add_encoder_args, class_options, encoder_options,
                                       parse_encoder_options)
 
 
@@ -58,20 +58,13 @@ def test_the_group_checks_against_the_class_the_encoder_resolves_to():
     assert encoder_options(p.parse_args(["--encoder-option", "max_length=8"])) == {"max_length": 8}  # the default: hf
 
 
-def test_old_flags_still_work_with_one_warning_line_each(capsys):
+def test_flags_take_their_values_through_encoder_option(capsys):
     p = _parser()
-    old = p.parse_args(["--max-length", "64", "--no-normalize", "--trust-remote-code", "--doc-prefix", "passage: "])
-    new = p.parse_args(["--encoder-option", "max_length=64", "--encoder-option", "normalize=false",
-                        "--encoder-option", "trust_remote_code=true", "--encoder-option", "doc_prefix=passage: "])
-    assert encoder_options(old) == encoder_options(new)
-    err = capsys.readouterr().err.splitlines()
-    assert err == ["warning: --max-length is renamed: use --encoder-option max_length=64",
-                   "warning: --no-normalize is renamed: use --encoder-option normalize=false",
-                   "warning: --trust-remote-code is renamed: use --encoder-option trust_remote_code=true",
-                   "warning: --doc-prefix is renamed: use --encoder-option doc_prefix=passage: "]
-
-
-def test_old_flags_are_hidden_from_help():
-    text = _parser().format_help()
-    assert "--encoder-option KEY=VALUE" in text
-    assert not [flag for flag in RENAMED_FLAGS if f"{flag} " in text or text.rstrip().endswith(flag)]
+    args = p.parse_args(["--encoder-option", "max_length=64", "--encoder-option", "normalize=false",
+                         "--encoder-option", "trust_remote_code=true", "--encoder-option", "doc_prefix=passage: "])
+    assert encoder_options(args) == {"max_length": 64, "normalize": False, "trust_remote_code": True,
+                                     "doc_prefix": "passage: "}
+    assert "--encoder-option KEY=VALUE" in p.format_help()
+    with pytest.raises(SystemExit):  # no flag per key
+        p.parse_args(["--max-length", "64"])
+    assert "unrecognized arguments: --max-length 64" in capsys.readouterr().err

@@ -1,5 +1,4 @@
-"""``python -m mlirkit.train``: a config file, ``--set FIELD=VALUE`` for any field, a few generated flags, and the
-per-field flags of earlier releases still working with a warning."""
+"""``python -m mlirkit.train``: a config file, ``--set FIELD=VALUE`` for any field, and a few generated flags."""
 from __future__ import annotations
 
 import dataclasses
@@ -21,7 +20,7 @@ def _resolve(argv):
 
 def test_few_own_options_and_every_field_reachable():
     p = build_parser()
-    shown = [a for a in p._actions if a.help != "==SUPPRESS==" and a.option_strings and a.dest != "help"]
+    shown = [a for a in p._actions if a.option_strings and a.dest != "help"]
     assert len(shown) <= 12, [a.option_strings for a in shown]
     assert set(OVERRIDES) <= {f.name for f in dataclasses.fields(TrainConfig)}
     defaults = TrainConfig().to_dict()
@@ -68,15 +67,11 @@ def test_a_yaml_config_is_the_json_config(tmp_path):
     assert from_json == from_yaml and (from_yaml.lr, from_yaml.use_orth, from_yaml.parallel_langs) == (0.5, False, ["de", "fr"])
 
 
-def test_old_spellings_give_the_same_config_with_one_warning_each(capsys):
-    new = _resolve([*BASE, "--set", "lr=3e-5", "--set", "use_orth=false", "--set", "parallel_langs=de,fr"])
-    old = _resolve(["--backbone", "b", "--output-dir", "o", "--triples", "t.jsonl", "--n-parallel", "0",
-                    "--n-monolingual", "0", "--lr", "3e-5", "--no-use-orth", "--parallel-langs", "de", "fr"])
-    assert old == new
-    err = capsys.readouterr().err.splitlines()
-    assert len(err) == 7 and all(line.startswith("warning: --") and " is renamed: use " in line for line in err)
-    assert "warning: --no-use-orth is renamed: use --set use_orth=false" in err
-    assert "warning: --output-dir is renamed: use --output o" in err
+@pytest.mark.parametrize("flag", [["--lr", "3e-5"], ["--no-use-orth"], ["--output-dir", "o"], ["--config", "c.json"]])
+def test_a_field_is_set_with_set_not_a_flag_of_its_own(flag, capsys):
+    with pytest.raises(SystemExit) as e:
+        build_parser().parse_args([*BASE, *flag])
+    assert e.value.code == 2 and f"unrecognized arguments: {flag[0]}" in capsys.readouterr().err
 
 
 def test_print_config_shows_every_field(capsys):

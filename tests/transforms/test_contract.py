@@ -165,16 +165,6 @@ def test_a_method_registered_outside_the_package_is_a_first_class_citizen(tmp_pa
     assert "shift-overall" in capsys.readouterr().err
 
 
-def test_the_old_names_warn_for_one_release():
-    x, langs, ids = data()
-    t = fitted("shift")
-    with pytest.warns(DeprecationWarning, match="renamed transform"):
-        old = t.apply(x, langs, "doc", 0.5)
-    assert old.tobytes() == t.transform(x, langs, "doc", 0.5).tobytes()
-    with pytest.warns(DeprecationWarning, match="renamed params_"):
-        assert t.params.keys() == t.params_.keys()
-
-
 def test_the_public_fitting_surface_is_the_estimators_and_three_array_builders():
     """Every public fitting name of ``mlirkit``, ``mlirkit.transforms`` and ``mlirkit.shift`` is one of the three
     array builders (pairs, index, ``.pt``) or a registered estimator, and docs/python.md lists them all."""

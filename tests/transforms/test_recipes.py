@@ -164,8 +164,7 @@ def test_fit_has_about_half_its_former_options():
         enc = argparse.ArgumentParser(add_help=False)
         add_encoder_args(enc)
         shared = {o for a in enc._actions for o in a.option_strings}
-        return {o for a in fit._actions if a.help != argparse.SUPPRESS  # an earlier release's spelling: hidden
-                for o in a.option_strings if o.startswith("--") and o not in shared} - {"--help"}
+        return {o for a in fit._actions for o in a.option_strings if o.startswith("--") and o not in shared} - {"--help"}
 
     product, research = own(build_parser()), own(experiments_parser())
     assert len(product) <= 16

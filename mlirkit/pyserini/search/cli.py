@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import configure_logging, examples
-from mlirkit.base.options import add_old_spelling, lang_code
+from mlirkit.base.options import lang_code
 from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
 logger = logging.getLogger(__name__)
@@ -57,9 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
                               "python -m mlirkit.pyserini.search --index indexes/ddtp-e5-shift --topics out/ddtp-en-test/topics.tsv \\\n"
                               "      --output runs/shift.txt --encoder-class mlirkit --encoder multilingual-e5-small-q4 "
                               "--hits 100"))
-    add_old_spelling(g, "--query-lang", g.add_argument(
+    g.add_argument(
         "--default-lang", dest="query_lang", type=lang_code, default=None,
-        help="language of the queries without one in the topics (query-side transforms, --query-shift)"))
+        help="language of the queries without one in the topics (query-side transforms, --query-shift)")
     g.add_argument("--force", action="store_true", help="search with an encoder that differs from the index's (warned)")
     add_query_shift_args(g, words=False)
     g.add_argument("--overwrite", action="store_true", help="replace an existing --output run file")
