@@ -14,7 +14,7 @@ The question and sentence vectors are encoded once with :meth:`mlirkit.search.Se
 as .npy under ``--work``; every variant is scored from the cache::
 
     python -m experiments.query_langid --index indexes/xquad-e5 --transform vectors/e5-tatoeba-langid.shift \\
-        --work /tmp/query-langid --output experiments/results/query_langid.json \\
+        --work work/query-langid --output experiments/results/query_langid.json \\
         [--seed-questions BENCHMARK_CACHE/multilingual-e5-small-q4/xquad-r-queries-query-*.npy]
 
 (the index and the transform as in README's Quick start, the transform fitted with ``--fit-langid``;
@@ -207,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     q_vectors = _cached_vectors(searcher, work / "xquad-r-questions.npy", questions, args.seed_questions)
     t_vectors = _cached_vectors(searcher, work / "tatoeba-heldout.npy", tatoeba)
 
-    report: dict[str, Any] = {"index": args.index, "transform": args.transform, "candidates": candidates,
+    report: dict[str, Any] = {"index": Path(args.index).name, "transform": Path(args.transform).name, "candidates": candidates,
                               "n_questions": len(questions), "n_tatoeba": len(tatoeba), "identifiers": {}}
     detections = {}
     for name, identifier in _identifiers(searcher).items():
