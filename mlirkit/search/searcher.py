@@ -253,7 +253,8 @@ class Searcher:
             decided_langs = [d.lang for d in decided]
             vectors = unshifted if self.query_transform is None or decided_langs == batch_langs else \
                 transform_and_normalize(raw, decided_langs, "query", self.query_transform, self.alpha)
-            hits = self.search_vectors(vectors, k, decided_langs if self.shift is not None else None, alpha=alpha)
+            hits = self.search_vectors(vectors, k, _shift_langs(decided, batch_langs, self.langid_threshold) if self.shift is not None
+                                       else None, alpha=alpha)
             results += [TextResult(t, d, h) for t, d, h in zip(batch, decided, hits)]
         return results[0] if single else results
 
@@ -317,3 +318,23 @@ def search_index(faiss_index, docids: Sequence[str], vectors: np.ndarray, k: int
         hits.sort(key=lambda h: (-h.score, h.doc_id))
         results.append(hits[:k])
     return results
+
+
+def _shift_langs(decided: Sequence[Any], given: Sequence[str | None], threshold: float) -> list[str]:
+    """The languages the query-time shift scores free-text queries with: the decided one; for a query sent to the
+    pivot, what the record path would have had (the given or confidently detected language without a vector, or
+    ``und`` when detection was not sure), so that the shift counts and warns about it as it does for records
+    (every one of them is scored with the pivot)."""
+    from mlirkit.base.langs import UNKNOWN
+
+    out = []
+    for d, lang in zip(decided, given):
+        if d.how != "pivot":
+            out.append(d.lang)
+        elif lang is not None:
+            out.append(lang)
+        elif d.detected is not None and d.confidence is not None and d.confidence >= threshold:
+            out.append(d.detected)
+        else:
+            out.append(UNKNOWN)
+    return out

@@ -62,6 +62,17 @@ def test_unsure_detection_and_languages_without_a_vector_use_the_pivot(shift_ind
     assert _ids(uk.hits) == _ids(shifted.search([Query("q", "the river", "en")], k=12)["q"])
 
 
+def test_pivot_decisions_are_counted_as_the_record_path_counts_them(shift_index, tiny_encoder):
+    d, _ = shift_index
+    free = Searcher(d / "pivot", tiny_encoder, query_shift="cosine", langid_threshold=1.0)
+    records = Searcher(d / "pivot", tiny_encoder, query_shift="cosine")
+    free.search_text(["ok", "the river"], k=3, langs=[None, "uk"])  # unsure detection; a language without a vector
+    records.search([Query("a", "ok", None), Query("b", "the river", "uk")], k=3)
+    counts = {key: n for key, n in free.shift.counts.items() if key.startswith("pivot_fallback")}
+    assert counts == {"pivot_fallback:und": 1, "pivot_fallback:uk": 1}
+    assert counts == {key: n for key, n in records.shift.counts.items() if key.startswith("pivot_fallback")}
+
+
 def test_without_the_query_time_shift_the_language_is_reported_only(shift_index, tiny_encoder):
     d, _ = shift_index
     plain = Searcher(d / "pivot", tiny_encoder)
