@@ -104,11 +104,12 @@ def hybrid_shift(pairs: ShiftTransform, corpus: ShiftTransform, *,
 
 def missing_languages(transform: LanguageTransform, counts: Mapping[str, int]) -> dict[str, int]:
     """``{lang: documents}`` of the known corpus languages ``transform`` has no parameters for (the source
-    language of a transform that leaves it unchanged is not missing)."""
+    language of a transform that leaves it unchanged is not missing). A language meets parameters by
+    :func:`mlirkit.base.langs.lookup` (``pt-BR`` documents use a ``pt`` vector: not missing)."""
     if not transform.per_language:
         return {}
-    skip = set(transform.languages) | (set() if transform.transforms_source else {transform.source_lang})
-    return {la: int(n) for la, n in sorted(counts.items()) if not is_unknown(la) and la not in skip and n}
+    return {la: int(n) for la, n in sorted(counts.items()) if not is_unknown(la) and n
+            and transform.vector_lang(la) is None and (transform.transforms_source or not transform.is_source(la))}
 
 
 def check_missing_policy(policy: str | None) -> str:
