@@ -99,3 +99,28 @@ def test_a_query_language_no_document_has_is_refused():
     r = evaluate(QRELS, {"r": RUN}, ["ndcg@2"], doc_langs={"a": "zh-CN", "b": "en"}, query_langs="ja",
                  significance=None)
     assert r.value("r", "ndcg@2") > 0
+
+
+def test_index_time_gives_pt_br_documents_the_pt_vector_as_post_hoc_does(tmp_path):
+    """The Indexer with the transform (index time) writes the vectors that transforming afterwards gives."""
+    from mlirkit.encode import Indexer
+    from mlirkit.index.reader import DenseIndex
+    from mlirkit.io.records import Doc
+    from mlirkit.testing.fake_encoder import FakeEncoder
+
+    encoder = FakeEncoder()
+    rng = np.random.default_rng(3)
+    t = ShiftTransform.from_tensors({"pt": rng.normal(size=encoder.dim)}, encoder=encoder.fingerprint,
+                                    source_lang="en", meta={"pairs": {"pt": 9}})
+    from mlirkit.transforms import save_transform
+
+    save_transform(t, tmp_path / "t.shift")
+    docs = [Doc(f"d{i}", f"text {i}", "pt-BR" if i % 2 else "en") for i in range(8)]
+    Indexer(tmp_path / "idx", encoder, transform=t, save_embeddings=True, show_progress=False).index(docs)
+    index = DenseIndex(tmp_path / "idx")
+    moved = t.transform(index.embeddings(), index.langs, "doc")
+    moved /= np.linalg.norm(moved, axis=1, keepdims=True)
+    np.testing.assert_allclose(index.indexed_vectors(), moved, atol=1e-6)
+    assert not np.allclose(moved[1::2], index.embeddings()[1::2] / np.linalg.norm(index.embeddings()[1::2], axis=1,
+                                                                                   keepdims=True))
+    assert "missing_languages" not in (t.describe(1.0) or {})
