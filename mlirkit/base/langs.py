@@ -21,14 +21,29 @@ code on the right is canonical (ISO 639-1). mMARCO, ir_datasets and the SHIFT au
 writes (in its BCP 47 case); every place that compares or looks languages up (transform parameters,
 alpha overrides, evaluation) goes through :func:`canonical` (case and alias), so a ``dt`` vector
 applies to ``nl`` documents and a ``dt`` query is "the same language" as an ``nl`` document.
+:func:`canonical` also standardises the tag by BCP 47 and CLDR (``langcodes.standardize_tag`` with
+macrolanguages): ISO 639-2/3 codes become their two-letter code (``eng`` -> ``en``, ``zho``/``cmn`` -> ``zh``,
+``deu-DE`` -> ``de-DE``), deprecated codes their replacement (``iw`` -> ``he``).
+
+:func:`lookup` is the one matching rule where two tags meet (a transform's vectors and a document's or
+query's language; a query's language and the documents' in evaluation): RFC 4647 section 3.4 lookup on
+canonical codes, i.e. the tag itself, else the tag truncated subtag by subtag from the end (``pt-BR`` ->
+``pt``, ``zh-CN`` -> ``zh``, ``es-419`` -> ``es``), except that a script subtag is never dropped
+(``zh-Hant`` does not fall back to ``zh``: the scripts are written differently). :func:`meets` is the
+symmetric form (``zh`` meets ``zh-CN``; ``zh-CN`` and ``zh-TW`` do not meet), :func:`meeting_codes` the
+mapping evaluation uses, and :func:`log_fallback` logs each fallback once per process
+(``pt-BR documents use the pt vector``).
 """
 from __future__ import annotations
 
+import logging
 import re
 from functools import lru_cache
 from typing import Iterable, Sequence
 
 from mlirkit.base.errors import MlirkitError
+
+logger = logging.getLogger(__name__)
 
 UNKNOWN = "und"
 UNKNOWN_NAMES = frozenset({"", UNKNOWN, "unknown"})  # (and None; compared in lower case)
@@ -82,7 +97,99 @@ def canonical(lang: str | None) -> str | None:
     if not is_lang_code(lang):
         return lang
     code = bcp47_case(lang)
-    return ALIASES.get(code, code)
+    code = ALIASES.get(code, code)
+    return ALIASES.get(_standardize(code), _standardize(code))
+
+
+@lru_cache(maxsize=4096)
+def _standardize(code: str) -> str:
+    """``code`` standardised by ``langcodes`` (BCP 47 + CLDR aliases, macrolanguages); unchanged where
+    ``langcodes`` cannot parse it (mMARCO's ``dt``) or would give something that is no code here."""
+    import langcodes
+
+    try:
+        out = langcodes.standardize_tag(code, macro=True)
+    except (ValueError, LookupError):
+        return code
+    return out if is_lang_code(out) else code
+
+
+def _is_script(subtag: str) -> bool:
+    return len(subtag) == 4 and subtag.isalpha()
+
+
+def lookup(tag: str | None, available: Iterable[str | None]) -> str | None:
+    """The code of ``available`` that ``tag`` uses (RFC 4647 section 3.4 lookup on :func:`canonical` codes):
+    the tag itself, else its truncations from the end (``pt-BR`` -> ``pt``; a singleton left at the end
+    is dropped too), never dropping a script subtag (``zh-Hant`` -> nothing, ``zh-Hant-TW`` ->
+    ``zh-Hant``); None for an unknown language or no match. Returns the element of ``available`` as given.
+
+    ==============  ===================  =========
+    tag             available            result
+    ==============  ===================  =========
+    ``pt-BR``       ``pt``               ``pt``
+    ``eng``         ``en``               ``en``
+    ``zh-Hant-TW``  ``zh-Hant``, ``zh``  ``zh-Hant``
+    ``zh-Hant``     ``zh``               None
+    ``pt``          ``pt-BR``            None (a vector of pt-BR is not one of pt; :func:`meets` is symmetric)
+    ==============  ===================  =========
+    """
+    if is_unknown(tag):
+        return None
+    code = canonical(tag)
+    if not is_lang_code(code):
+        return None
+    have: dict[str, str] = {}
+    for a in available:
+        if not is_unknown(a):
+            have.setdefault(canonical(a) or "", a)  # type: ignore[arg-type]
+    parts = code.split("-")  # type: ignore[union-attr]
+    while parts:
+        hit = have.get("-".join(parts))
+        if hit is not None:
+            return hit
+        if len(parts) > 1 and _is_script(parts[-1]):
+            return None
+        parts.pop()
+        while len(parts) > 1 and len(parts[-1]) == 1:
+            parts.pop()
+    return None
+
+
+def meets(a: str | None, b: str | None) -> bool:
+    """Whether tags ``a`` and ``b`` name the same language by :func:`lookup`, either way round (``zh`` and
+    ``zh-CN``, ``eng`` and ``en``; not ``zh-CN`` and ``zh-TW``, not ``zh`` and ``zh-Hant``)."""
+    return lookup(a, [b]) is not None or lookup(b, [a]) is not None
+
+
+def meeting_codes(left: Iterable[str | None], right: Iterable[str | None]) -> dict[str, str]:
+    """``{canonical code: canonical code it meets}`` for the known codes of each side that are not on the
+    other side as they stand but meet one there by :func:`lookup` (``zh-CN`` queries and ``zh`` documents:
+    ``{"zh-CN": "zh"}``; ``zh`` queries and ``zh-CN`` documents: ``{"zh-CN": "zh"}``): mapping both sides
+    through it makes the codes that meet equal."""
+    a = {canonical(x) for x in left if not is_unknown(x)}
+    b = {canonical(x) for x in right if not is_unknown(x)}
+    out: dict[str, str] = {}
+    for mine, other in ((a, b), (b, a)):
+        for code in sorted(c for c in mine - other if c):
+            hit = lookup(code, other)
+            if hit is not None and code not in out:
+                out[code] = hit  # type: ignore[assignment]
+    return out
+
+
+_LOGGED: set[tuple[str, str, str]] = set()
+
+
+def log_fallback(tag: str, used: str, what: str = "documents", noun: str = "vector") -> None:
+    """Log once per process that ``tag`` meets ``used`` by :func:`lookup` and not as written:
+    ``pt-BR documents use the pt vector``."""
+    if canonical(tag) == canonical(used) and canonical(tag) == tag:
+        return
+    key = (tag, used, what)
+    if key not in _LOGGED:
+        _LOGGED.add(key)
+        logger.info("%s %s use the %s %s", tag, what, used, noun)
 
 
 def is_lang_code(value: object) -> bool:
@@ -129,6 +236,11 @@ def require_langs(requested: Iterable[str], present: Iterable[str], what: str, w
     if missing:
         raise MlirkitError(f"no {what} of {', '.join(la + _suggest(la, have) for la in missing)}{where} "
                            f"(languages present: {', '.join(have) or 'none'})")
+
+
+def did_you_mean_lang(lang: str, present: list[str]) -> str:
+    """``' (did you mean: ...?)'`` naming the codes of ``present`` close to ``lang`` (or ``''``)."""
+    return _suggest(lang, present)
 
 
 def _suggest(lang: str, present: list[str]) -> str:

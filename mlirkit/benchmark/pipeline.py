@@ -333,7 +333,8 @@ def _plots(result: EncoderResult, config: BenchmarkConfig, data: BenchmarkData, 
                      for r in ("base", f"centering-{source}", f"lir-{source}")}
         files += plot_alpha_curves(sweep, root / f"alpha-{source}-test", metrics, baselines,
                                    title=f"{result.name}: SHIFT fitted on {source} pairs, test split "
-                                         f"(alpha chosen on dev: {result.chosen_alpha[source]:g})")
+                                         f"(alpha chosen on dev: {result.chosen_alpha[source]:g})",
+                                   chosen=result.chosen_alpha[source])
     sp = data.splits["test"]
     files += plot_language_mix({r: test_runs[r] for r in result.main_runs}, doc_langs, sp.query_langs, config.k,
                                root / "language-mix-test", qrels=sp.qrels,

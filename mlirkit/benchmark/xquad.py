@@ -413,7 +413,7 @@ def _plots(res: XquadEncoderResult, config: BenchmarkConfig, coll: Collection, r
         files += plot_alpha_curves({a: {metric: v} for a, v in curve.items()}, root / f"{part}-alpha-{source}",
                                    [metric], baselines,
                                    title=f"{res.name}: {LABELS[part]}, SHIFT ({source}); label-free alpha "
-                                         f"{res.chosen_alpha[source]:g}")
+                                         f"{res.chosen_alpha[source]:g}", chosen=res.chosen_alpha[source])
     files += plot_language_mix({r: runs[r] for r in res.main_runs}, dict(zip(coll.doc_ids, coll.doc_langs)),
                                coll.topics.query_langs, config.k, root / f"{part}-language-mix",
                                qrels=coll.topics.qrels, title=f"{res.name}: {LABELS[part]}, languages of the top {config.k}")

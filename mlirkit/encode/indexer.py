@@ -204,12 +204,13 @@ class _CorpusFill:
     def add(self, raw: np.ndarray, langs: list[str], transform_rows: Any) -> np.ndarray:
         """The vectors to index for one chunk: ``transform_rows(raw, langs)``, and for the rows of languages
         without a vector their normalised raw vector, kept aside for :meth:`amend`."""
-        from mlirkit.base.langs import canonical, is_unknown
+        from mlirkit.base.langs import is_unknown, lookup
         from mlirkit.base.vectors import l2_normalize
 
         self.means.update(raw, langs)
-        have = set(self.transform.languages) | {self.transform.source_lang}
-        lacking = np.array([not is_unknown(la) and canonical(la) not in have for la in langs], dtype=bool)
+        have = [*self.transform.languages, self.transform.source_lang]
+        met = {la: is_unknown(la) or lookup(la, have) is not None for la in set(langs)}  # pt-BR meets pt
+        lacking = np.array([not met[la] for la in langs], dtype=bool)
         if not lacking.any():
             return transform_rows(raw, langs)
         self.writer.defer()

@@ -157,7 +157,7 @@ def evaluate(qrels: Mapping[str, Mapping[str, int]] | Any, runs: Mapping[str, An
                            f"or {option('query_groups')}")
     with_langs = doc_langs is not None
     if with_langs:
-        judged.set_languages(doc_langs, q_langs)
+        judged.set_languages(doc_langs, q_langs, refuse_unmet=any(s.kind in ("tlr", "samelang") for s in specs))
         unknown_rel = int((judged.relevant & (judged.lang == 0)).sum())
         info["relevant_docs_unknown_language"] = unknown_rel
         info["queries_unknown_language"] = int((judged.query_lang_codes == 0).sum())

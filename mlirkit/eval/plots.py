@@ -1,9 +1,10 @@
 """Figures that show language bias, each written as ``<out_prefix>.png`` and ``<out_prefix>.svg``.
 
 - :func:`plot_alpha_curves`: metrics (nDCG@20, TLR@20) against SHIFT's alpha from a sweep, with
-  baselines as horizontal lines.
+  baselines as horizontal lines and the chosen alpha as a vertical one.
 - :func:`plot_language_mix`: language distribution of each system's top k (stacked bars), the query
-  language first; with ``qrels`` a reference bar for the relevant documents.
+  language first (with several query languages: each query's own language as one segment); with
+  ``qrels`` a reference bar for the relevant documents.
 - :func:`plot_projection`: 2-D projection (PCA, or t-SNE) of document embeddings coloured by
   language, before and after a transform (cf. Figure 3 of the SHIFT paper); each panel's title
   gives the silhouette of the language labels (cosine, in the full space): near 0 = languages
@@ -22,7 +23,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import UNKNOWN, is_known
+from mlirkit.base.langs import UNKNOWN, is_known, meets
 
 
 def _figure(width: float, height: float):
@@ -69,8 +70,16 @@ def _colours(langs: Sequence[str]) -> dict[str, tuple]:
 def plot_alpha_curves(sweep: Mapping[float, Mapping[str, float]], out_prefix: str | os.PathLike,
                       metrics: Sequence[str] = ("ndcg@20", "tlr@20"),
                       baselines: Mapping[str, Mapping[str, float]] | None = None, *,
-                      title: str | None = None) -> list[Path]:
-    """One panel per metric: value against alpha (``sweep`` = ``{alpha: {metric: value}}``)."""
+                      title: str | None = None, chosen: float | None = None) -> list[Path]:
+    """:func:`alpha_curves_figure` written to ``<out_prefix>.png`` and ``.svg``."""
+    return _save(alpha_curves_figure(sweep, metrics, baselines, title=title, chosen=chosen), out_prefix)
+
+
+def alpha_curves_figure(sweep: Mapping[float, Mapping[str, float]], metrics: Sequence[str] = ("ndcg@20", "tlr@20"),
+                        baselines: Mapping[str, Mapping[str, float]] | None = None, *,
+                        title: str | None = None, chosen: float | None = None):
+    """One panel per metric: value against alpha (``sweep`` = ``{alpha: {metric: value}}``); ``chosen``:
+    the alpha a run uses (chosen on dev, or label-free), marked by a vertical line on every panel."""
     if not sweep:
         raise MlirkitError("empty alpha sweep")
     alphas = sorted(float(a) for a in sweep)
@@ -95,6 +104,9 @@ def plot_alpha_curves(sweep: Mapping[float, Mapping[str, float]], out_prefix: st
         for i, (name, values) in enumerate((baselines or {}).items()):
             if metric in values and values[metric] is not None:
                 ax.axhline(values[metric], linestyle=styles[i % len(styles)], color=f"C{i + 1}", label=name)
+        if chosen is not None:
+            ax.axvline(float(chosen), color="tab:red", linestyle="-", linewidth=1.0, alpha=0.7,
+                       label=f"chosen alpha ({float(chosen):g})", gid="chosen-alpha")
         ax.margins(y=0.15)
         ax.set_xlabel("alpha")
         ax.set_ylabel(metric)
@@ -102,8 +114,8 @@ def plot_alpha_curves(sweep: Mapping[float, Mapping[str, float]], out_prefix: st
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=8, loc="best")
     if title:
-        fig.suptitle(title)
-    return _save(fig, out_prefix)
+        fig.suptitle(_wrapped(title, 4.2 * len(metrics)), fontsize=10)
+    return fig
 
 
 def _top_langs(hits: Mapping[str, float], k: int, doc_langs: Mapping[str, str]) -> list[str]:
@@ -111,40 +123,68 @@ def _top_langs(hits: Mapping[str, float], k: int, doc_langs: Mapping[str, str]) 
     return [doc_langs.get(d, UNKNOWN) for d, _ in top]
 
 
-def language_mix(run: Mapping[str, Mapping[str, float]], doc_langs: Mapping[str, str], k: int) -> dict[str, float]:
-    """``{lang: mean share of the top k}`` over the run's queries with results (macro average)."""
+#: the bar of the documents in each query's own language, when several query languages are pooled
+OWN_LANGUAGE = "query's own language"
+
+
+def language_mix(run: Mapping[str, Mapping[str, float]], doc_langs: Mapping[str, str], k: int,
+                 query_langs: Mapping[str, str] | None = None) -> dict[str, float]:
+    """``{lang: mean share of the top k}`` over the run's queries with results (macro average). With
+    ``query_langs`` (``{qid: lang}``), the documents in the query's own language (by
+    :func:`mlirkit.base.langs.meets`) count under :data:`OWN_LANGUAGE`, the others under their language."""
     total: Counter[str] = Counter()
     n = 0
-    for hits in run.values():
+    same: dict[tuple[str, str], bool] = {}
+    for qid, hits in run.items():
         langs = _top_langs(hits, k, doc_langs)
         if langs:
             n += 1
+            q = None if query_langs is None else query_langs.get(qid)
             for lang, c in Counter(langs).items():
-                total[lang] += c / len(langs)
+                if q is not None and (q, lang) not in same:
+                    same[q, lang] = meets(q, lang)
+                key = OWN_LANGUAGE if q is not None and same[q, lang] else lang
+                total[key] += c / len(langs)
     return {lang: v / n for lang, v in total.items()} if n else {}
+
+
+def _wrapped(title: str, width_inches: float) -> str:
+    """``title`` broken into lines that fit a figure ``width_inches`` wide (about 11 characters an inch at
+    matplotlib's default title size)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(title, max(20, int(width_inches * 11))))
 
 
 def plot_language_mix(runs: Mapping[str, Mapping[str, Mapping[str, float]]], doc_langs: Mapping[str, str],
                       query_langs: Mapping[str, str] | str, k: int, out_prefix: str | os.PathLike, *,
                       qrels: Mapping[str, Mapping[str, int]] | None = None, title: str | None = None) -> list[Path]:
-    """Stacked bars: share of each language in each run's top ``k`` (query language first)."""
+    """:func:`language_mix_figure` written to ``<out_prefix>.png`` and ``.svg``."""
+    return _save(language_mix_figure(runs, doc_langs, query_langs, k, qrels=qrels, title=title), out_prefix)
+
+
+def language_mix_figure(runs: Mapping[str, Mapping[str, Mapping[str, float]]], doc_langs: Mapping[str, str],
+                        query_langs: Mapping[str, str] | str, k: int, *,
+                        qrels: Mapping[str, Mapping[str, int]] | None = None, title: str | None = None):
+    """Stacked bars: share of each language in each run's top ``k``, the query language first. With
+    several query languages (a ``{qid: lang}`` mapping naming more than one) each query's documents in its
+    own language are one bar segment, :data:`OWN_LANGUAGE`, against the other languages (pooling the
+    languages themselves would hide how much of each top k is in its query's language)."""
     if not runs:
         raise MlirkitError("no runs to plot")
-    shares = {name: language_mix(run, doc_langs, k) for name, run in runs.items()}
+    pooled = not isinstance(query_langs, str) and len(set(query_langs.values())) > 1
+    per_query = query_langs if pooled else None
+    shares = {name: language_mix(run, doc_langs, k, per_query) for name, run in runs.items()}  # type: ignore[arg-type]
     if qrels is not None:
-        rel_share: Counter[str] = Counter()
-        n = 0
-        for docs in qrels.values():
-            rel = [doc_langs.get(d, UNKNOWN) for d, r in docs.items() if r >= 1]
-            if rel:
-                n += 1
-                for lang, c in Counter(rel).items():
-                    rel_share[lang] += c / len(rel)
-        shares["relevant documents"] = {lang: v / n for lang, v in rel_share.items()} if n else {}
-    if isinstance(query_langs, str):
+        rel_runs = {q: {d: float(r) for d, r in docs.items() if r >= 1} for q, docs in qrels.items()}
+        shares["relevant documents"] = language_mix(rel_runs, doc_langs, max(1, max(map(len, rel_runs.values()), default=1)),
+                                                    per_query)  # type: ignore[arg-type]
+    if pooled:
+        q_main = [OWN_LANGUAGE]
+    elif isinstance(query_langs, str):
         q_main = [query_langs]
     else:
-        q_main = [lang for lang, _ in Counter(query_langs.values()).most_common()]
+        q_main = list(dict.fromkeys(query_langs.values()))
     langs = sorted({lang for s in shares.values() for lang in s},
                    key=lambda lang: (lang not in q_main, lang == UNKNOWN, lang))
     colours = _colours(langs)
@@ -157,7 +197,8 @@ def plot_language_mix(runs: Mapping[str, Mapping[str, Mapping[str, float]]], doc
         is_query = lang in q_main
         ax.barh(names, widths, left=left, color=colours[lang], edgecolor="black" if is_query else "white",
                 linewidth=1.2 if is_query else 0.5, hatch="//" if is_query else None,
-                label=f"{lang} (query)" if is_query else ("unknown" if lang == UNKNOWN else lang))
+                label=lang if lang == OWN_LANGUAGE else f"{lang} (query)" if is_query
+                else ("unknown" if lang == UNKNOWN else lang))
         for y, (w, x) in enumerate(zip(widths, left)):
             if w >= 0.06:
                 ax.text(x + w / 2, y, f"{w:.0%}", ha="center", va="center", fontsize=7)
@@ -167,8 +208,8 @@ def plot_language_mix(runs: Mapping[str, Mapping[str, Mapping[str, float]]], doc
     ax.set_xlabel(f"share of the top {k}")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False,
               ncols=1 if len(langs) <= 12 else 2)
-    ax.set_title(title or f"Language of the top {k} retrieved documents")
-    return _save(fig, out_prefix)
+    ax.set_title(_wrapped(title or f"Language of the top {k} retrieved documents", 6.0))
+    return fig
 
 
 #: the fewest points a projection panel is drawn from (t-SNE's perplexity of 2 needs more than 2)
@@ -252,5 +293,5 @@ def plot_projection_panels(panels: Sequence[tuple[str, np.ndarray]], langs: Sequ
     return _save(fig, out_prefix)
 
 
-__all__ = ["language_mix", "language_silhouette", "plot_alpha_curves", "plot_language_mix", "plot_projection",
+__all__ = ["OWN_LANGUAGE", "alpha_curves_figure", "language_mix", "language_mix_figure", "language_silhouette", "plot_alpha_curves", "plot_language_mix", "plot_projection",
            "plot_projection_panels"]

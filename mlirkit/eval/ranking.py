@@ -19,7 +19,8 @@ from typing import Mapping
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import UNKNOWN, canonical, normalize_unknown
+from mlirkit.base.langs import UNKNOWN, canonical, log_fallback, meeting_codes, normalize_unknown
+from mlirkit.eval.query_langs import check_query_langs_meet
 
 logger = logging.getLogger(__name__)
 
@@ -33,9 +34,12 @@ class Languages:
     def __init__(self) -> None:
         self.names: list[str] = [UNKNOWN]
         self._codes: dict[str, int] = {UNKNOWN: 0}
+        #: codes that meet another side's code by :func:`mlirkit.base.langs.lookup` (``zh-CN`` -> ``zh``)
+        self.fold: dict[str, str] = {}
 
     def code(self, lang: str | None) -> int:
         lang = canonical(normalize_unknown(lang))
+        lang = self.fold.get(lang, lang)  # type: ignore[arg-type]
         code = self._codes.get(lang)
         if code is None:
             code = self._codes[lang] = len(self.names)
@@ -91,11 +95,20 @@ class Judged:
     def n_queries(self) -> int:
         return len(self.qids)
 
-    def set_languages(self, doc_langs: Mapping[str, str], query_langs: list[str]) -> None:
-        """Attach document languages (``{docid: lang}``) and one language per evaluated query."""
+    def set_languages(self, doc_langs: Mapping[str, str], query_langs: list[str], *, refuse_unmet: bool = True) -> None:
+        """Attach document languages (``{docid: lang}``) and one language per evaluated query. Tags that
+        meet by :func:`mlirkit.base.langs.lookup` get one code (``zh`` queries, ``zh-CN`` documents);
+        ``refuse_unmet``: a known query language meeting no document language is an error
+        (:func:`mlirkit.eval.query_langs.check_query_langs_meet`; for TLR and samelang)."""
         if len(query_langs) != self.n_queries:
             raise ValueError("one language per evaluated query expected")
         self.doc_langs = doc_langs
+        doc_set = set(doc_langs.values())
+        if refuse_unmet:
+            check_query_langs_meet(query_langs, doc_set)
+        self.languages.fold = meeting_codes(set(query_langs), doc_set)
+        for a, b in self.languages.fold.items():
+            log_fallback(a, b, "language tags", "tag (the same language in evaluation)")
         self.query_lang_codes = self.languages.codes(query_langs)
 
     @cached_property

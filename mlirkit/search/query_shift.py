@@ -47,7 +47,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import UNKNOWN, canonical
+from mlirkit.base.langs import UNKNOWN, canonical, log_fallback, lookup
 from mlirkit.base.option_names import option
 from mlirkit.transforms.alpha import Alpha
 from mlirkit.transforms.defaults import DEFAULT_ALPHA
@@ -110,8 +110,10 @@ class QueryTimeShift:
         self.vectors = np.stack([np.zeros(transform.dim), *(transform.params_[la].astype(np.float64)
                                                              for la in transform.languages)])  # (M, d)
         self._lang_index = {la: k for k, la in enumerate(self.langs)}
-        codes = np.fromiter((self._lang_index.get(canonical(la) or UNKNOWN, -1) for la in self.doc_langs),
-                            dtype=np.intp, count=len(self.doc_langs))
+        memo: dict[str | None, int] = {}
+        for la in dict.fromkeys(self.doc_langs):
+            memo[la] = self._row(la, "documents")
+        codes = np.fromiter((memo[la] for la in self.doc_langs), dtype=np.intp, count=len(self.doc_langs))
         self.doc_codes = codes  # (n,) -1 = unknown language or no vector: never shifted
         self.counts: Counter[str] = Counter()
         self.warned_fallback: set[str] = set()  # query languages already warned about (:meth:`log_fallback`)
@@ -150,21 +152,32 @@ class QueryTimeShift:
         self._inv_norms = {}
         return prepared
 
+    def _row(self, lang: str | None, what: str) -> int:
+        """Row of :attr:`langs` that ``lang`` meets (:func:`mlirkit.base.langs.lookup`: a ``pt-BR`` query
+        uses the ``pt`` vector, logged once), -1 for none."""
+        used = lookup(lang, self.langs)
+        if used is None:
+            return -1
+        if lang is not None:
+            log_fallback(lang, used, what)
+        return self._lang_index[used]
+
     def has_vector(self, lang: str | None) -> bool:
-        """Whether queries of ``lang`` are scored with their own source (the pivot or a language with a vector)."""
-        return self._lang_index.get(canonical(lang) or UNKNOWN) is not None
+        """Whether queries of ``lang`` are scored with their own source (the pivot or a language with a vector,
+        by :func:`mlirkit.base.langs.lookup`)."""
+        return lookup(lang, self.langs) is not None
 
     def source_code(self, lang: str | None) -> int:
         """Row of :attr:`langs` used as the source for a query of ``lang`` (the pivot when it has no vector)."""
-        code = self._lang_index.get(canonical(lang) or UNKNOWN)
-        if code is None:
+        code = self._row(lang, "queries")
+        if code < 0:
             self.counts[f"pivot_fallback:{lang or UNKNOWN}"] += 1
             return 0
         return code
 
     def fallback_langs(self, query_langs: Sequence[str | None]) -> Counter:
         """``{lang: queries}`` of the queries that :meth:`source_code` scores with the pivot (no vector)."""
-        return Counter(str(la or UNKNOWN) for la in query_langs if self._lang_index.get(canonical(la) or UNKNOWN) is None)
+        return Counter(str(la or UNKNOWN) for la in query_langs if lookup(la, self.langs) is None)
 
     def log_fallback(self, query_langs: Sequence[str | None]) -> None:
         """Log the queries of ``query_langs`` (one batch) scored with the pivot: a warning the first time a

@@ -123,6 +123,7 @@ def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform |
             from mlirkit.transforms.io import save_transform
 
             save_transform(t, writer.tmp / TRANSFORM_FILE)
+            t.path = Path(output) / TRANSFORM_FILE  # where it will be: messages name no temporary folder
         else:
             shutil.copyfile(given.path, writer.tmp / TRANSFORM_FILE)
         writer.transform = t.describe(alpha)

@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence, Union
 
 from mlirkit.base import option_names
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import canonical, check_lang
+from mlirkit.base.langs import canonical, check_lang, lookup
 from mlirkit.base.options import split_key_value
 from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
@@ -80,7 +80,12 @@ class Alpha:
         return cls.coerce(values)
 
     def for_lang(self, lang: str) -> float:
-        return self.overrides.get(canonical(lang), self.default)
+        """The override of ``lang`` (or of the language it meets, :func:`mlirkit.base.langs.lookup`:
+        ``pt=0.5`` applies to ``pt-BR``), else the default."""
+        value = self.overrides.get(canonical(lang))  # type: ignore[arg-type]
+        if value is None and self.overrides:
+            value = self.overrides.get(lookup(lang, self.overrides))  # type: ignore[arg-type]
+        return self.default if value is None else value
 
     def to_json(self) -> float | dict[str, float]:
         """What ``meta.json`` records: the number, or ``{"*": default, lang: value, ...}`` (languages sorted)."""

@@ -52,7 +52,7 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.vectors import l2_normalize
-from mlirkit.base.langs import canonical, is_unknown
+from mlirkit.base.langs import is_unknown
 from mlirkit.transforms.alpha import ALPHA_MAX, ALPHA_MIN
 from mlirkit.transforms.transform import LanguageTransform
 
@@ -238,8 +238,8 @@ def _rebased(docs: np.ndarray, langs: Sequence[str], transform: LanguageTransfor
 
     if not isinstance(transform, ShiftTransform) or lang not in transform.params_ or alpha == 0:
         return docs
-    moved = np.fromiter((canonical(l) in transform.params_ or canonical(l) == transform.source_lang for l in langs),
-                        dtype=bool, count=len(langs))
+    meet = {la: transform.vector_lang(la) is not None or transform.is_source(la) for la in set(langs)}
+    moved = np.fromiter((meet[la] for la in langs), dtype=bool, count=len(langs))
     out = docs.copy()
     out[moved] += np.float32(alpha) * transform.params_[lang]
     return out

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import canonical, require_langs
+from mlirkit.base.langs import canonical, lookup, require_langs
 from mlirkit.transforms.parallel import ParallelGroup
 from mlirkit.transforms.registry import TRANSFORMS
 from mlirkit.transforms.transform import LanguageTransform
@@ -102,13 +102,22 @@ def fit_groups(encoder: Any, groups: Iterable[ParallelGroup], t: LanguageTransfo
     def full(langs_: Iterable[str]) -> bool:
         return max_pairs is not None and all(taken[la] >= max_pairs for la in langs_ if la != source_lang)
 
+    kept_memo: dict[str, bool] = {}
+
+    def kept(lang: str) -> bool:
+        """Whether texts of ``lang`` serve an asked-for language (itself, or ``pt`` texts for ``pt-BR``:
+        :func:`mlirkit.base.langs.lookup`)."""
+        if lang not in kept_memo:
+            kept_memo[lang] = lang in keep or any(lookup(la, [lang]) is not None for la in keep)  # type: ignore[union-attr]
+        return kept_memo[lang]
+
     def selected() -> Iterator[ParallelGroup]:
         for g in groups:
             if wanted and full(wanted):
                 return
             report.groups_read += 1
             seen.update(canonical(l) for l in g.texts)
-            texts = {canonical(l): x for l, x in g.texts.items() if keep is None or canonical(l) in keep}
+            texts = {canonical(l): x for l, x in g.texts.items() if keep is None or kept(canonical(l))}
             if source_lang not in texts:
                 report.skipped_no_source += 1
                 continue
@@ -147,7 +156,8 @@ def fit_groups(encoder: Any, groups: Iterable[ParallelGroup], t: LanguageTransfo
     finally:
         bar.close()
     if keep is not None:
-        require_langs([canonical(la) for la in langs if canonical(la) != source_lang], seen, "parallel text",
+        require_langs([canonical(la) for la in langs if canonical(la) != source_lang and lookup(la, seen) is None],
+                      seen, "parallel text",
                       f" in {source_name or 'the parallel data'}"
                       + (f" (the first {report.groups_read} ids read)" if max_pairs is not None else ""))
     if report.groups_used == 0:

@@ -104,11 +104,12 @@ def hybrid_shift(pairs: ShiftTransform, corpus: ShiftTransform, *,
 
 def missing_languages(transform: LanguageTransform, counts: Mapping[str, int]) -> dict[str, int]:
     """``{lang: documents}`` of the known corpus languages ``transform`` has no parameters for (the source
-    language of a transform that leaves it unchanged is not missing)."""
+    language of a transform that leaves it unchanged is not missing). A language meets parameters by
+    :func:`mlirkit.base.langs.lookup` (``pt-BR`` documents use a ``pt`` vector: not missing)."""
     if not transform.per_language:
         return {}
-    skip = set(transform.languages) | (set() if transform.transforms_source else {transform.source_lang})
-    return {la: int(n) for la, n in sorted(counts.items()) if not is_unknown(la) and la not in skip and n}
+    return {la: int(n) for la, n in sorted(counts.items()) if not is_unknown(la) and n
+            and transform.vector_lang(la) is None and (transform.transforms_source or not transform.is_source(la))}
 
 
 def check_missing_policy(policy: str | None) -> str:
@@ -155,7 +156,7 @@ def fill_missing(transform: LanguageTransform, counts: Mapping[str, int],
         if explicit:
             raise MlirkitError(f"{transform.method} transform {_name(transform)} has no parameters for "
                                f"{', '.join(missing)}; filling them from the corpus is for shift transforms "
-                               f"(use --missing keep)")
+                               f"(use {option('missing', 'keep')})")
         kept = {la: f"no corpus fill for {transform.method}" for la in missing}
     elif not counts.get(transform.pivot):
         which = "source" if transform.pivot == src else "pivot"
@@ -211,7 +212,7 @@ def describe_missing(record: Mapping[str, Any], name: str) -> str:
         parts.append(f"{', '.join(record['kept'])} left unshifted ({'; '.join(reasons)})")
     other = "keep" if record["policy"] == "corpus" else "corpus"
     return f"transform {name} has no vector for {len(record['filled']) + len(record['kept'])} of the corpus's " \
-           f"languages: {'; '.join(parts)} (--missing {other} to {'leave them unshifted' if other == 'keep' else 'fill them from the corpus'})"
+           f"languages: {'; '.join(parts)} ({option('missing', other)} to {'leave them unshifted' if other == 'keep' else 'fill them from the corpus'})"
 
 
 def needs_means(transform: LanguageTransform, counts: Mapping[str, int], policy: str | None = None) -> bool:

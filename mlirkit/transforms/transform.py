@@ -46,7 +46,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.langs import canonical, check_lang, is_unknown
+from mlirkit.base.langs import canonical, check_lang, is_unknown, log_fallback, lookup
 from mlirkit.base.option_names import option
 from mlirkit.base.vectors import check_finite
 from mlirkit.transforms.alpha import Alpha, AlphaLike
@@ -222,6 +222,19 @@ class LanguageTransform:
         """The languages with parameters (per-language methods) or fitted on (shared methods), sorted."""
         self._ensure_fitted()
         return list(self._languages)
+
+    def vector_lang(self, lang: str | None, what: str = "documents") -> str | None:
+        """The language of :attr:`languages` whose parameters rows of ``lang`` use, by the one matching
+        rule (:func:`mlirkit.base.langs.lookup`: ``pt-BR`` rows use ``pt``); None when none meets it.
+        A fallback is logged once (``pt-BR documents use the pt vector``)."""
+        used = lookup(lang, self.languages)
+        if used is not None and lang is not None:
+            log_fallback(lang, used, what)
+        return used
+
+    def is_source(self, lang: str | None) -> bool:
+        """Whether ``lang`` meets the source language (``en-US`` rows of an ``en``-pivot transform)."""
+        return lookup(lang, [self.source_lang]) is not None
 
     def tensors(self) -> dict[str, np.ndarray]:
         """The learned state as float32 tensors, named as in the file (``<prefix>.<name>``)."""
@@ -413,7 +426,14 @@ class PerLanguageTransform(LanguageTransform):
     def _resolve_langs(self, embs: np.ndarray, langs: Sequence[str | None], strict: bool) -> np.ndarray:
         """Per-row code: 0 = leave unchanged, k = ``self.languages[k - 1]``; counts and reports what is skipped."""
         index = {lang: k for k, lang in enumerate(self.languages, start=1)}
-        codes = np.fromiter((index.get(canonical(lang), 0) for lang in langs), dtype=np.intp, count=len(langs))
+        memo: dict[str | None, int] = {}
+
+        def code(lang: str | None) -> int:
+            if lang not in memo:
+                memo[lang] = index.get(self.vector_lang(lang), 0)  # type: ignore[arg-type]
+            return memo[lang]
+
+        codes = np.fromiter((code(lang) for lang in langs), dtype=np.intp, count=len(langs))
         if codes.all():
             return codes
         rest = np.flatnonzero(codes == 0)
@@ -422,14 +442,14 @@ class PerLanguageTransform(LanguageTransform):
             predicted, conf = self.langid.predict(embs[unknown])
             for i, lang, c in zip(unknown, predicted, conf):
                 if c >= self.langid_threshold:
-                    codes[i] = index.get(canonical(lang), 0)
+                    codes[i] = code(lang)
                     self.counts[f"langid:{lang}"] += 1
                 else:
                     self.counts["langid_below_threshold"] += 1
         else:
             self.counts["unknown"] += len(unknown)
         missing: Counter[str] = Counter(str(langs[i]) for i in rest if not is_unknown(langs[i])
-                                        and (self.transforms_source or canonical(langs[i]) != self.source_lang))
+                                        and (self.transforms_source or not self.is_source(langs[i])))
         if missing:
             if strict:
                 raise MlirkitError(f"transform {self._name()} has no {self.method} parameters for language(s) "

@@ -72,6 +72,30 @@ def test_cli_errors_exit_2_with_one_line(files, capsys, extra, message):
     assert message in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("lang, doc_en", [("eng", "en"), ("en", "en-GB"), ("en-US", "en")])
+def test_cli_default_lang_meets_document_tags_by_the_rule(files, lang, doc_en):
+    """eng/en-US queries meet en documents (and en queries en-GB ones): the same figures as plain en."""
+    text = (files / "langs.tsv").read_text()
+    (files / "tagged.tsv").write_text(text.replace("\ten\n", f"\t{doc_en}\n"))
+    common = ["--qrels", str(files / "qrels.txt"), "--runs", str(files / "base.trec"), "--metrics", "tlr@2",
+              "samelang@2"]
+    assert main(common + ["--doc-langs", str(files / "langs.tsv"), "--default-lang", "en",
+                          "--output", str(files / "ref.json")]) == 0
+    assert main(common + ["--doc-langs", str(files / "tagged.tsv"), "--default-lang", lang,
+                          "--output", str(files / "got.json")]) == 0
+    ref, got = (json.loads((files / n).read_text())["base"] for n in ("ref.json", "got.json"))
+    assert got["samelang@2"] == ref["samelang@2"] > 0 and got["tlr@2"] == ref["tlr@2"]
+
+
+def test_cli_refuses_a_query_language_no_document_has(files, capsys):
+    argv = ["--qrels", str(files / "qrels.txt"), "--runs", str(files / "base.trec"), "--metrics", "samelang@2",
+            "--doc-langs", str(files / "langs.tsv"), "--default-lang", "ja"]
+    assert run_cli(main, argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "query language 'ja' (--default-lang or the topics' languages) meets no " \
+        "document language: the documents' languages are de, en, fr" in err
+
+
 def test_cli_bad_run_line_names_file_and_line(files, capsys):
     (files / "bad.trec").write_text("q1 Q0 en1 1 0.5 t\nq1 Q0 de1 2 x t\n")
     argv = ["--qrels", str(files / "qrels.txt"), "--runs", str(files / "bad.trec"), "--metrics", "ndcg@20"]

@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 
+from mlirkit.base.errors import MlirkitError
 from mlirkit.eval import evaluate
 from mlirkit.eval.means import macro_mean, micro_mean
 
@@ -52,12 +53,17 @@ def test_one_query_language_has_one_mean():
 
 def test_tlr_and_samelang_expected_are_macro_too():
     doc_langs = {"rel": "en", "x": "en"}
+    # every document is English, no query is: a samelang of 0 from languages that never meet is refused
+    with pytest.raises(MlirkitError, match="query language 'de' .* meets no document language: the documents' "
+                                           "languages are en$"):
+        evaluate(QRELS, {"run": RUN}, ["samelang@2"], doc_langs=doc_langs, query_langs=LANGS, significance=None)
+    doc_langs = {"rel": "en", "x": "en", "d": "de", "f": "fr", "j": "ja"}
     r = evaluate(QRELS, {"run": RUN}, ["samelang@2"], doc_langs=doc_langs, query_langs=LANGS, significance=None)
-    # samelang: every document is English, no query is: 0 everywhere; expected: 0 as well
+    # samelang: no retrieved document is in its query's language: 0 everywhere; expected: 0 as well
     assert r.value("run", "samelang@2") == 0 and r.value("run", "samelang@2 (expected)") == 0
     qrels = {"de1": {"rel": 1}, "de2": {"rel": 1}, "fr1": {"rel": 1, "x": 1}}
     run = {"de1": {"rel": 1.0}, "de2": {"x": 1.0}, "fr1": {"x": 1.0}}
-    r = evaluate(qrels, {"run": run}, ["tlr@1"], doc_langs={"rel": "en", "x": "fr"},
+    r = evaluate(qrels, {"run": run}, ["tlr@1"], doc_langs={"rel": "en", "x": "fr", "d": "de"},
                  query_langs={"de1": "de", "de2": "de", "fr1": "fr"}, significance=None)
     # de: TLR 1, 0 -> 0.5; fr: target {rel}, top-1 {x} -> 0: macro 0.25, micro 1/3
     assert r.value("run", "tlr@1") == pytest.approx(0.25) and r.value("run", "tlr@1", micro=True) == pytest.approx(1 / 3)

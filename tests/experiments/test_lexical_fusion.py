@@ -19,7 +19,7 @@ def test_mean_is_over_query_languages_not_queries(lf):
 
     queries = [Query("a1", "x", "de"), Query("b1", "x", "fr"), Query("b2", "x", "fr"), Query("b3", "x", "fr")]
     qrels = {q.query_id: {f"d-{q.query_id}": 1} for q in queries}
-    doc_langs = {f"d-{q.query_id}": "en" for q in queries} | {"other": "de"}
+    doc_langs = {f"d-{q.query_id}": "en" for q in queries} | {"other": "de", "unseen": "fr"}  # fr: a language the collection has
     # the German query finds its document first, the French ones find none
     run = {"a1": {"d-a1": 2.0, "other": 1.0}, "b1": {"other": 1.0}, "b2": {"other": 1.0}, "b3": {"other": 1.0}}
     scores = lf.per_language(qrels, {"s": run}, queries, doc_langs)["s"]

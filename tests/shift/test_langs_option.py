@@ -46,10 +46,10 @@ def test_fit_from_index_comma_list_equals_space_list_and_unknown_is_an_error(tmp
         assert {m: v for m, v in ts[k].meta.items() if m != "created"} == \
             {m: v for m, v in ts["space"].meta.items() if m != "created"}
     for extra in ([], ["--vectors", "corpus"]):  # the mined recipe (default) and corpus vectors
-        assert run_cli(main, ["fit", "--from-index", str(idx), "--source-lang", "en", "--langs", "de,xx,jpn",
+        assert run_cli(main, ["fit", "--from-index", str(idx), "--source-lang", "en", "--langs", "de,xx,kat,jpn",
                               "--output", str(tmp_path / "x.safetensors"), *extra]) == 2
-        err = capsys.readouterr().err  # (JA would be ja: codes are case-insensitive)
-        assert err.startswith(f"error: {idx}: no documents of jpn, xx ")
+        err = capsys.readouterr().err  # (jpn is ja, present: ISO 639-3 codes meet their two-letter code)
+        assert err.startswith(f"error: {idx}: no documents of ka, xx ")
         assert "(languages present: de, en, fr, ja)" in err and err.count("\n") == 1
     with pytest.raises(SystemExit) as e:  # argparse's own error
         main(["fit", "--from-index", str(idx), "--source-lang", "en", "--langs", "de,en_US",
@@ -73,10 +73,16 @@ def test_fit_from_parallel_text_refuses_a_language_it_does_not_hold(tmp_path):
     t, _ = fit_from_groups(FakeEncoder(dim=8), read_parallel_jsonl(p), method="shift", source_lang="en",
                            langs=["de", "fr"])
     assert t.languages == ["de", "fr"]
-    with pytest.raises(MlirkitError, match=r"^no parallel text of xx, fre \(did you mean: fr\?\) in .*p\.jsonl "
+    with pytest.raises(MlirkitError, match=r"^no parallel text of xx, frr \(did you mean: fr\?\) in .*p\.jsonl "
                                            r"\(languages present: de, en, fr\)$"):
         fit_from_groups(FakeEncoder(dim=8), read_parallel_jsonl(p), method="shift", source_lang="en",
-                        langs=["de", "xx", "fre"], source_name=str(p))
+                        langs=["de", "xx", "frr"], source_name=str(p))
+    # pt-BR asked for, pt text held: fitted as pt (pt-BR documents use it: mlirkit.base.langs.lookup); fre is fr
+    pt = tmp_path / "pt.jsonl"
+    pt.write_text("".join(json.dumps({**r, "lang": "pt" if r["lang"] == "de" else r["lang"]}) + "\n" for r in ROWS))
+    t, _ = fit_from_groups(FakeEncoder(dim=8), read_parallel_jsonl(pt), method="shift", source_lang="en",
+                           langs=["pt-BR", "fre"])
+    assert t.languages == ["fr", "pt"] and t.vector_lang("pt-BR") == "pt"
     with pytest.raises(MlirkitError, match=r"no parallel text of ja in .* \(the first 2 ids read\)"):
         fit_from_groups(FakeEncoder(dim=8), read_parallel_jsonl(p), method="shift", source_lang="en",
                         langs=["ja"], max_pairs=1, source_name=str(p))
