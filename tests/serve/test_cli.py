@@ -23,10 +23,10 @@ def test_help_has_an_example_and_binds_loopback_by_default():
 
 
 @pytest.mark.parametrize("kind", ["missing", "truncated", "foreign"])
-def test_a_bad_index_refuses_to_start_in_one_line(kind, shift_index, tmp_path):
+def test_a_bad_index_refuses_to_start_in_one_line(kind, serve_index, tmp_path):
     import shutil
 
-    src = shift_index[0] / "pivot"
+    src = serve_index[0]
     index = tmp_path / "index"
     if kind == "truncated":
         shutil.copytree(src, index)
@@ -41,6 +41,7 @@ def test_a_bad_index_refuses_to_start_in_one_line(kind, shift_index, tmp_path):
     assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: ") and str(index) in lines[0], r.stderr
 
 
+@pytest.mark.slow  # a subprocess loading the model: half a minute on a busy CI box
 def test_the_command_serves_until_stopped(served, tiny_model_dir):
     """The command as its example gives it (another index): it answers on 127.0.0.1 and stops on SIGTERM."""
     import json
