@@ -205,3 +205,16 @@ def fit_from_groups(encoder, groups, *, method, source_lang, rank=None, **option
 
     recipe = {"rank": rank} if method == "lir" and rank is not None else {}
     return fit_groups(encoder, groups, estimator(method, source_lang, **recipe), **options)
+
+
+def fit_triples_shift(encoder, words, path):
+    """A SHIFT transform (en pivot) fitted on ``the W is here`` / ``der W ist hier`` / ``le W est ici`` of each
+    word, saved at ``path``; returns it."""
+    from mlirkit.transforms import save_transform
+    from mlirkit.transforms.parallel import ParallelGroup
+
+    pairs = [ParallelGroup(str(i), {"en": f"the {w} is here", "de": f"der {w} ist hier", "fr": f"le {w} est ici"})
+             for i, w in enumerate(words)]
+    t, _ = fit_from_groups(encoder, pairs, method="shift", source_lang="en")
+    save_transform(t, path)
+    return t
