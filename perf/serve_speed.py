@@ -13,8 +13,9 @@ waiting for the answer; a level stops after ``--requests`` answers or ``--second
 
 Queries: XQuAD-R questions of every language, in a fixed shuffled order, without their language (the
 service detects it). The mlirkit server batches concurrent requests into one encoder call; the Pyserini
-stand-in encodes and searches one request at a time (FastAPI runs the synchronous handler in its thread
-pool), so the difference between 1 and 32 clients shows what batching buys.
+stand-in encodes and searches one request at a time (``FaissSearcher.search`` per request, under a lock: the
+encoder's inference request is not thread-safe), so the difference between 1 and 32 clients shows what
+batching buys.
 
     OMP_NUM_THREADS=1 python -m perf.serve_speed --index indexes/xquad-e5 --transform vectors/e5-tatoeba.shift \\
         --output perf/results/serve_speed.json
@@ -39,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, Field
 
 logger = logging.getLogger("serve_speed")
 
@@ -67,10 +69,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 # ---------------------------------------------------------------- the Pyserini stand-in
 
 
-def pyserini_app(index_dir: str | os.PathLike, k_max: int = 100):
+class PyseriniSearchBody(BaseModel):
+    query: str = Field(min_length=1)
+    k: int = Field(10, ge=1, le=100)
+
+
+def pyserini_app(index_dir: str | os.PathLike):
     """FastAPI app answering ``POST /v1/search`` ``{"query", "k"}`` with Pyserini's ``FaissSearcher``."""
     from fastapi import FastAPI
-    from pydantic import BaseModel, Field
 
     from mlirkit.base.jvm import boot_jvm
 
@@ -83,10 +89,7 @@ def pyserini_app(index_dir: str | os.PathLike, k_max: int = 100):
 
     encoder = encoder_for_index(DenseIndex(index_dir))
     searcher = FaissSearcher(str(index_dir), MlirkitQueryEncoder(encoder=encoder))
-
-    class Body(BaseModel):
-        query: str = Field(min_length=1)
-        k: int = Field(10, ge=1, le=k_max)
+    one_at_a_time = threading.Lock()  # the encoder's inference request is not thread-safe
 
     app = FastAPI(title="Pyserini FaissSearcher (benchmark stand-in)")
 
@@ -95,8 +98,9 @@ def pyserini_app(index_dir: str | os.PathLike, k_max: int = 100):
         return {"status": "ok"}
 
     @app.post("/v1/search")
-    def search(body: Body) -> dict:
-        hits = searcher.search(body.query, k=body.k)
+    def search(body: PyseriniSearchBody) -> dict:
+        with one_at_a_time:
+            hits = searcher.search(body.query, k=body.k)
         return {"query": body.query, "hits": [{"doc_id": h.docid, "score": float(h.score)} for h in hits]}
 
     return app
@@ -155,7 +159,10 @@ def request(port: int, method: str, path: str, body: dict | None = None,
         conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
         resp = conn.getresponse()
         payload = resp.read()
-        return resp.status, (json.loads(payload) if payload else None)
+        try:
+            return resp.status, json.loads(payload)
+        except ValueError:
+            return resp.status, payload[:200].decode(errors="replace")
     finally:
         if own:
             conn.close()
@@ -180,10 +187,15 @@ def load(port: int, bodies: list[dict], clients: int, max_requests: int, max_sec
                         return
                     state["next"] = i + 1
                 start = time.perf_counter()
-                status, payload = request(port, "POST", "/v1/search", bodies[i % len(bodies)], conn)
+                try:
+                    status, payload = request(port, "POST", "/v1/search", bodies[i % len(bodies)], conn)
+                except (OSError, http.client.HTTPException) as e:  # a new connection for the next request
+                    status, payload = type(e).__name__, str(e)
+                    conn.close()
+                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
                 took = time.perf_counter() - start
                 with lock:
-                    if status == 200 and payload.get("hits"):
+                    if status == 200 and isinstance(payload, dict) and payload.get("hits"):
                         latencies.append(took)
                     else:
                         errors.append(f"{status}: {str(payload)[:200]}")
