@@ -61,7 +61,10 @@ INPUTS = {"--corpus", "--topics", "--qrels", "--runs", "--tune-runs", "--index",
 OUTPUTS = {"--output", "--embeddings"}
 #: run by another test with its output in a temporary directory and no figures or progress bars
 RUN_ELSEWHERE = {"python -m mlirkit.benchmark --quick --check":
-                 "tests/benchmark/test_check.py::test_the_quick_slice_checks_against_its_own_reference"}
+                 "tests/benchmark/test_check.py::test_the_quick_slice_checks_against_its_own_reference",
+                 # a server runs until stopped: started on a free port, asked, stopped
+                 "python -m mlirkit.serve --index indexes/ddtp-e5 --transform vectors/e5-gettext.shift":
+                 "tests/serve/test_cli.py::test_the_command_serves_until_stopped"}
 
 
 def _words(example: str) -> tuple[list[str], str | None]:

@@ -1,0 +1,16 @@
+from __future__ import annotations
+
+import sys
+
+from mlirkit.base.cli import run_cli
+from mlirkit.serve.cli import main
+
+__all__ = ["entry"]
+
+
+def entry() -> None:
+    sys.exit(run_cli(main))
+
+
+if __name__ == "__main__":
+    entry()
