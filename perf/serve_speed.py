@@ -1,8 +1,10 @@
 """The search service under loopback HTTP load: queries/s and p50/p99 latency at 1, 8 and 32 clients.
 
-Three servers over the same FAISS index, each a subprocess bound to 127.0.0.1, loaded in turn by the same
-harness (``--clients`` concurrent keep-alive HTTP clients, threads, each sending one query per request and
-waiting for the answer; a level stops after ``--requests`` answers or ``--seconds``, whichever comes first):
+Three systems over the same FAISS index, served by subprocesses bound to 127.0.0.1 (all up at once) and loaded
+by the same harness: ``--clients`` concurrent keep-alive HTTP clients (threads), each sending one query per request
+and waiting for the answer. Each level is ``--repeats`` slices per system, the systems in turn and their order
+reversed each time (so a drifting load on a shared machine hits them alike); a slice stops after ``--requests``
+requests or ``--seconds``, whichever comes first:
 
 - ``plain``: ``python -m mlirkit.serve`` (REST, ``POST /v1/search`` with ``"shift": false``);
 - ``shift``: the same server, ``"shift": true`` (the query-time shift, the query's language detected);
@@ -54,8 +56,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--topics", default="mlirkit/xquad-r/{lang}", help="topics id; {lang} runs over --langs")
     p.add_argument("--langs", nargs="+", default=["ar", "de", "en", "es", "hi", "ru", "vi", "zh"])
     p.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32], help="concurrent clients per level")
-    p.add_argument("--requests", type=int, default=400, help="answers per level (at most)")
-    p.add_argument("--seconds", type=float, default=30.0, help="wall time per level (at most)")
+    p.add_argument("--requests", type=int, default=200, help="requests per slice of a level (at most)")
+    p.add_argument("--seconds", type=float, default=15.0, help="wall time per slice of a level (at most)")
+    p.add_argument("--repeats", type=int, default=2,
+                   help="slices per system and level, the systems' order reversed each time (default 2)")
     p.add_argument("--warmup", type=int, default=8, help="requests sent before each system's levels")
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
@@ -214,7 +218,19 @@ def load(port: int, bodies: list[dict], clients: int, max_requests: int, max_sec
         "seconds": round(wall, 3), "qps": round(len(latencies) / wall, 2),
         "p50_ms": round(float(np.percentile(lat, 50)), 2) if len(lat) else None,
         "p99_ms": round(float(np.percentile(lat, 99)), 2) if len(lat) else None,
+        "latencies_ms": lat.tolist(),
     }
+
+
+def merge_levels(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One level from the slices of :func:`load` (answers and seconds added, percentiles of all latencies)."""
+    lat = np.concatenate([np.asarray(p["latencies_ms"]) for p in parts]) if parts else np.zeros(0)
+    answers, seconds = sum(p["answers"] for p in parts), sum(p["seconds"] for p in parts)
+    return {"clients": parts[0]["clients"], "slices": len(parts), "answers": answers,
+            "errors": sum(p["errors"] for p in parts), "first_error": [e for p in parts for e in p["first_error"]][:1],
+            "seconds": round(seconds, 3), "qps": round(answers / seconds, 2) if seconds else 0.0,
+            "p50_ms": round(float(np.percentile(lat, 50)), 2) if len(lat) else None,
+            "p99_ms": round(float(np.percentile(lat, 99)), 2) if len(lat) else None}
 
 
 def read_bodies(topics: str, langs: list[str], k: int) -> list[str]:
@@ -240,32 +256,36 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     servers: dict[str, list[str]] = {}
     if {"plain", "shift"} & set(args.systems):
-        argv = [sys.executable, "-m", "mlirkit.serve", "--index", str(args.index)]
+        argv = [sys.executable, "-m", "mlirkit.serve", "--index", str(args.index), "--quiet"]
         if args.transform:
             argv += ["--transform", str(args.transform)]
         servers["mlirkit"] = argv
     if "pyserini" in args.systems:
         servers["pyserini"] = [sys.executable, "-m", "perf.serve_speed", "--serve-pyserini", "--index", str(args.index)]
-    for server, argv in servers.items():
-        port = free_port()
-        log = log_dir / f"serve_speed-{server}-{port}.log"
-        proc = start_server(argv + ["--port", str(port)], port, args.startup_seconds, log)
-        try:
-            names = ["plain", "shift"] if server == "mlirkit" else ["pyserini"]
-            for name in (n for n in names if n in args.systems):
-                if name == "pyserini":
-                    bodies = [{"query": t, "k": args.k} for t in texts]
-                else:
-                    bodies = [{"query": t, "k": args.k, "shift": name == "shift"} for t in texts]
-                load(port, bodies, 1, args.warmup, args.seconds)
-                levels = []
-                for clients in args.clients:
-                    level = load(port, bodies, clients, args.requests, args.seconds)
-                    level["load_average"] = os.getloadavg()
-                    logger.info("%s %s", name, level)
-                    levels.append(level)
-                results["systems"][name] = levels
-        finally:
+    procs: dict[str, tuple[subprocess.Popen, int]] = {}
+    try:
+        for server, argv in servers.items():  # every server up at once, so the systems can be interleaved
+            port = free_port()
+            log = log_dir / f"serve_speed-{server}-{port}.log"
+            procs[server] = start_server(argv + ["--port", str(port)], port, args.startup_seconds, log), port
+        systems = [n for n in SYSTEMS if n in args.systems]
+        bodies = {name: [{"query": t, "k": args.k} if name == "pyserini" else
+                         {"query": t, "k": args.k, "shift": name == "shift"} for t in texts] for name in systems}
+        port_of = {name: procs["pyserini" if name == "pyserini" else "mlirkit"][1] for name in systems}
+        for name in systems:
+            load(port_of[name], bodies[name], 1, args.warmup, args.seconds)
+        for clients in args.clients:  # each level: the systems in turn, the order reversed each repeat (drift)
+            parts: dict[str, list[dict[str, Any]]] = {name: [] for name in systems}
+            for rep in range(args.repeats):
+                for name in (systems if rep % 2 == 0 else systems[::-1]):
+                    parts[name].append(load(port_of[name], bodies[name], clients, args.requests, args.seconds))
+            for name in systems:
+                level = merge_levels(parts[name])
+                level["load_average"] = os.getloadavg()
+                logger.info("%s %s", name, level)
+                results["systems"].setdefault(name, []).append(level)
+    finally:
+        for proc, _ in procs.values():
             stop_server(proc)
     if "plain" in results["systems"] and "shift" in results["systems"]:
         results["shift_over_plain"] = [

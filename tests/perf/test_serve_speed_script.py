@@ -58,3 +58,11 @@ def test_markdown_has_one_row_per_system_and_level():
     lv = {"clients": 1, "answers": 3, "qps": 2.0, "p50_ms": 1.0, "p99_ms": 2.0, "load_average": (1.5, 1, 1)}
     text = serve_speed.markdown({"systems": {"plain": [lv, {**lv, "clients": 8}], "shift": [lv]}})
     assert text.count("\n") == 4 and "| plain | 8 | 3 | 2.0 | 1.0 | 2.0 | 1.5 |" in text
+
+
+def test_slices_merge_into_one_level():
+    a = {"clients": 8, "answers": 2, "errors": 0, "first_error": [], "seconds": 1.0, "latencies_ms": [1.0, 3.0]}
+    b = {"clients": 8, "answers": 2, "errors": 1, "first_error": ["500: x"], "seconds": 3.0, "latencies_ms": [2.0, 4.0]}
+    level = serve_speed.merge_levels([a, b])
+    assert (level["answers"], level["errors"], level["seconds"], level["qps"]) == (4, 1, 4.0, 1.0)
+    assert level["p50_ms"] == 2.5 and level["first_error"] == ["500: x"] and level["slices"] == 2
