@@ -4,6 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
+# the browser test of the search service's page (tests/serve/test_page_browser.py) drives Debian's chromium;
+# installed where we are root with apt (CI), otherwise that test skips and says why
+if ! { command -v chromium && command -v chromedriver; } >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
+    && command -v apt-get >/dev/null 2>&1; then
+  echo "[setup] installing chromium and chromium-driver (apt)" >&2
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; } >/dev/null \
+    || echo "[setup] could not install chromium: the browser test will skip" >&2
+fi
 if [ ! -x .venv/bin/python ]; then
   echo "[setup] creating .venv" >&2
   "$PYTHON" -m venv .venv

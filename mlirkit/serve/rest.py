@@ -1,7 +1,7 @@
 """The REST API and the page (FastAPI): ``create_app(service)``; shapes in :mod:`mlirkit.serve.schemas`.
 
 ``POST /v1/search``, ``POST /v1/search/batch``, ``GET /v1/documents/{doc_id}``, ``GET /health``, ``GET /ready``,
-``GET /openapi.json``, ``GET /`` (the page, static files of this package). A bad request is a 4xx JSON body
+``GET /openapi.json`` (no viewer: FastAPI's load from a CDN), ``GET /`` (the page, static files of this package). A bad request is a 4xx JSON body
 ``{"detail": "<field>: <message>", "field": "<field>"}``, never a traceback.
 """
 from __future__ import annotations
@@ -37,7 +37,8 @@ def create_app(service: SearchService) -> FastAPI:
     from mlirkit import __version__
 
     app = FastAPI(title="mlirkit search", version=__version__,
-                  description="Multilingual dense search, with the query-time SHIFT of each query's language.")
+                  description="Multilingual dense search, with the query-time SHIFT of each query's language.",
+                  docs_url=None, redoc_url=None)  # their viewers load from a CDN: the OpenAPI document only
     static = resources.files("mlirkit.serve") / "static"
 
     @app.exception_handler(RequestValidationError)

@@ -141,8 +141,9 @@ class SearchService:
         if request.lang is not None and request.lang not in self.languages:
             raise RequestError(where + "lang", f"unknown language {request.lang!r}{did_you_mean(request.lang, self.languages)}"
                                f" (this index: {', '.join(self.languages)})")
-        if request.shift and self.shifted is None and request.alpha is not None:
-            raise RequestError(where + "alpha", "this service has no query-time shift (start it with --transform)")
+        if request.alpha is not None and not (request.shift and self.shifted is not None):
+            raise RequestError(where + "alpha", "alpha is for the query-time shift: " + (
+                "this service has none (start it with --transform)" if self.shifted is None else 'ask "shift": true'))
         if request.fusion and self.lexical_dir is None:
             raise RequestError(where + "fusion", "this service has no lexical index (start it with --lexical)")
         return request

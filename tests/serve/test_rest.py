@@ -78,6 +78,7 @@ def test_document_health_ready_openapi_page(client):
     assert client.get("/ready").json() == {"ready": True}
     spec = client.get("/openapi.json").json()
     assert {"/v1/search", "/v1/search/batch", "/v1/documents/{doc_id}", "/health", "/ready"} <= set(spec["paths"])
+    assert client.get("/docs").status_code == 404  # FastAPI's viewer loads from a CDN: off
     page = client.get("/")
     assert page.status_code == 200 and 'id="query"' in page.text and "http" not in page.text.replace("http-equiv", "")
     for asset in ("app.js", "style.css"):
@@ -95,6 +96,7 @@ BAD = [  # (path, body, status, field, words in the message)
     ("/v1/search", {"query": "a", "lang": "dx"}, 422, "lang", "did you mean: de"),
     ("/v1/search", {"query": "a", "alpha": 1.5}, 422, "alpha", "less than or equal to 1"),
     ("/v1/search", {"query": "a", "alpha": -0.1}, 422, "alpha", "greater than or equal to 0"),
+    ("/v1/search", {"query": "a", "alpha": 0.5, "shift": False}, 422, "alpha", "query-time shift"),
     ("/v1/search", {"query": "a", "fusion": True}, 422, "fusion", "--lexical"),
     ("/v1/search", {"query": "a", "index": "/etc"}, 422, "index", "not permitted"),
     ("/v1/search", {"k": 3}, 422, "query", "required"),
