@@ -10,9 +10,11 @@ from typing import Sequence
 
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples
 from mlirkit.base.option_names import cli_main
-from mlirkit.base.options import add_verbosity_args
+from mlirkit.base.errors import MlirkitError
+from mlirkit.base.options import add_verbosity_args, positive_int
 from mlirkit.base.threads import set_threads
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args
+from mlirkit.serve.mcp import MCP_TRANSPORTS
 
 __all__ = ["build_parser", "main"]
 
@@ -40,7 +42,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "recorded in the index's meta.json; without either, hits have no snippet)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (0.0.0.0: every interface)")
     p.add_argument("--port", type=_port, default=8000, help="TCP port (0: any free port)")
+    p.add_argument("--mcp", choices=MCP_TRANSPORTS, default=None,
+                   help="serve the MCP tools search and get_document instead of REST: over stdio, or over streamable "
+                        "HTTP at http://HOST:PORT/mcp")
     add_encoder_args(p, default=None)
+    g = p.add_argument_group("engine (the Ray options need --engine ray)")
+    g.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local: this process; ray: replicas on Ray Serve (pip install 'mlirkit[ray]', docs/scale.md)")
+    g.add_argument("--address", default=None, help="Ray cluster address (auto: this node's; default: a new local one)")
+    g.add_argument("--num-workers", type=positive_int, default=None, help="replicas of the service (default: 1)")
+    g.add_argument("--num-cpus-per-worker", type=float, default=None, help="CPUs reserved per replica (default: 1)")
     add_verbosity_args(p)
     return p
 
@@ -51,10 +62,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.verbose, args.quiet)
     from mlirkit.serve.service import SearchService
 
+    if args.engine == "ray" or _ray_flags(args):
+        return _serve_on_ray(args)
     set_threads(args.threads)
     encoder = encoder_from_args(args) if args.encoder else None  # default: the index's own
     service = SearchService(args.index, transform=args.transform, lexical=args.lexical, corpus=args.corpus,
                             encoder=encoder)
+    if args.mcp:
+        from mlirkit.serve.mcp import run_mcp
+
+        try:
+            run_mcp(service, args.mcp, host=args.host, port=args.port)
+        finally:
+            service.close()
+        return 0
     import uvicorn
 
     from mlirkit.serve.rest import create_app
@@ -65,4 +86,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                     log_level="warning" if args.quiet else "info")
     finally:
         service.close()
+    return 0
+
+
+def _ray_flags(args: argparse.Namespace) -> list[str]:
+    return [f for f, v in (("--address", args.address), ("--num-workers", args.num_workers),
+                           ("--num-cpus-per-worker", args.num_cpus_per_worker)) if v is not None]
+
+
+def _serve_on_ray(args: argparse.Namespace) -> int:
+    """``--engine ray``: each replica opens the index with the index's own encoder (mlirkit.serve.ray_engine)."""
+    if args.engine != "ray":
+        raise MlirkitError(f"{' '.join(_ray_flags(args))} need --engine ray (the local engine serves from this process)")
+    if args.mcp or args.encoder:
+        raise MlirkitError(f"{'--mcp' if args.mcp else '--encoder'} serves from this process: leave out --engine ray")
+    from mlirkit.serve.ray_engine import run_ray
+    from mlirkit.serve.service import open_index
+
+    open_index(args.index)  # a missing or foreign index is refused here, in one line, before Ray starts
+    options = {"index_dir": args.index, "transform": args.transform, "lexical": args.lexical, "corpus": args.corpus}
+    run_ray(options, address=args.address, host=args.host, port=args.port, num_workers=args.num_workers or 1,
+            num_cpus_per_worker=args.num_cpus_per_worker or 1.0)
     return 0
