@@ -364,3 +364,42 @@ def test_composer_is_deterministic_and_sharded(data):
         next(empty)
     assert Batch.concat([first[0], first[1]]).retrieval == first[0].retrieval + first[1].retrieval
     assert list(itertools.islice(make(), 0)) == []
+
+
+# ---------------------------------------------------------------- what the trainer may replace
+def _plant_previous_run(out, planted):
+    """A finished earlier run in ``out`` (every file mlirkit's trainer writes) plus one user file."""
+    (out / "model" / "backbone").mkdir(parents=True)
+    (out / "model" / "mlirkit_dcl.json").write_text("{}", encoding="utf-8")
+    (out / "checkpoint-0000002" / "model").mkdir(parents=True)
+    (out / "checkpoint-0000002" / "trainer_state.pt").write_bytes(b"")
+    (out / "train_log.jsonl").write_text('{"step": 1, "total": 1.0}\n', encoding="utf-8")
+    (out / "train_config.json").write_text(TrainConfig(backbone="x", output_dir=str(out)).to_json(), encoding="utf-8")
+    user = out / planted
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text('{"lr": 0.5}\n' if user.suffix == ".json" else "mine\n", encoding="utf-8")
+    return user
+
+
+@pytest.mark.parametrize("planted", ["model/notes.txt", "checkpoint-0000002/notes.txt", "train_config.json",
+                                     "train_log.jsonl"])
+def test_overwrite_never_removes_a_user_file(base_model, tmp_path, data, planted):
+    cfg = make_cfg(tmp_path, data, triples=str(tmp_path / "missing.jsonl"))
+    out = tmp_path / "run"
+    user = _plant_previous_run(out, planted)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(MlirkitError, match=f"{user.name}.*refusing to replace") as e:
+        Trainer(cfg, model=copy.deepcopy(base_model)).train(overwrite=True, show_progress=False)
+    assert "\n" not in str(e.value)
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_a_user_config_in_the_output_folder_is_not_replaced(base_model, tmp_path, data):
+    cfg = make_cfg(tmp_path, data, max_steps=1)
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "train_config.json").write_text('{"lr": 0.5}\n', encoding="utf-8")
+    with pytest.raises(MlirkitError, match="train_config.json already exists"):
+        Trainer(cfg, model=copy.deepcopy(base_model)).train(show_progress=False)
+    assert (out / "train_config.json").read_text(encoding="utf-8") == '{"lr": 0.5}\n'
+
