@@ -183,6 +183,9 @@ class DisentangledEncoder(nn.Module):
         from mlirkit.base.fs import atomic_directory
 
         path = Path(path)
+        for name, weight in self.named_parameters():
+            if not bool(torch.isfinite(weight).all()):
+                raise MlirkitError(f"cannot save {path}: weight {name!r} holds NaN or infinite values")
         with atomic_directory(path, overwrite=overwrite, kind="dcl-model") as tmp:
             self.backbone.save_pretrained(str(tmp / BACKBONE_DIR))
             self.tokenizer.save_pretrained(str(tmp / BACKBONE_DIR))

@@ -523,6 +523,7 @@ class Trainer:
             while self.step < c.max_steps:
                 t0 = time.time()
                 logs = self.train_step([next(batches) for _ in range(c.grad_accum)])
+                self.check_finite(logs)
                 logs["sec"] = time.time() - t0
                 if self.rank == 0 and (self.step % c.log_every == 0 or self.step == c.max_steps):
                     log_f.write(json.dumps({"step": self.step, **logs}) + "\n")
@@ -540,6 +541,20 @@ class Trainer:
             logger.info("saved the trained model to %s", final)
         dd.barrier()
         return final
+
+    def check_finite(self, logs: dict[str, float]) -> None:
+        """Stop with one line when a loss (without a gradient scaler, which skips such steps itself) or a
+        weight is NaN or infinite: nothing trained from there on is worth saving."""
+        if self.scaler is None:
+            for name, value in logs.items():
+                if not math.isfinite(value):
+                    raise MlirkitError(f"step {self.step}: loss {name!r} is {value} (lower lr, check the data); "
+                                       "stopping without saving a model")
+        params = [p.detach() for p in self.model.parameters()]
+        if params and not bool(torch.stack([torch.isfinite(p).all() for p in params]).all()):
+            bad = next(n for n, p in self.model.named_parameters() if not bool(torch.isfinite(p).all()))
+            raise MlirkitError(f"step {self.step}: weight {bad!r} is no longer finite (lower lr or weight_decay); "
+                               "stopping without saving a model")
 
     def previous_outputs(self) -> list[tuple[Path, str]]:
         """What an earlier run left in ``output_dir`` (path, output kind): replaced only when mlirkit wrote it."""

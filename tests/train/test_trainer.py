@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import json
 
@@ -403,3 +404,49 @@ def test_a_user_config_in_the_output_folder_is_not_replaced(base_model, tmp_path
         Trainer(cfg, model=copy.deepcopy(base_model)).train(show_progress=False)
     assert (out / "train_config.json").read_text(encoding="utf-8") == '{"lr": 0.5}\n'
 
+
+# ---------------------------------------------------------------- non-finite hyperparameters, losses, weights
+@pytest.mark.parametrize("name", [f.name for f in dataclasses.fields(TrainConfig) if "float" in str(f.type)])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_every_float_field_refuses_non_finite_values(tmp_path, data, name, value):
+    with pytest.raises(MlirkitError, match=f"config field '{name}': must be a finite number"):
+        make_cfg(tmp_path, data, **{name: value}).validate()
+
+
+@pytest.mark.parametrize("changes, field", [({"head_lr": 0.0}, "head_lr"), ({"head_lr": -1.0}, "head_lr"),
+                                            ({"lr": 0.5, "weight_decay": 2.0}, "weight_decay"),
+                                            ({"lr": 1e-3, "head_lr": 10.0, "weight_decay": 0.1}, "weight_decay")])
+def test_out_of_range_hyperparameters_are_refused(tmp_path, data, changes, field):
+    with pytest.raises(MlirkitError, match=f"config field '{field}'"):
+        make_cfg(tmp_path, data, **changes).validate()
+
+
+@pytest.mark.parametrize("poison", ["loss", "weight"])
+def test_a_non_finite_loss_or_weight_stops_training_without_a_model(base_model, tmp_path, data, poison):
+    cfg = make_cfg(tmp_path, data, max_steps=3)
+    tr = Trainer(cfg, model=copy.deepcopy(base_model))
+    step = tr.train_step
+
+    def poisoned(batches):
+        logs = step(batches)
+        if poison == "loss":
+            logs["total"] = float("nan")
+        else:
+            with torch.no_grad():
+                tr.model.semantic.weight[0, 0] = float("inf")
+        return logs
+
+    tr.train_step = poisoned
+    with pytest.raises(MlirkitError, match=f"step 1: {poison} .*stopping without saving a model") as e:
+        tr.train(show_progress=False)
+    assert "\n" not in str(e.value)
+    assert not (tmp_path / "run" / "model").exists()
+
+
+def test_a_model_with_a_non_finite_weight_is_never_saved(base_model, tmp_path):
+    model = copy.deepcopy(base_model)
+    with torch.no_grad():
+        model.semantic.weight[1, 2] = float("nan")
+    with pytest.raises(MlirkitError, match="weight 'semantic.weight' holds NaN"):
+        model.save(tmp_path / "m")
+    assert not (tmp_path / "m").exists()
