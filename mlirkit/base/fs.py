@@ -55,6 +55,12 @@ def refuse_existing(path: str | os.PathLike, overwrite: bool, kind: str = "file"
     from mlirkit.base.outputs import foreign_entry, is_ours, kind_info
 
     path = Path(path)
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:  # runs, sidecars and reports record their paths as UTF-8 text
+        shown = str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise MlirkitError(f"cannot write {shown}: the file name is not valid UTF-8 (mlirkit records output "
+                           "paths as text)") from None
     for parent in path.parents:
         if parent.exists():
             if not parent.is_dir():

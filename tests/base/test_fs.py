@@ -289,3 +289,12 @@ def test_a_user_file_inside_an_output_makes_it_foreign(tmp_path, kind, planted):
             pass
     one_line(e)
     assert (out / planted).read_text(encoding="utf-8") == "mine"
+
+
+def test_an_output_name_that_is_not_utf8_is_one_line(tmp_path):
+    name = os.fsdecode(b"run-\xff.trec")
+    with pytest.raises(MlirkitError, match=r"run-\\xff\.trec: the file name is not valid UTF-8") as e:
+        with atomic_file(tmp_path / name):
+            pass
+    one_line(e)
+    assert list(tmp_path.iterdir()) == []

@@ -450,3 +450,23 @@ def test_a_model_with_a_non_finite_weight_is_never_saved(base_model, tmp_path):
     with pytest.raises(MlirkitError, match="weight 'semantic.weight' holds NaN"):
         model.save(tmp_path / "m")
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("error", ["safetensors", "oserror"])
+def test_the_final_save_on_a_full_disk_is_one_line(base_model, tmp_path, data, monkeypatch, error):
+    import errno
+
+    import safetensors.torch
+
+    def full(*args, **kwargs):
+        if error == "oserror":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        raise safetensors.SafetensorError('Error while serializing: IoError(Os { code: 28, kind: StorageFull, '
+                                          'message: "No space left on device" })')
+
+    monkeypatch.setattr(safetensors.torch, "save_file", full)
+    cfg = make_cfg(tmp_path, data, max_steps=1)
+    with pytest.raises(MlirkitError, match="cannot write .*model: .*No space left on device") as e:
+        Trainer(cfg, model=copy.deepcopy(base_model)).train(show_progress=False)
+    assert "\n" not in str(e.value)
+    assert not (tmp_path / "run" / "model").exists()
