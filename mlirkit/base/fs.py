@@ -52,9 +52,15 @@ def publish_mode(path: Path) -> None:
 def refuse_existing(path: str | os.PathLike, overwrite: bool, kind: str = "file", *, probe: bool = True) -> None:
     """Raise unless ``path`` may be written: it does not exist, or ``overwrite`` and mlirkit made it; with
     ``probe``, also unless its directory (or the nearest one that exists) takes a byte (:func:`check_writable`)."""
-    from mlirkit.base.outputs import is_ours, kind_info
+    from mlirkit.base.outputs import foreign_entry, is_ours, kind_info
 
     path = Path(path)
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:  # runs, sidecars and reports record their paths as UTF-8 text
+        shown = str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise MlirkitError(f"cannot write {shown}: the file name is not valid UTF-8 (mlirkit records output "
+                           "paths as text)") from None
     for parent in path.parents:
         if parent.exists():
             if not parent.is_dir():
@@ -72,8 +78,11 @@ def refuse_existing(path: str | os.PathLike, overwrite: bool, kind: str = "file"
     if not overwrite:
         raise MlirkitError(f"{path} already exists (use {option('overwrite', True)} to replace it)")
     if not is_ours(path, kind):
-        raise MlirkitError(f"{path} exists but is not {description} written by mlirkit: refusing to replace it "
-                           f"even with {option('overwrite', True)} (remove it yourself or choose another path)")
+        foreign = foreign_entry(path, kind)
+        what = (f"{foreign} is not mlirkit's" if foreign is not None
+                else f"{path} exists but is not {description} written by mlirkit")
+        raise MlirkitError(f"{what}: refusing to replace {path} even with {option('overwrite', True)} "
+                           "(remove it yourself or choose another path)")
 
 
 def check_writable(path: Path, directory: Path) -> None:

@@ -25,10 +25,14 @@ kind           an existing path counts as mlirkit's when
                derived files such as plots and caches
 =============  ==========================================================================================
 
-An empty directory counts as anyone's (nothing is lost by replacing it).
+An empty directory counts as anyone's (nothing is lost by replacing it). A directory kind registered with
+``entries`` (glob patterns of the names mlirkit writes at its top level: ``dcl-model``, ``checkpoint``,
+``export``) counts as mlirkit's only while it holds nothing else: a file a user added there (notes, a
+fine-tuned head) makes the whole directory foreign, and :func:`foreign_entry` names it.
 """
 from __future__ import annotations
 
+import fnmatch
 import gzip
 import json
 import re
@@ -48,13 +52,30 @@ SNIFF_RECORDS = 10_000
 
 #: kind -> (whether the output is a directory, description, check)
 _KINDS: dict[str, tuple[bool, str, Callable[[Path], bool]]] = {}
+#: directory kind -> glob patterns of every top-level name mlirkit writes there (kinds without: not listed)
+_ENTRIES: dict[str, tuple[str, ...]] = {}
 
 
-def output_kind(name: str, *, directory: bool, description: str) -> Callable[[Callable[[Path], bool]], Callable[[Path], bool]]:
+def output_kind(name: str, *, directory: bool, description: str,
+                entries: tuple[str, ...] | None = None) -> Callable[[Callable[[Path], bool]], Callable[[Path], bool]]:
     def register(check: Callable[[Path], bool]) -> Callable[[Path], bool]:
         _KINDS[name] = (directory, description, check)
+        if entries is not None:
+            _ENTRIES[name] = entries
         return check
     return register
+
+
+def foreign_entry(path: Path, kind: str) -> Path | None:
+    """The first entry of the directory ``path`` that mlirkit does not write for ``kind`` (None: none, or
+    the kind lists no entries)."""
+    patterns = _ENTRIES.get(kind)
+    if patterns is None or not path.is_dir() or path.is_symlink():
+        return None
+    for entry in sorted(path.iterdir()):
+        if not any(fnmatch.fnmatchcase(entry.name, p) for p in patterns):
+            return entry
+    return None
 
 
 def kind_info(kind: str) -> tuple[bool, str, Callable[[Path], bool]]:
@@ -81,7 +102,7 @@ def is_ours(path: Path, kind: str) -> bool:
     elif directory or not path.is_file():
         return False
     try:
-        return bool(check(path))
+        return bool(check(path)) and foreign_entry(path, kind) is None
     except (OSError, ValueError, UnicodeDecodeError, EOFError, struct.error, RecursionError):
         return False
 
@@ -161,7 +182,8 @@ def _index(path: Path) -> bool:
     return isinstance(meta, dict) and meta.get("format") in (INDEX_FORMAT, LUCENE_INDEX_FORMAT)
 
 
-@output_kind("dcl-model", directory=True, description="a DCL model directory")
+@output_kind("dcl-model", directory=True, description="a DCL model directory",
+             entries=("backbone", "heads.safetensors", "mlirkit_dcl.json", "train_config.json"))
 def _dcl_model(path: Path) -> bool:
     return (path / "mlirkit_dcl.json").is_file()
 
@@ -171,12 +193,14 @@ def _benchmark(path: Path) -> bool:
     return (path / "report.json").is_file() and (path / "runs").is_dir()
 
 
-@output_kind("export", directory=True, description="a dataset export directory")
+@output_kind("export", directory=True, description="a dataset export directory",
+             entries=("corpus.jsonl", "queries.jsonl", "topics.tsv", "qrels", "qrels.txt"))
 def _export(path: Path) -> bool:
     return (path / "corpus.jsonl").is_file()
 
 
-@output_kind("checkpoint", directory=True, description="a training checkpoint")
+@output_kind("checkpoint", directory=True, description="a training checkpoint",
+             entries=("model", "trainer_state.pt", "train_config.json", "rng-rank*.pt", "alignments-rank*.json"))
 def _checkpoint(path: Path) -> bool:
     return (path / "trainer_state.pt").is_file()
 
@@ -191,5 +215,5 @@ def _file(path: Path) -> bool:
     return True
 
 
-__all__ = ["INDEX_FORMAT", "LUCENE_INDEX_FORMAT", "PROVENANCE_FORMAT", "SNIFF_RECORDS", "TRANSFORM_FORMAT", "is_ours",
+__all__ = ["INDEX_FORMAT", "LUCENE_INDEX_FORMAT", "PROVENANCE_FORMAT", "SNIFF_RECORDS", "TRANSFORM_FORMAT", "foreign_entry", "is_ours",
            "kind_info", "output_kind"]

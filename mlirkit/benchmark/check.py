@@ -6,7 +6,9 @@ A cell is ``"<encoder> | <system> | <metric>"``: a part's main-table figure (the
 where the part has several), the system named without its alpha (``shift-tatoeba``), and the alpha each SHIFT
 chose as a cell of its own (``... | shift-tatoeba | alpha``). A report passes when every reference cell of its
 parts and encoders is there and within ``|value - reference| <= tolerance``; cells the reference has no figure for
-are named, not checked. Tolerances (:data:`REASONS`): e5-small runs OpenVINO bf16 where the CPU computes bf16 natively and fp32
+are named, not checked. The check fails when it compares nothing: a part the run asked for without figures in the
+report, an encoder the reference has no figures of, or no reference cell checked at all. Reports and reference files
+are validated when read (one line naming the file, cell and field). Tolerances (:data:`REASONS`): e5-small runs OpenVINO bf16 where the CPU computes bf16 natively and fp32
 elsewhere; USE is numpy fp32, where only the thread count (summation order) moves a score.
 
 The reference files are written from a run's ``report.json`` by :func:`write_reference` (the run and its command
@@ -145,22 +147,65 @@ def _portable(command: str) -> str:
     return shlex.join(out)
 
 
+#: the report's config field that asks for each part (None there = the part was not run)
+PART_FIELDS = {"xquad-r": "xquad", "lareqa": "lareqa", "mlqa-r": "mlqa", "ddtp": "benchmark"}
+#: the largest report or reference file read (the shipped ones are a few hundred kB)
+MAX_BYTES = 64 * 2**20
+
+
+def _read_json(path: Path, what: str) -> Any:
+    if path.stat().st_size > MAX_BYTES:
+        raise MlirkitError(f"{path}: larger than {MAX_BYTES // 2**20} MiB: not {what}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as e:
+        raise MlirkitError(f"{path}: not JSON ({' '.join(str(e).split()) or type(e).__name__})") from None
+
+
 def read_report(report_dir: str | Path) -> dict[str, Any]:
+    """``report_dir/report.json``, checked to hold what :func:`figures` reads (one line naming it if not)."""
     path = Path(report_dir) / "report.json"
     if not path.is_file():
         raise MlirkitError(f"{path}: no report.json (the output directory of python -m mlirkit.benchmark)")
+    report = _read_json(path, "a benchmark report")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as e:
-        raise MlirkitError(f"{path}: not JSON ({e})") from None
+        if not isinstance(report, dict) or not isinstance(report["config"], dict):
+            raise TypeError("expected an object with a 'config' object")
+        figures(report)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        raise MlirkitError(f"{path}: not a report of python -m mlirkit.benchmark "
+                           f"({type(e).__name__}: {' '.join(str(e).split())})") from None
+    return report
 
 
 def load_reference(part: str, quick: bool, root: Path | None = None) -> dict[str, Any] | None:
-    """The reference of ``part`` (None when there is none)."""
+    """The reference of ``part`` (None when there is none), validated: an object whose ``cells`` map cells named
+    ``"<encoder> | <system> | <metric>"`` to a finite ``value`` (or null), a finite ``tolerance >= 0`` and a
+    ``why``; anything else is one line naming the file, the cell and the field."""
     path = reference_dir(quick, root) / f"{part}.json"
     if not path.is_file():
         return None
-    return json.loads(path.read_text(encoding="utf-8"))
+    ref = _read_json(path, "a reference file")
+    if not isinstance(ref, dict) or not isinstance(ref.get("cells"), dict) or not ref["cells"]:
+        raise MlirkitError(f"{path}: field 'cells': expected a non-empty object of reference cells")
+    for cell, entry in ref["cells"].items():
+        where = f"{path}: cell {cell!r}"
+        if len(cell.split(" | ")) != 3 or not all(w.strip() for w in cell.split(" | ")):
+            raise MlirkitError(f"{where}: a cell is named '<encoder> | <system> | <metric>'")
+        if not isinstance(entry, dict):
+            raise MlirkitError(f"{where}: expected an object with value, tolerance and why")
+        value, tol = entry.get("value"), entry.get("tolerance")
+        if value is not None and not _finite(value):
+            raise MlirkitError(f"{where}: field 'value' must be a finite number or null (got {value!r})")
+        if not _finite(tol) or tol < 0:
+            raise MlirkitError(f"{where}: field 'tolerance' must be a finite number >= 0 (got {tol!r})")
+        if not isinstance(entry.get("why"), str):
+            raise MlirkitError(f"{where}: field 'why' must be a string (got {entry.get('why')!r})")
+    return ref
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def check(report: Mapping[str, Any], root: Path | None = None) -> tuple[list[str], list[str]]:
@@ -168,14 +213,24 @@ def check(report: Mapping[str, Any], root: Path | None = None) -> tuple[list[str
     or missing; notes say what was checked, the parts without a reference and the cells it has no figure for."""
     quick = bool(report["config"].get("quick"))
     failures, notes = [], []
-    for part, cells in figures(report).items():
+    found = figures(report)
+    for part, field in PART_FIELDS.items():
+        if report["config"].get(field) and part not in found:
+            failures.append(f"{part}: the run asked for this part but the report holds no figures of it")
+    checked = 0
+    for part, cells in found.items():
         ref = load_reference(part, quick, root)
         slice_ = "quick " if quick else ""
         if ref is None:
             notes.append(f"{part}: no {slice_}reference ({reference_dir(quick, root) / (part + '.json')}): not checked")
             continue
         encoders = {c.split(" | ")[0] for c in cells}
+        known = {c.split(" | ")[0] for c in ref["cells"]}
+        for encoder in sorted(encoders - known):
+            failures.append(f"{part}: encoder {encoder!r}: the reference has no figures of it "
+                            f"(it knows {', '.join(sorted(known))})")
         expected = {c: e for c, e in ref["cells"].items() if c.split(" | ")[0] in encoders}
+        checked += len(expected)
         for cell, e in expected.items():
             if cell not in cells:
                 failures.append(f"{part}: {cell}: missing (reference {_fmt(e['value'])})")
@@ -191,6 +246,9 @@ def check(report: Mapping[str, Any], root: Path | None = None) -> tuple[list[str
         notes.append(f"{part}: {len(expected)} {slice_}reference cells of {', '.join(sorted(encoders))} checked"
                      + (f"; {len(extra)} cells the reference has no figure for (not checked: {_some(extra)})"
                         if extra else ""))
+    if not checked and not failures:
+        failures.append("no reference cell was checked (the report has no parts, or none with a reference): "
+                        "nothing was compared")
     return failures, notes
 
 

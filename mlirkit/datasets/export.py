@@ -23,9 +23,19 @@ class ExportFormat(str, Enum):
 
 
 def _check_id(kind: str, value: str) -> str:
-    if not value or any(c.isspace() for c in value):
-        raise MlirkitError(f"{kind} id {value!r} is empty or contains whitespace; it cannot be written to TREC files")
+    """An id every reader of the export (mlirkit's, TREC tools') reads back: not empty, no whitespace, no control
+    or other unprintable character."""
+    if not value or any(c.isspace() or not c.isprintable() for c in value):
+        raise MlirkitError(f"{kind} id {value!r} is empty or contains whitespace or a control character; "
+                           "it cannot be written to TREC files")
     return value
+
+
+def _check_question(query_id: str, text: str) -> str:
+    if not text.strip():
+        raise MlirkitError(f"query {query_id!r}: field 'text' is empty or whitespace only; no reader of the export "
+                           "takes it")
+    return text
 
 
 def export(dataset_id: str, fmt: ExportFormat | str, output: str | Path, *, overwrite: bool = False) -> dict[str, int]:
@@ -57,6 +67,7 @@ def export(dataset_id: str, fmt: ExportFormat | str, output: str | Path, *, over
             name = "queries.jsonl" if fmt is ExportFormat.BEIR else "topics.tsv"
             with open(tmp / name, "w", encoding="utf-8") as f:
                 for q in ds.queries_iter():
+                    _check_question(q.query_id, q.text)
                     lang = getattr(q, "lang", None) or q_default
                     if fmt is ExportFormat.BEIR:
                         rec = {"_id": _check_id("query", q.query_id), "text": q.text}
@@ -76,8 +87,9 @@ def export(dataset_id: str, fmt: ExportFormat | str, output: str | Path, *, over
                 if fmt is ExportFormat.BEIR:
                     f.write("query-id\tcorpus-id\tscore\n")
                 for r in ds.qrels_iter():
-                    cols = (r.query_id, r.doc_id, str(r.relevance)) if fmt is ExportFormat.BEIR \
-                        else (r.query_id, "0", r.doc_id, str(r.relevance))
+                    qid, did = _check_id("qrels query", r.query_id), _check_id("qrels doc", r.doc_id)
+                    cols = (qid, did, str(r.relevance)) if fmt is ExportFormat.BEIR \
+                        else (qid, "0", did, str(r.relevance))
                     f.write(("\t" if fmt is ExportFormat.BEIR else " ").join(cols) + "\n")
                     counts["qrels"] += 1
     return counts

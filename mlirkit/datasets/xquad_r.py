@@ -121,6 +121,7 @@ def parse(path: Path | BundledFile) -> list[list[Paragraph]]:
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
         raise format_error(path, None, "expected a SQuAD document {\"data\": [...]}")
     out = []
+    seen: dict[str, str] = {}  # question id -> where it was
     for i, art in enumerate(doc["data"]):
         paras = art.get("paragraphs") if isinstance(art, dict) else None
         if not isinstance(paras, list):
@@ -136,14 +137,29 @@ def parse(path: Path | BundledFile) -> list[list[Paragraph]]:
                     or not all(isinstance(b, list) and len(b) == 2 and all(isinstance(x, int) for x in b) for b in breaks)):
                 raise format_error(path, None, f"{where}: 'sentences' and 'sentence_breaks' ([start, end] pairs) "
                                                "should be lists of the same length")
+            context = par["context"]
+            if any(not 0 <= a <= b <= len(context) for a, b in breaks):
+                raise format_error(path, None, f"{where}.sentence_breaks: a break outside the context "
+                                               f"(0 ... {len(context)})")
             qas = []
             for k, qa in enumerate(par["qas"]):
                 answers = qa.get("answers") if isinstance(qa, dict) else None
+                start = answers[0].get("answer_start") if isinstance(answers, list) and answers and isinstance(
+                    answers[0], dict) else None
                 if (not isinstance(qa, dict) or not isinstance(qa.get("id"), str) or not isinstance(qa.get("question"), str)
-                        or not answers or not isinstance(answers[0], dict) or not isinstance(answers[0].get("answer_start"), int)):
+                        or not isinstance(start, int) or isinstance(start, bool)):
                     raise format_error(path, None, f"{where}.qas[{k}] needs 'id', 'question' and 'answers' "
-                                                   "with an 'answer_start'")
-                qas.append(QA(qa["id"], qa["question"], answers[0]["answer_start"]))
+                                                   "(a list) with an integer 'answer_start'")
+                if not 0 <= start <= len(context):
+                    raise format_error(path, None, f"{where}.qas[{k}].answers[0].answer_start: {start} is outside "
+                                                   f"the context (0 ... {len(context)})")
+                if not qa["id"].strip() or not qa["question"].strip():
+                    raise format_error(path, None, f"{where}.qas[{k}]: an empty 'id' or 'question'")
+                if qa["id"] in seen:
+                    raise format_error(path, None, f"{where}.qas[{k}].id: {qa['id']!r} is also the id of "
+                                                   f"{seen[qa['id']]}.qas: one question per id")
+                seen[qa["id"]] = where
+                qas.append(QA(qa["id"], qa["question"], start))
             plist.append(Paragraph(par["context"], tuple(sentences), tuple(tuple(b) for b in breaks), tuple(qas)))
         out.append(plist)
     return out

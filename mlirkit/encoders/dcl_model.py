@@ -178,18 +178,25 @@ class DisentangledEncoder(nn.Module):
 
     def save(self, path: str | Path, overwrite: bool = False, extra_files: dict[str, str] | None = None) -> Path:
         """Write the model directory atomically (see the module docstring for the layout)."""
+        from safetensors import SafetensorError
         from safetensors.torch import save_file
 
         from mlirkit.base.fs import atomic_directory
 
         path = Path(path)
+        for name, weight in self.named_parameters():
+            if not bool(torch.isfinite(weight).all()):
+                raise MlirkitError(f"cannot save {path}: weight {name!r} holds NaN or infinite values")
         with atomic_directory(path, overwrite=overwrite, kind="dcl-model") as tmp:
-            self.backbone.save_pretrained(str(tmp / BACKBONE_DIR))
-            self.tokenizer.save_pretrained(str(tmp / BACKBONE_DIR))
-            if self.config.use_disentangler:
-                save_file({"semantic.weight": self.semantic.weight.detach().cpu().contiguous(),
-                           "language.weight": self.language.weight.detach().cpu().contiguous()},
-                          str(tmp / HEADS_FILE))
+            try:
+                self.backbone.save_pretrained(str(tmp / BACKBONE_DIR))
+                self.tokenizer.save_pretrained(str(tmp / BACKBONE_DIR))
+                if self.config.use_disentangler:
+                    save_file({"semantic.weight": self.semantic.weight.detach().cpu().contiguous(),
+                               "language.weight": self.language.weight.detach().cpu().contiguous()},
+                              str(tmp / HEADS_FILE))
+            except SafetensorError as e:  # safetensors' own I/O error (a full disk is "IoError ... StorageFull")
+                raise MlirkitError(f"cannot write {path}: {' '.join(str(e).split())}") from None
             for name, text in (extra_files or {}).items():
                 (tmp / name).write_text(text, encoding="utf-8")
             (tmp / MARKER).write_text(json.dumps(self.config.to_json(), indent=2) + "\n", encoding="utf-8")

@@ -249,13 +249,27 @@ def mrc_from_searcher(searcher, topics, k: int, *, query_groups: Mapping[str, st
 
         def scores_of(rows: np.ndarray) -> np.ndarray:
             return vectors[rows] @ docs.T
-    score_rows = scores_of if run is None else _checked_against(scores_of, run, qids, doc_ids, run_name)
+    score_rows = scores_of if run is None else _checked_against(scores_of, run, qids, doc_ids, run_name,
+                                                                k if _exhaustive(searcher) else 0)
     return mrc_from_scores(score_rows, qids, langs, groups, doc_ids, k)
 
 
+def _exhaustive(searcher) -> bool:
+    """Whether ``searcher`` ranks every document exactly (flat shards, no candidate re-scoring): only then is a
+    run's own top k the top k of the recomputed scores."""
+    from mlirkit.index.types import spec_of
+
+    shards = getattr(searcher.index, "shards", None) or [searcher.index]
+    return all(spec_of(s).name == "flat" for s in shards) and not getattr(searcher, "shift_candidates", None)
+
+
 def _checked_against(scores_of: Callable[[np.ndarray], np.ndarray], run: Mapping[str, Mapping[str, float]],
-                     qids: Sequence[str], doc_ids: Sequence[str], run_name: str) -> Callable[[np.ndarray], np.ndarray]:
-    """``scores_of`` that compares each block's scores with the ones ``run`` holds (see :func:`mrc_from_searcher`)."""
+                     qids: Sequence[str], doc_ids: Sequence[str], run_name: str,
+                     k: int = 0) -> Callable[[np.ndarray], np.ndarray]:
+    """``scores_of`` that compares each block's scores with the ones ``run`` holds (see :func:`mrc_from_searcher`)
+    and, with ``k``, the run's own top k with the recomputed ranking: no document the run lacks may score above
+    the lowest of the run's top k (a run of another index with the same documents, its scores all right, fails
+    here)."""
     column = {d: j for j, d in enumerate(doc_ids)}
 
     def checked(rows: np.ndarray) -> np.ndarray:
@@ -273,6 +287,16 @@ def _checked_against(scores_of: Callable[[np.ndarray], np.ndarray], run: Mapping
                     f"run {run_name!r}: query {qids[row]!r} scores document {list(hits)[j]!r} "
                     f"{list(hits.values())[j]:.6g} in the run and {scores[i, cols[j]]:.6g} from its index: the run "
                     "was not searched with these topics in this index")
+            top = sorted(hits.values(), reverse=True)[:k]
+            if top:
+                above = scores[i] > top[-1] + SCORE_TOLERANCE
+                above[cols] = False
+                if above.any():
+                    j = int(np.flatnonzero(above)[np.argmax(scores[i][above])])
+                    raise MlirkitError(
+                        f"run {run_name!r}: query {qids[row]!r}: document {doc_ids[j]!r} scores {scores[i, j]:.6g} "
+                        f"in the index its provenance names, above the run's top {len(top)} (down to {top[-1]:.6g}), "
+                        "but the run does not hold it: the run was not searched in this index")
         return scores
     return checked
 

@@ -6,7 +6,9 @@ against any document as that search did, e.g. for MRC@k on runs too shallow to h
 translations' top k (``python -m mlirkit.eval --mrc-from-index``). Nothing is guessed: a run without a
 sidecar, a sidecar written for other bytes, an index whose ``meta.json`` changed, an encoder rebuilt from the
 index with another fingerprint (the run was searched with other encoder options) or a query-time shift whose
-transform cannot be found again is one error saying so. The encoder comes from the index's ``meta.json`` as
+transform cannot be found again is one error saying so; a path the sidecar names is read only when it is a
+regular file of plausible size. :func:`mlirkit.eval.mrc.mrc_from_searcher` then checks the run's scores and its
+top k against the recomputed ranking. The encoder comes from the index's ``meta.json`` as
 ``mlirkit.search`` builds it without ``--encoder``; options that run a model's own code are never taken
 from a data file (:func:`mlirkit.search.searcher.encoder_for_index`).
 """
@@ -20,6 +22,21 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.search.searcher import Searcher
 
 
+#: the largest ``meta.json`` and query-shift transform a sidecar may name (real ones: kB and a few MB)
+MAX_META_BYTES = 64 * 2**20
+MAX_TRANSFORM_BYTES = 4 * 2**30
+
+
+def _check_plausible(run: Path, path: Path, limit: int) -> None:
+    """A path a sidecar names is read only when it is a regular file of at most ``limit`` bytes."""
+    import stat
+
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        raise MlirkitError(f"{run}: its provenance names {path}, which is not a regular file of at most "
+                           f"{limit // 2**20} MiB: not read")
+
+
 def _index_paths(run: Path, index: dict[str, Any]) -> list[Path]:
     """The index directories a sidecar names, each checked against the ``meta.json`` sha256 it records."""
     from mlirkit.index.layout import META_FILE
@@ -30,12 +47,18 @@ def _index_paths(run: Path, index: dict[str, Any]) -> list[Path]:
         raise MlirkitError(f"{run}: its provenance names no index (not a run of mlirkit.search)")
     paths = []
     for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+            raise MlirkitError(f"{run}: its provenance names an index without a path")
         path = Path(entry["path"])
         meta = path / META_FILE
         if not meta.is_file():
             raise MlirkitError(f"{run}: the index it was searched in, {path}, is not there (paths are as the "
                                f"search was given them; run from the same directory)")
-        if entry.get("meta_sha256") and file_sha256(meta) != entry["meta_sha256"]:
+        _check_plausible(run, meta, MAX_META_BYTES)
+        if not entry.get("meta_sha256"):
+            raise MlirkitError(f"{run}: its provenance records no meta_sha256 of {meta}: which index it was "
+                               "searched in cannot be checked")
+        if file_sha256(meta) != entry["meta_sha256"]:
             raise MlirkitError(f"{run}: {meta} changed since the run was searched (sha256 differs from its provenance)")
         paths.append(path)
     return paths
@@ -52,8 +75,10 @@ def _shift_options(run: Path, query_shift: dict[str, Any] | None) -> dict[str, A
     if not settings.get("own_transform") and not settings.get("transform"):
         raise MlirkitError(f"{run}: searched with a query-time shift transform given as an object, not a file; "
                            "it cannot be found again")
-    if settings.get("transform") and not Path(settings["transform"]).is_file():
-        raise MlirkitError(f"{run}: the query-time shift's transform {settings['transform']} is not there")
+    if settings.get("transform"):
+        if not Path(settings["transform"]).exists():
+            raise MlirkitError(f"{run}: the query-time shift's transform {settings['transform']} is not there")
+        _check_plausible(run, Path(settings["transform"]), MAX_TRANSFORM_BYTES)
     return {"query_shift": settings.get("metric") or "cosine", "alpha": settings.get("alpha"),
             "transform": settings.get("transform"), "candidates": settings.get("candidates"),
             "missing": settings.get("missing")}

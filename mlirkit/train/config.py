@@ -7,6 +7,7 @@ Table 3: base fine-tune, +disentangler, +HSA, +LDCL (= full).
 from __future__ import annotations
 
 import json
+import math
 import types
 import typing
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -116,9 +117,17 @@ class TrainConfig:
                      "save_every", "freeze_layers", "max_token_pairs", "max_mono_tokens", "keep_checkpoints"):
             if getattr(self, name) < 0:
                 raise bad(name, "must be >= 0")
+        for f in fields(self):  # every float field: nan and inf pass every comparison below, or none
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise bad(f.name, "must be a finite number")
         for name in ("tau_ret", "tau_sent", "tau_tok", "tau_rho", "tau_ldcl", "lr"):
             if not getattr(self, name) > 0:
                 raise bad(name, "must be > 0")
+        if self.head_lr is not None and not self.head_lr > 0:
+            raise bad("head_lr", "must be > 0 (or null for lr)")
+        if self.weight_decay * max(self.lr, self.head_lr or self.lr) >= 1:
+            raise bad("weight_decay", "times lr must be < 1 (AdamW multiplies every weight by 1 - lr * weight_decay)")
         for name in ("weight_ret", "weight_sent", "lambda_t", "lambda_q", "lambda_ldcl", "lambda_o", "lambda_d",
                      "weight_decay", "max_grad_norm"):
             if getattr(self, name) < 0:

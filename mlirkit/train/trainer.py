@@ -11,6 +11,7 @@ computed per process.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
@@ -29,7 +30,9 @@ import torch
 import torch.nn as nn
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.fs import atomic_file, refuse_existing
 from mlirkit.base.option_names import option
+from mlirkit.base.outputs import output_kind
 from mlirkit.train import distributed as dd
 from mlirkit.train.alignment import (
     AlignmentCache, map_word_alignment, mutual_argmax_alignment, valid_token_mask, word_first_subwords,
@@ -45,6 +48,21 @@ CHECKPOINT_RE = re.compile(r"^checkpoint-(\d+)$")
 FINAL_DIR = "model"
 LOG_FILE = "train_log.jsonl"
 CONFIG_FILE = "train_config.json"
+
+
+@output_kind("train-config", directory=False, description="a training config written by mlirkit's trainer")
+def _is_train_config(path: Path) -> bool:
+    """What :meth:`TrainConfig.to_json` writes: a JSON object holding every config field (a user's config
+    names a few)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return isinstance(data, dict) and set(data) == {f.name for f in dataclasses.fields(TrainConfig)}
+
+
+@output_kind("train-log", directory=False, description="a training log written by mlirkit's trainer")
+def _is_train_log(path: Path) -> bool:
+    """JSON lines, each an object with a ``step``."""
+    with open(path, encoding="utf-8") as f:
+        return all(isinstance(r := json.loads(line), dict) and "step" in r for line in f if line.strip())
 
 
 def lang_id(lang: str) -> int:
@@ -481,11 +499,16 @@ class Trainer:
 
         c = self.cfg
         if self.rank == 0:
-            if overwrite and not resume and self.out_dir.exists():
-                for p in self.checkpoints() + [final, self.out_dir / LOG_FILE]:
-                    shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+            previous = self.previous_outputs()
+            for path, kind in previous:  # every check before anything is removed
+                refuse_existing(path, overwrite or resume, kind, probe=False)
+            if overwrite and not resume:
+                for p, _ in previous:
+                    if p.name != CONFIG_FILE:
+                        shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink(missing_ok=True)
             self.out_dir.mkdir(parents=True, exist_ok=True)
-            (self.out_dir / CONFIG_FILE).write_text(c.to_json(), encoding="utf-8")
+            with atomic_file(self.out_dir / CONFIG_FILE, overwrite=True, kind="train-config") as f:
+                f.write(c.to_json())
         dd.barrier()
         batches = self._batches if self._batches is not None else self.make_batches()
         if c.train_top_layers is not None and self.features is None:
@@ -500,6 +523,7 @@ class Trainer:
             while self.step < c.max_steps:
                 t0 = time.time()
                 logs = self.train_step([next(batches) for _ in range(c.grad_accum)])
+                self.check_finite(logs)
                 logs["sec"] = time.time() - t0
                 if self.rank == 0 and (self.step % c.log_every == 0 or self.step == c.max_steps):
                     log_f.write(json.dumps({"step": self.step, **logs}) + "\n")
@@ -517,6 +541,27 @@ class Trainer:
             logger.info("saved the trained model to %s", final)
         dd.barrier()
         return final
+
+    def check_finite(self, logs: dict[str, float]) -> None:
+        """Stop with one line when a loss (without a gradient scaler, which skips such steps itself) or a
+        weight is NaN or infinite: nothing trained from there on is worth saving."""
+        if self.scaler is None:
+            for name, value in logs.items():
+                if not math.isfinite(value):
+                    raise MlirkitError(f"step {self.step}: loss {name!r} is {value} (lower lr, check the data); "
+                                       "stopping without saving a model")
+        params = [p.detach() for p in self.model.parameters()]
+        if params and not bool(torch.stack([torch.isfinite(p).all() for p in params]).all()):
+            bad = next(n for n, p in self.model.named_parameters() if not bool(torch.isfinite(p).all()))
+            raise MlirkitError(f"step {self.step}: weight {bad!r} is no longer finite (lower lr or weight_decay); "
+                               "stopping without saving a model")
+
+    def previous_outputs(self) -> list[tuple[Path, str]]:
+        """What an earlier run left in ``output_dir`` (path, output kind): replaced only when mlirkit wrote it."""
+        candidates = [(p, "checkpoint") for p in self.checkpoints()] + [
+            (self.out_dir / FINAL_DIR, "dcl-model"), (self.out_dir / LOG_FILE, "train-log"),
+            (self.out_dir / CONFIG_FILE, "train-config")]
+        return [(p, kind) for p, kind in candidates if p.exists() or p.is_symlink()]
 
     # ----------------------------------------------------------------- checkpoints
     def checkpoints(self) -> list[Path]:

@@ -91,6 +91,10 @@ def save_transform(t: LanguageTransform, path: str | os.PathLike, overwrite: boo
         meta.pop("langid", None)
     blob = save(tensors, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION),
                                    "meta": json.dumps(meta, ensure_ascii=False, sort_keys=True)})
+    try:  # what is written is what load_transform reads
+        parse_transform(blob, path)
+    except MlirkitError as e:
+        raise MlirkitError(f"refusing to write a transform that would not load: {e}") from None
     with atomic_file(path, overwrite=overwrite, mode="wb", kind="transform") as f:
         f.write(blob)
     t.meta = meta
@@ -101,12 +105,6 @@ def save_transform(t: LanguageTransform, path: str | os.PathLike, overwrite: boo
 
 def load_transform(path: str | os.PathLike) -> LanguageTransform:
     """Read and validate a transform file; :class:`MlirkitError` on anything malformed."""
-    from safetensors import SafetensorError
-    from safetensors.numpy import load
-
-    from mlirkit.base.registry import UnknownNameError
-    from mlirkit.transforms.langid import LangIdClassifier
-
     path = Path(path)
     if not path.is_file():
         raise MlirkitError(f"{path}: no such transform file")
@@ -119,7 +117,19 @@ def load_transform(path: str | os.PathLike) -> LanguageTransform:
     if kind != "mlirkit":
         raise MlirkitError(f"{path}: not an mlirkit transform file (expected safetensors with "
                            f"format={FORMAT!r} metadata)")
-    data = path.read_bytes()
+    return parse_transform(path.read_bytes(), path)
+
+
+def parse_transform(data: bytes, path: str | os.PathLike) -> LanguageTransform:
+    """The transform in ``data``, the bytes of the mlirkit transform file ``path``, validated as
+    :func:`load_transform` validates it (what :func:`save_transform` writes is checked with it first)."""
+    from safetensors import SafetensorError
+    from safetensors.numpy import load
+
+    from mlirkit.base.registry import UnknownNameError
+    from mlirkit.transforms.langid import LangIdClassifier
+
+    path = Path(path)
     try:
         tensors = load(data)
     except (SafetensorError, ValueError, OSError) as e:

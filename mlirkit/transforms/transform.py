@@ -148,6 +148,11 @@ class LanguageTransform:
         if self._stats is not None and self._stats_dim != x.shape[1]:
             raise MlirkitError(f"embeddings of dimension {x.shape[1]} after {self._stats_dim}")
         check_finite("embeddings", x)
+        labels = [la for la in set(langs) if not is_unknown(la)] if len(langs) else []
+        odd = next((la for la in labels if not isinstance(la, str)), None)
+        if odd is not None:
+            raise MlirkitError(f"languages must be language tags (strings such as 'en'), got {type(odd).__name__} "
+                               f"{odd!r}")
         lang_a = np.asarray(["" if is_unknown(la) else canonical(str(la)) for la in langs], dtype=object)
         group_a = None if groups is None else np.fromiter(groups, dtype=object, count=x.shape[0])  # any hashables
         if group_a is not None:
@@ -498,6 +503,10 @@ class OffsetTransform(PerLanguageTransform):
             block[a:b] -= tables[codes[a:b]]  # (n, d)
 
 
+#: largest entry of ``R L - I`` a stored projection may have (the main job's LEACE and LSAR files: 4e-8 or less)
+PROJECTION_TOL = 1e-4
+
+
 class ProjectionTransform(LanguageTransform):
     """One low-rank affine map for every row: ``x' = x - alpha_l * ((x - b) R^T) L^T`` with ``L`` (d, k),
     ``R`` (k, d) and ``b`` (d,) or none; LSAR (``L = R^T``, orthonormal, no ``b``) and LEACE.
@@ -550,6 +559,11 @@ class ProjectionTransform(LanguageTransform):
         for name, v in (("left", left), ("right", right), ("bias", bias)):
             if v is not None:
                 check_finite(f"{self.method} {name}", v)
+        # L R is a projection (idempotent) exactly when R L = I_k: the map removes k directions and no more
+        gap = np.abs(right.astype(np.float64) @ left.astype(np.float64) - np.eye(len(right))).max(initial=0.0)
+        if gap > PROJECTION_TOL:
+            raise MlirkitError(f"{self.method} transform: left and right are not a projection (right @ left differs "
+                               f"from the identity by {gap:.3g}, more than {PROJECTION_TOL:g})")
         self._left, self._right, self._bias = left, right, bias
         self._dim = int(left.shape[0])
 

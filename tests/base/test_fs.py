@@ -264,3 +264,37 @@ def test_two_processes_one_wins_the_other_fails_at_once(tmp_path):
         holder.wait()
     assert out.read_text() == "q1 Q0 first 1 1.0 holder\n"
     assert listing(tmp_path) == ["ready", "release", "run.trec"]  # lock file and temporaries gone
+
+
+#: directory kinds whose every top-level entry is listed: kind -> what mlirkit writes there
+_LISTED = {"dcl-model": ("backbone/config.json", "heads.safetensors", "mlirkit_dcl.json", "train_config.json"),
+           "checkpoint": ("model/mlirkit_dcl.json", "trainer_state.pt", "rng-rank0.pt", "alignments-rank0.json"),
+           "export": ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv")}
+
+
+@pytest.mark.parametrize("kind", sorted(_LISTED))
+@pytest.mark.parametrize("planted", ["notes.txt", ".hidden", "my-head/weights.bin"])
+def test_a_user_file_inside_an_output_makes_it_foreign(tmp_path, kind, planted):
+    out = tmp_path / "out"
+    for name in _LISTED[kind]:
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text("{}", encoding="utf-8")
+    assert is_ours(out, kind)
+    refuse_existing(out, True, kind)
+    (out / planted).parent.mkdir(parents=True, exist_ok=True)
+    (out / planted).write_text("mine", encoding="utf-8")
+    assert not is_ours(out, kind)
+    with pytest.raises(MlirkitError, match=f"{(out / planted.split('/')[0]).name} is not mlirkit's") as e:
+        with atomic_directory(out, overwrite=True, kind=kind):
+            pass
+    one_line(e)
+    assert (out / planted).read_text(encoding="utf-8") == "mine"
+
+
+def test_an_output_name_that_is_not_utf8_is_one_line(tmp_path):
+    name = os.fsdecode(b"run-\xff.trec")
+    with pytest.raises(MlirkitError, match=r"run-\\xff\.trec: the file name is not valid UTF-8") as e:
+        with atomic_file(tmp_path / name):
+            pass
+    one_line(e)
+    assert list(tmp_path.iterdir()) == []

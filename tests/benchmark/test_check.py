@@ -227,3 +227,70 @@ def test_the_quick_slice_checks_against_its_own_reference(tmp_path, capsys):
     assert rc == 0, [line for line in out.splitlines() if line.startswith("check FAILED")]
     for part in ("xquad-r", "ddtp"):
         assert f"check: {part}: " in out and "no quick reference" not in out
+
+
+# ---------------------------------------------------------------- a check that checks nothing fails
+def _rewrite_report(report_dir, tmp_path, change) -> Path:
+    out = tmp_path / "report"
+    out.mkdir()
+    report = json.loads((report_dir / "report.json").read_text())
+    change(report)
+    (out / "report.json").write_text(json.dumps(report))
+    return out
+
+
+def _rename_encoder(report):
+    section = report["xquad"]["encoders"]
+    section["renamed"] = section.pop("fake")
+
+
+@pytest.mark.parametrize("change, failure", [
+    (lambda r: (r.pop("xquad"), r["config"].update(xquad=None, lareqa=None)), "nothing was compared"),
+    (lambda r: r.pop("xquad"), "xquad-r: the run asked for this part but the report holds no figures of it"),
+    (_rename_encoder, "xquad-r: encoder 'renamed': the reference has no figures of it"),
+])
+def test_a_check_that_compares_nothing_fails(report_dir, tmp_path, monkeypatch, capsys, change, failure):
+    check_mod.write_reference(report_dir, root=tmp_path / "ref")
+    report = _rewrite_report(report_dir, tmp_path, change)
+    assert _main(["--check", str(report)], monkeypatch, tmp_path / "ref") == 1
+    out = capsys.readouterr().out
+    failed = [line for line in out.splitlines() if line.startswith("check FAILED: ")]
+    assert any(failure in line for line in failed) and "every checked cell within its tolerance" not in out
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda ref: ref["cells"]["fake | base | ndcg@20"].update(tolerance=float("nan")), "field 'tolerance'"),
+    (lambda ref: ref["cells"]["fake | base | ndcg@20"].update(tolerance=-0.01), "field 'tolerance'"),
+    (lambda ref: ref["cells"]["fake | base | ndcg@20"].update(tolerance="0.1"), "field 'tolerance'"),
+    (lambda ref: ref["cells"]["fake | base | ndcg@20"].update(value=float("inf")), "field 'value'"),
+    (lambda ref: ref["cells"]["fake | base | ndcg@20"].pop("why"), "field 'why'"),
+    (lambda ref: ref["cells"].update({"fake base ndcg@20": ref["cells"]["fake | base | ndcg@20"]}), "a cell is named"),
+    (lambda ref: ref["cells"].update({"fake | base | x": [1]}), "expected an object"),
+    (lambda ref: ref.update(cells=[]), "field 'cells'"),
+    (lambda ref: ref.update(cells={}), "field 'cells'"),
+])
+def test_a_malformed_reference_is_one_line_naming_file_and_field(report_dir, tmp_path, monkeypatch, capsys,
+                                                                 change, message):
+    check_mod.write_reference(report_dir, root=tmp_path / "ref")
+    path = tmp_path / "ref" / "xquad-r.json"
+    ref = json.loads(path.read_text())
+    change(ref)
+    path.write_text(json.dumps(ref))
+    assert _main(["--check", str(report_dir)], monkeypatch, tmp_path / "ref") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "xquad-r.json" in err[0] and message in err[0], err
+
+
+@pytest.mark.parametrize("text", ["{broken", "[]", '{"config": 3}', '{"config": {"metrics": ["map"]}, "xquad": {}, '
+                                  '"encoders": {"x": {}}}', "[" * 100_000])
+def test_a_malformed_report_or_reference_file_is_one_line(report_dir, tmp_path, monkeypatch, capsys, text):
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "report.json").write_text(text)
+    assert _main(["--check", str(tmp_path / "r")], monkeypatch, tmp_path / "ref") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "report.json" in err[0] and "Traceback" not in err[0], err
+    check_mod.write_reference(report_dir, root=tmp_path / "ref")
+    (tmp_path / "ref" / "xquad-r.json").write_text(text)
+    assert _main(["--check", str(report_dir)], monkeypatch, tmp_path / "ref") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "xquad-r.json" in err[0], err

@@ -206,3 +206,40 @@ def test_every_cli_naming_the_id_exits_2(argv, tmp_path):
                           text=True, env=env)
     assert proc.returncode == 2 and proc.stderr.startswith("error: missing file mlqa-r/ar.json (offline mode)")
     assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
+# ---------------------------------------------------------------- files the construction cannot represent faithfully
+def _duplicate_id(doc):
+    doc["data"][0]["paragraphs"][1]["qas"][0]["id"] = "q1"  # q3's paragraph now claims q1 as well
+
+
+def _set_qa(**fields):
+    return lambda doc: doc["data"][0]["paragraphs"][0]["qas"][0].update(fields)
+
+
+@pytest.mark.parametrize("change, raw, message", [
+    (_duplicate_id, None, "qas[0].id: 'q1' is also the id of data[0].paragraphs[0].qas"),
+    (_set_qa(answers={"text": "answer", "answer_start": 3}), None, "'answers' (a list)"),
+    (_set_qa(answers=[{"answer_start": True}]), None, "integer 'answer_start'"),
+    (_set_qa(answers=[{"answer_start": 10**6}]), None, "answer_start: 1000000 is outside the context"),
+    (_set_qa(answers=[{"answer_start": -1}]), None, "answer_start: -1 is outside the context"),
+    (_set_qa(question="  "), None, "an empty 'id' or 'question'"),
+    (lambda doc: doc["data"][0]["paragraphs"][0].update(sentence_breaks=[[0, 5], [5, 10**9]]), None,
+     "a break outside the context"),
+    (None, '{"data": [{"paragraphs": [{"context": "x", "qas": [{"id": "q", "question": "q?", "answers": '
+           '[{"answer_start": ' + "9" * 5000 + '}]}]}]}]}', "invalid JSON: Exceeds the limit"),
+    (None, "[" * 100_000 + "]" * 100_000, "invalid JSON: nested too deeply"),
+])
+def test_a_hostile_source_file_is_one_line_naming_file_and_field(data_root, change, raw, message):
+    from mlirkit.base.errors import MlirkitError
+
+    path = data_root / "mlqa-r" / "en.json"
+    if change is not None:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        change(doc)
+        raw = json.dumps(doc)
+    path.write_text(raw, encoding="utf-8")
+    with pytest.raises(MlirkitError) as e:
+        mlqa_r.load(None)
+    text = str(e.value)
+    assert "\n" not in text and str(path) in text and message in text, text

@@ -259,3 +259,17 @@ def test_staged_output_publishes_the_run_only_when_pyserini_succeeds(tmp_path, f
     assert staged_output(argv, True, pyserini(2)) == 2
     assert out.read_text() == "q1 Q0 d1 1 1.0 x\n" and left() == ["r.trec"]
     assert staged_output(["--index", "idx", "--help"], False, lambda args: 0 if args == ["--index", "idx", "--help"] else 9) == 0
+
+
+@pytest.mark.parametrize("hits, message", [("0", "--hits 0: must be >= 1"), ("-5", "--hits -5: must be >= 1"),
+                                           ("ten", "--hits 'ten': expected int")])
+def test_search_wrapper_checks_hits_before_calling_pyserini(hits, message, tmp_path, monkeypatch):
+    from mlirkit.base.jvm import jvm_running
+    from mlirkit.pyserini.search.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    was_running = jvm_running()
+    with pytest.raises(MlirkitError, match=message):
+        main(["--index", "idx", "--topics", "t.tsv", "--output", "run.txt", "--encoder-class", "mlirkit",
+              "--hits", hits])
+    assert jvm_running() == was_running and list(tmp_path.iterdir()) == []

@@ -197,3 +197,51 @@ def test_a_sharded_index_is_scored_in_docid_order(bed, tiny_encoder, tiny_model_
     want = _mrc(bed, runs["deep"], capsys)
     assert _mrc(bed, runs["shallow"], capsys, "--mrc-from-index") == pytest.approx(want, abs=1e-9)
     assert want == pytest.approx(_mrc(bed, _search(bed, tmp_path / "one.trec", 24), capsys), abs=1e-9)
+
+
+def _sidecar(run):
+    return run.parent / f"{run.name}.provenance.json"
+
+
+@pytest.mark.parametrize("forge", ["missing", "forged"])
+def test_a_run_pointed_at_another_index_is_refused(bed, tiny_encoder, tiny_model_dir, tmp_path, capsys, forge):
+    """A run of an index of some of the bed's documents, its sidecar pointed at the whole bed's index: every
+    score the run holds is right there, but documents it never saw would rank in its top k."""
+    from mlirkit.encode import Indexer
+    from mlirkit.eval.cli import main
+    from mlirkit.io.files import file_sha256
+    from mlirkit.io.records import Doc
+    from tests.helpers import assert_refused
+
+    docs = [Doc(f"{w}-{la}", f"{pre} {w} {post}", la) for w in WORDS for la, (pre, post) in FORMS.items() if la != "de"]
+    Indexer(tmp_path / "part", tiny_encoder, save_embeddings=True, show_progress=False, encoder_name=str(tiny_model_dir),
+            encoder_options={"encoder_class": "hf", "max_length": 64}).index(docs)
+    from mlirkit.search.cli import main as search
+
+    run = tmp_path / "part.trec"
+    assert search(["--index", str(tmp_path / "part"), "--topics", str(bed / "topics.jsonl"), "--output", str(run),
+                   "--hits", "3", "--quiet"]) == 0
+    record = json.loads(_sidecar(run).read_text())
+    record["index"]["path"] = str(bed / "index")
+    if forge == "missing":
+        del record["index"]["meta_sha256"]
+    else:
+        record["index"]["meta_sha256"] = file_sha256(bed / "index" / "meta.json")
+    _sidecar(run).write_text(json.dumps(record))
+    message = "records no meta_sha256" if forge == "missing" else "the run was not searched in this index"
+    assert_refused(main, ["--qrels", str(bed / "qrels.txt"), "--runs", str(run), "--metrics", "mrc@3",
+                          "--topics", str(bed / "topics.jsonl"), "--mrc-from-index", "--quiet"], capsys, tmp_path,
+                   message)
+
+
+def test_a_sidecar_naming_a_device_is_not_read(bed, tmp_path, capsys):
+    from mlirkit.eval.cli import main
+    from tests.helpers import assert_refused
+
+    run = _search(bed, tmp_path / "run.trec", 2, *SHIFT, "--transform", str(bed / "shift.safetensors"))
+    record = json.loads(_sidecar(run).read_text())
+    record["query_shift"]["settings"]["transform"] = "/dev/zero"
+    _sidecar(run).write_text(json.dumps(record))
+    assert_refused(main, ["--qrels", str(bed / "qrels.txt"), "--runs", str(run), "--metrics", "mrc@3",
+                          "--topics", str(bed / "topics.jsonl"), "--mrc-from-index", "--quiet"], capsys, tmp_path,
+                   "/dev/zero, which is not a regular file")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import json
 
@@ -364,3 +365,108 @@ def test_composer_is_deterministic_and_sharded(data):
         next(empty)
     assert Batch.concat([first[0], first[1]]).retrieval == first[0].retrieval + first[1].retrieval
     assert list(itertools.islice(make(), 0)) == []
+
+
+# ---------------------------------------------------------------- what the trainer may replace
+def _plant_previous_run(out, planted):
+    """A finished earlier run in ``out`` (every file mlirkit's trainer writes) plus one user file."""
+    (out / "model" / "backbone").mkdir(parents=True)
+    (out / "model" / "mlirkit_dcl.json").write_text("{}", encoding="utf-8")
+    (out / "checkpoint-0000002" / "model").mkdir(parents=True)
+    (out / "checkpoint-0000002" / "trainer_state.pt").write_bytes(b"")
+    (out / "train_log.jsonl").write_text('{"step": 1, "total": 1.0}\n', encoding="utf-8")
+    (out / "train_config.json").write_text(TrainConfig(backbone="x", output_dir=str(out)).to_json(), encoding="utf-8")
+    user = out / planted
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text('{"lr": 0.5}\n' if user.suffix == ".json" else "mine\n", encoding="utf-8")
+    return user
+
+
+@pytest.mark.parametrize("planted", ["model/notes.txt", "checkpoint-0000002/notes.txt", "train_config.json",
+                                     "train_log.jsonl"])
+def test_overwrite_never_removes_a_user_file(base_model, tmp_path, data, planted):
+    cfg = make_cfg(tmp_path, data, triples=str(tmp_path / "missing.jsonl"))
+    out = tmp_path / "run"
+    user = _plant_previous_run(out, planted)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(MlirkitError, match=f"{user.name}.*refusing to replace") as e:
+        Trainer(cfg, model=copy.deepcopy(base_model)).train(overwrite=True, show_progress=False)
+    assert "\n" not in str(e.value)
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_a_user_config_in_the_output_folder_is_not_replaced(base_model, tmp_path, data):
+    cfg = make_cfg(tmp_path, data, max_steps=1)
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "train_config.json").write_text('{"lr": 0.5}\n', encoding="utf-8")
+    with pytest.raises(MlirkitError, match="train_config.json already exists"):
+        Trainer(cfg, model=copy.deepcopy(base_model)).train(show_progress=False)
+    assert (out / "train_config.json").read_text(encoding="utf-8") == '{"lr": 0.5}\n'
+
+
+# ---------------------------------------------------------------- non-finite hyperparameters, losses, weights
+@pytest.mark.parametrize("name", [f.name for f in dataclasses.fields(TrainConfig) if "float" in str(f.type)])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_every_float_field_refuses_non_finite_values(tmp_path, data, name, value):
+    with pytest.raises(MlirkitError, match=f"config field '{name}': must be a finite number"):
+        make_cfg(tmp_path, data, **{name: value}).validate()
+
+
+@pytest.mark.parametrize("changes, field", [({"head_lr": 0.0}, "head_lr"), ({"head_lr": -1.0}, "head_lr"),
+                                            ({"lr": 0.5, "weight_decay": 2.0}, "weight_decay"),
+                                            ({"lr": 1e-3, "head_lr": 10.0, "weight_decay": 0.1}, "weight_decay")])
+def test_out_of_range_hyperparameters_are_refused(tmp_path, data, changes, field):
+    with pytest.raises(MlirkitError, match=f"config field '{field}'"):
+        make_cfg(tmp_path, data, **changes).validate()
+
+
+@pytest.mark.parametrize("poison", ["loss", "weight"])
+def test_a_non_finite_loss_or_weight_stops_training_without_a_model(base_model, tmp_path, data, poison):
+    cfg = make_cfg(tmp_path, data, max_steps=3)
+    tr = Trainer(cfg, model=copy.deepcopy(base_model))
+    step = tr.train_step
+
+    def poisoned(batches):
+        logs = step(batches)
+        if poison == "loss":
+            logs["total"] = float("nan")
+        else:
+            with torch.no_grad():
+                tr.model.semantic.weight[0, 0] = float("inf")
+        return logs
+
+    tr.train_step = poisoned
+    with pytest.raises(MlirkitError, match=f"step 1: {poison} .*stopping without saving a model") as e:
+        tr.train(show_progress=False)
+    assert "\n" not in str(e.value)
+    assert not (tmp_path / "run" / "model").exists()
+
+
+def test_a_model_with_a_non_finite_weight_is_never_saved(base_model, tmp_path):
+    model = copy.deepcopy(base_model)
+    with torch.no_grad():
+        model.semantic.weight[1, 2] = float("nan")
+    with pytest.raises(MlirkitError, match="weight 'semantic.weight' holds NaN"):
+        model.save(tmp_path / "m")
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("error", ["safetensors", "oserror"])
+def test_the_final_save_on_a_full_disk_is_one_line(base_model, tmp_path, data, monkeypatch, error):
+    import errno
+
+    import safetensors.torch
+
+    def full(*args, **kwargs):
+        if error == "oserror":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        raise safetensors.SafetensorError('Error while serializing: IoError(Os { code: 28, kind: StorageFull, '
+                                          'message: "No space left on device" })')
+
+    monkeypatch.setattr(safetensors.torch, "save_file", full)
+    cfg = make_cfg(tmp_path, data, max_steps=1)
+    with pytest.raises(MlirkitError, match="cannot write .*model: .*No space left on device") as e:
+        Trainer(cfg, model=copy.deepcopy(base_model)).train(show_progress=False)
+    assert "\n" not in str(e.value)
+    assert not (tmp_path / "run" / "model").exists()

@@ -72,3 +72,61 @@ def test_a_bad_metadata_field_is_one_line_and_exit_2_in_the_cli(tmp_path, capsys
 def test_metadata_that_is_not_an_object(tmp_path, raw):
     with pytest.raises(MlirkitError, match=r"t\.st: (metadata must be a JSON object|missing or invalid JSON metadata)"):
         load_transform(_write(tmp_path / "t.st", None, raw))
+
+
+# ---------------------------------------------------------------- what the method implies
+def _projection_file(path, method, left, right, languages=("de", "en")):
+    from safetensors.numpy import save
+
+    meta = {"method": method, "encoder": {"model": "m"}, "source_lang": "en", "dim": left.shape[0],
+            "languages": list(languages)}
+    blob = save({f"{method}.left": np.ascontiguousarray(left, dtype=np.float32),
+                 f"{method}.right": np.ascontiguousarray(right, dtype=np.float32)},
+                metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION), "meta": json.dumps(meta)})
+    path.write_bytes(blob)
+    return path
+
+
+_U = np.linalg.qr(np.random.default_rng(0).standard_normal((6, 2)))[0]
+
+
+@pytest.mark.parametrize("method", ["lsar", "leace"])
+@pytest.mark.parametrize("left, right, message", [
+    (_U, _U.T, None),  # an orthogonal projection: loads
+    (_U, 1.5 * _U.T, "not a projection"),  # removes 1.5 of each direction: overshoots
+    (_U, np.zeros((2, 6)), "not a projection"),
+    (_U, _U.T[:1], "must be (d, k) and (k, d)"),
+])
+def test_a_projection_file_must_hold_a_projection(tmp_path, method, left, right, message):
+    path = _projection_file(tmp_path / "p.st", method, left, right)
+    if message is None:
+        assert load_transform(path).rank_ == 2
+        return
+    with pytest.raises(MlirkitError, match=re.escape(message)) as info:
+        load_transform(path)
+    assert "p.st" in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("method", ["lsar", "leace"])
+@pytest.mark.parametrize("labels", [[0, 1], np.array([0, 1]), [1.0, 2.0]])
+def test_fit_refuses_labels_that_are_not_language_tags(method, labels):
+    from mlirkit.transforms import TRANSFORMS
+
+    x = np.random.default_rng(0).standard_normal((20, 6)).astype(np.float32)
+    langs = [labels[i % 2] for i in range(20)]
+    with pytest.raises(MlirkitError, match="languages must be language tags"):
+        TRANSFORMS.get(method)(source_lang="en").fit(x, langs)
+
+
+def test_save_refuses_what_load_would_refuse(tmp_path):
+    from mlirkit.transforms import save_transform
+    from mlirkit.transforms.lsar import LSARTransform
+
+    x = np.random.default_rng(0).standard_normal((20, 6)).astype(np.float32)
+    t = LSARTransform(source_lang="en").fit(x, ["en", "de"] * 10)
+    save_transform(t, tmp_path / "ok.st")
+    assert load_transform(tmp_path / "ok.st").languages == ["de", "en"]
+    t._right = 2 * t._right  # not a projection any more
+    with pytest.raises(MlirkitError, match="refusing to write a transform that would not load: .*not a projection"):
+        save_transform(t, tmp_path / "bad.st")
+    assert not (tmp_path / "bad.st").exists()

@@ -26,6 +26,7 @@ import logging
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from mlirkit.base.errors import MlirkitError
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import configure_logging, examples
 from mlirkit.base.options import lang_code
@@ -74,6 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if parsed is None:
         return 0
     args, rest, options = parsed
+    hits = peek_option(rest, "--hits", int)
+    if hits is not None and hits < 1:  # Pyserini would stop on a bare AssertionError after starting the JVM
+        raise MlirkitError(f"--hits {hits}: must be >= 1")
     output = peek_option(rest, "--output")
     if output and not HELP_FLAGS & set(rest):
         from mlirkit.base.fs import refuse_existing
