@@ -122,7 +122,11 @@ class Lingua:
     needs_vectors = False
 
     def __init__(self, candidates: Sequence[str], transform: Any = None) -> None:
-        from lingua import IsoCode639_1, Language, LanguageDetectorBuilder
+        try:
+            from lingua import IsoCode639_1, Language, LanguageDetectorBuilder
+        except ImportError:
+            raise MlirkitError("the 'lingua' language identifier needs lingua-language-detector: pip install "
+                               "'mlirkit[langid]'") from None
 
         def language(primary: str) -> Any:
             code = getattr(IsoCode639_1, primary.upper(), None)
