@@ -175,7 +175,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
     from experiments.langid_eval import fit_with_heldout
 
-    groups = open_parallel(args.pairs, text_field=args.text_field, langs=args.langs, source_lang=args.source_lang)
+    groups = open_parallel(args.pairs, text_fields=args.text_field, langs=args.langs, source_lang=args.source_lang)
     t = fit_with_heldout(encoder_from_args(args), groups, method=args.method, source_lang=args.source_lang,
                          heldout=args.heldout, langid=args.langid, langid_max_per_lang=args.langid_max_per_lang,
                          langid_threshold=args.langid_threshold, batch_size=encoder_options(args).get("batch_size", 64),
@@ -327,7 +327,7 @@ def cmd_evaluate_langid(args: argparse.Namespace) -> int:
     t = load_transform(args.transform)
     encoder = encoder_from_args(args)
     t.check_encoder(encoder.fingerprint, dim=encoder.dim)
-    groups = open_parallel(args.pairs, text_field=args.text_field)
+    groups = open_parallel(args.pairs, text_fields=args.text_field)
     _print(evaluate_langid(encoder, t, groups, max_groups=args.max_pairs, heldout=args.heldout,
                            threshold=args.threshold, alpha=args.alpha,
                            batch_size=encoder_options(args).get("batch_size", 64)))
