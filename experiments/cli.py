@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     from mlirkit.base.options import LANG_LIST_HELP, LangListAction, lang_code
     from mlirkit.encoders.options import add_encoder_args
     from mlirkit.transforms import TRANSFORMS
-    from mlirkit.transforms.alpha import Alpha, add_alpha_arg
+    from mlirkit.transforms.alpha import Alpha
+    from mlirkit.transforms.options import add_alpha_arg
     from mlirkit.transforms.mining import DEFAULT_K, DEFAULT_MAX_ROUNDS, DEFAULT_MIN_PAIRS, DEFAULT_TOL
 
     from experiments import corpus_variants  # noqa: F401 (registers shift-overall)
