@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     from mlirkit.base.options import LANG_LIST_HELP, LangListAction, lang_code
     from mlirkit.encoders.options import add_encoder_args
     from mlirkit.transforms import TRANSFORMS
-    from mlirkit.transforms.alpha import Alpha, add_alpha_arg
+    from mlirkit.transforms.alpha import Alpha
+    from mlirkit.transforms.options import add_alpha_arg
     from mlirkit.transforms.mining import DEFAULT_K, DEFAULT_MAX_ROUNDS, DEFAULT_MIN_PAIRS, DEFAULT_TOL
 
     from experiments import corpus_variants  # noqa: F401 (registers shift-overall)
@@ -175,7 +176,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
     from experiments.langid_eval import fit_with_heldout
 
-    groups = open_parallel(args.pairs, text_field=args.text_field, langs=args.langs, source_lang=args.source_lang)
+    groups = open_parallel(args.pairs, text_fields=args.text_field, langs=args.langs, source_lang=args.source_lang)
     t = fit_with_heldout(encoder_from_args(args), groups, method=args.method, source_lang=args.source_lang,
                          heldout=args.heldout, langid=args.langid, langid_max_per_lang=args.langid_max_per_lang,
                          langid_threshold=args.langid_threshold, batch_size=encoder_options(args).get("batch_size", 64),
@@ -327,7 +328,7 @@ def cmd_evaluate_langid(args: argparse.Namespace) -> int:
     t = load_transform(args.transform)
     encoder = encoder_from_args(args)
     t.check_encoder(encoder.fingerprint, dim=encoder.dim)
-    groups = open_parallel(args.pairs, text_field=args.text_field)
+    groups = open_parallel(args.pairs, text_fields=args.text_field)
     _print(evaluate_langid(encoder, t, groups, max_groups=args.max_pairs, heldout=args.heldout,
                            threshold=args.threshold, alpha=args.alpha,
                            batch_size=encoder_options(args).get("batch_size", 64)))

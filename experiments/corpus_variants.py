@@ -70,10 +70,10 @@ def fit_corpus_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang:
                      relative_to: str = "source", min_docs: int = DEFAULT_MIN_DOCS,
                      only_langs: Sequence[str] | None = None, origin: str | None = None,
                      meta: dict[str, Any] | None = None) -> Any:
-    """Corpus-fitted vectors relative to the source language (the product's ``statistics="corpus"``) or to the
+    """Corpus-fitted vectors relative to the source language (the product's ``vectors="corpus"``) or to the
     overall mean (:class:`OverallShiftTransform`), with the encoder and origin recorded."""
     if relative_to == "source":
-        t: Any = ShiftTransform(source_lang, statistics="corpus", min_docs=min_docs, langs=only_langs)
+        t: Any = ShiftTransform(source_lang, vectors="corpus", min_docs=min_docs, langs=only_langs)
     elif relative_to == "overall":
         t = OverallShiftTransform(source_lang, min_docs=min_docs, langs=only_langs)
     else:

@@ -249,8 +249,8 @@ class EvalBed:
         from mlirkit.benchmark.data import load_benchmark
         from mlirkit.datasets import parallel_rows
 
-        self.pooled = load_benchmark("mlirkit/ddtp", ["en"], languages=args.languages, quick_groups=args.eval_groups)
-        self.mono = {lang: load_benchmark("mlirkit/ddtp", [lang], languages=[lang], quick_groups=args.eval_groups)
+        self.pooled = load_benchmark("mlirkit/ddtp", ["en"], langs=args.languages, quick_groups=args.eval_groups)
+        self.mono = {lang: load_benchmark("mlirkit/ddtp", [lang], langs=[lang], quick_groups=args.eval_groups)
                      for lang in args.languages if lang != "en"}
         self.shift_groups: dict[str, dict[str, str]] = {}
         if args.shift_groups:

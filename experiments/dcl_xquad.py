@@ -151,7 +151,7 @@ def posthoc(method: str, bed: Bed, sp: Space) -> tuple[np.ndarray, np.ndarray, d
         t = ShiftTransform("en").fit(sp.pairs, bed.pair_langs, bed.pair_groups)
         t = fill_missing_from_corpus(t, sp.d, bed.doc_langs)
     elif method == "shift-corpus":
-        t = ShiftTransform("en", statistics="corpus").fit(sp.d, bed.doc_langs)
+        t = ShiftTransform("en", vectors="corpus").fit(sp.d, bed.doc_langs)
     else:
         cls = {"centering": CenteringTransform, "lir": LIRTransform, "lsar": LSARTransform, "leace": LEACETransform}
         t = cls[method]("en").fit(sp.d, bed.doc_langs)

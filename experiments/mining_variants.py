@@ -81,7 +81,7 @@ def fit_mined_shift(embs: np.ndarray, langs: Sequence[str | None], source_lang: 
     kwargs = {} if min_docs is None else {"min_docs": min_docs}
     params, record = mined_vectors(embs, langs, source_lang, initial=None if initial is None else initial.params_,
                                    k=k, min_pairs=min_pairs, max_rounds=max_rounds, tol=tol, center=center,
-                                   only_langs=only_langs, topic_rank=topic_rank, topic_test_level=topic_test_level,
+                                   langs=only_langs, topic_rank=topic_rank, topic_test_level=topic_test_level,
                                    select=select, selection=selection, chunk_rows=chunk_rows, **kwargs)
     record["mining"]["threshold"] = float(threshold) if selection == "mutual-margin" else None
     record["mining"]["origin"] = origin

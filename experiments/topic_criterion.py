@@ -63,7 +63,7 @@ def measure(encoder_name: str, min_docs: int) -> list[dict[str, Any]]:
         x = pooled_embs[[row[d.doc_id] for d in data.docs]]
         langs = [d.lang for d in data.docs]
         topic = topic_subspace(x, langs, "auto")
-        corpus = ShiftTransform("en", statistics="corpus", min_docs=min_docs).fit(x, langs).params_
+        corpus = ShiftTransform("en", vectors="corpus", min_docs=min_docs).fit(x, langs).params_
         mined, _ = mined_vectors(x, langs, "en", k=4, center=True, min_docs=min_docs)
         d, r = x.shape[1], topic.rank
         null = skew_test(topic, list(corpus.values()), 0.01)

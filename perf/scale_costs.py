@@ -11,7 +11,7 @@ imports is reported too):
 - ``gen``: synthetic data set (768-d float32 unit vectors, seeded): ``--centers`` topic centres, a shared
   anisotropy direction (real embeddings have a common mean), and one offset per language (14 languages
   with skewed frequencies), plus per-document noise; 1,000 English queries from the same model. A
-  corpus-fitted SHIFT transform (``ShiftTransform("en", statistics="corpus")``) is fitted
+  corpus-fitted SHIFT transform (``ShiftTransform("en", vectors="corpus")``) is fitted
   on the first 50,000 vectors. For ``--real``, the ``embeddings.npy`` and ``langs`` of an existing index
   (and 1,000 of its English document vectors, plus seeded noise, as queries).
 - ``write``: ``mlirkit.index.IndexWriter`` of type flat / hnsw / ivf-pq (``mlirkit.index.types``), vectors
@@ -118,7 +118,7 @@ def phase_gen(data: Path, n: int, dim: int, centers: int, seed: int, real: str |
     del out
     np.save(data / "queries.npy", queries)
     (data / "langs.txt").write_text("\n".join(langs) + "\n", encoding="utf-8")
-    shift = ShiftTransform("en", statistics="corpus").fit(sample, sample_langs)
+    shift = ShiftTransform("en", vectors="corpus").fit(sample, sample_langs)
     shift.encoder = dict(encoder)
     save_transform(shift, data / "shift.safetensors", overwrite=True)
     (data / "info.json").write_text(json.dumps({"n": n, "dim": dim, "encoder": encoder}))

@@ -112,7 +112,7 @@ def _group_key(rels: Mapping[str, int]) -> tuple[str, ...]:
     return tuple(sorted(d for d, r in rels.items() if r > 0))
 
 
-def load_benchmark(benchmark: str, query_langs: Sequence[str], *, languages: Sequence[str] | None = None,
+def load_benchmark(benchmark: str, query_langs: Sequence[str], *, langs: Sequence[str] | None = None,
                    quick_groups: int | None = None) -> BenchmarkData:
     """Read corpus, dev/test queries and qrels of ``benchmark`` (see module docstring)."""
     import mlirkit.datasets  # noqa: F401  (registers the ids)
@@ -136,18 +136,18 @@ def load_benchmark(benchmark: str, query_langs: Sequence[str], *, languages: Seq
             splits[split].queries.extend(queries)
             splits[split].qrels.update(read_qrels(dataset_id))
     docs = list(read_corpus(corpus_id))
-    return select(BenchmarkData(benchmark, docs, splits), languages=languages, quick_groups=quick_groups)
+    return select(BenchmarkData(benchmark, docs, splits), langs=langs, quick_groups=quick_groups)
 
 
-def select(data: BenchmarkData, *, languages: Sequence[str] | None = None,
+def select(data: BenchmarkData, *, langs: Sequence[str] | None = None,
            quick_groups: int | None = None) -> BenchmarkData:
-    """Keep documents of ``languages`` and (quick) ``quick_groups`` groups; see module docstring."""
+    """Keep documents of ``langs`` and (quick) ``quick_groups`` groups; see module docstring."""
     docs, splits, notes = data.docs, dict(data.splits), dict(data.notes)
-    if languages is not None:
+    if langs is not None:
         from mlirkit.base.langs import require_langs
 
-        require_langs(languages, {d.lang for d in docs}, "documents", f" in {data.name}")
-        keep = set(languages)
+        require_langs(langs, {d.lang for d in docs}, "documents", f" in {data.name}")
+        keep = set(langs)
         docs = [d for d in docs if d.lang in keep]
         kept_ids = {d.doc_id for d in docs}
         dropped = {}

@@ -80,7 +80,7 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
     with atomic_directory(config.output, overwrite=config.overwrite, kind="benchmark") as out:
         with timer("load data"):
             if data is None and config.benchmark is not None:
-                data = load_benchmark(config.benchmark, config.query_langs, languages=config.languages,
+                data = load_benchmark(config.benchmark, config.query_langs, langs=config.languages,
                                       quick_groups=config.quick_groups if config.quick else None)
             parallel = {} if data is None else {
                 name: load_parallel(name, sources, source_lang=config.source_lang, target_langs=data.languages,

@@ -105,7 +105,7 @@ def fit_corpus_methods(doc_embs: np.ndarray, doc_langs: list[str], fingerprint: 
 
 
 def write_runs(runs: Mapping[str, Any], names: list[str], folder: Path, out: Path, encoder: str, *,
-               suffix: str = ".trec", depth: int | None = None) -> list[str]:
+               suffix: str = ".trec", k: int | None = None) -> list[str]:
     """TREC runs ``folder/<name><suffix>`` of the runs ``names`` (tag ``<encoder>.<name>``, a provenance
     sidecar naming the encoder, the split folder and the system); the paths written, relative to the output
     directory ``out``."""
@@ -116,7 +116,7 @@ def write_runs(runs: Mapping[str, Any], names: list[str], folder: Path, out: Pat
     for name in names:
         path = folder / f"{name}{suffix}"
         tag = f"{encoder}.{name}".replace("@", "_a").replace("/", "_")
-        write_run(runs[name], path, re.sub(r"[^A-Za-z0-9._-]+", "_", tag), k=depth,
+        write_run(runs[name], path, re.sub(r"[^A-Za-z0-9._-]+", "_", tag), k=k,
                   provenance={"encoder": {"name": encoder}, "benchmark": {"split": folder.name, "system": name}})
         written.append(str(path.relative_to(out)))
     return written

@@ -136,11 +136,11 @@ def load_xquad(config: BenchmarkConfig) -> XquadData:
     return XquadData(load_collection(config.xquad, quick_groups=quick), sentences)
 
 
-def load_pair_sets(config: BenchmarkConfig, languages: list[str], rows: Rows | None = None, *,
+def load_pair_sets(config: BenchmarkConfig, langs: list[str], rows: Rows | None = None, *,
                    names: list[str] | None = None) -> dict[str, ParallelSet]:
-    """The pair sets of ``config.xquad_pair_sources`` (those of ``names``, default all) for ``languages``
+    """The pair sets of ``config.xquad_pair_sources`` (those of ``names``, default all) for ``langs``
     (``xquad_pairs`` pairs per language)."""
-    return {name: load_parallel(name, sources, source_lang=config.source_lang, target_langs=languages,
+    return {name: load_parallel(name, sources, source_lang=config.source_lang, target_langs=langs,
                                 pairs_per_lang=config.xquad_pairs_per_lang, rows=rows)
             for name, sources in config.xquad_pair_sources.items() if names is None or name in names}
 
@@ -283,7 +283,7 @@ def run_xquad(name: str, encoder: Any, config: BenchmarkConfig, data: XquadData,
                              lang_tests=lang_tests, sweep=sweep, versus_shift=versus_shift)
     with timer("write runs"):
         res.files["runs"] = write_runs(runs, main_runs, out / "runs" / safe / part, out, name,
-                                       suffix=".trec.gz", depth=k)
+                                       suffix=".trec.gz", k=k)
     res.files["transforms"] = [v["transform_file"] for v in info.values() if "transform_file" in v]
     if config.plots:
         with timer("plots"), compute_threads(config):
@@ -325,7 +325,7 @@ def corpus_shift(doc_embs: np.ndarray, coll: Collection, source_lang: str, finge
     """SHIFT vectors fitted on the collection's own documents (``V_l = mean(l) - mean(source)``)."""
     from mlirkit.transforms import ShiftTransform
 
-    t = ShiftTransform(source_lang, statistics=CORPUS).fit(doc_embs, coll.doc_langs)
+    t = ShiftTransform(source_lang, vectors=CORPUS).fit(doc_embs, coll.doc_langs)
     t.encoder = dict(fingerprint)
     t.meta["source"] = coll.name
     return t

@@ -16,7 +16,7 @@ from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encode
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN
 from mlirkit.base.fs import refuse_existing
-from mlirkit.index.types import add_index_type_args, index_spec_from_args
+from mlirkit.index.options import add_index_type_args, index_spec_from_args
 from mlirkit.transforms.options import add_transform_args, transform_from_args
 from mlirkit.base.options import add_verbosity_args, lang_code, non_negative_int, positive_int
 

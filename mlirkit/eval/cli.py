@@ -249,7 +249,8 @@ def mrc_from_indexes(args: argparse.Namespace, runs: dict[str, dict[str, dict[st
 
 def _add_plot_commands(p: argparse.ArgumentParser) -> None:
     """``plot alpha``, ``plot mix``, ``plot projection``: the subcommands of ``python -m mlirkit.eval plot``."""
-    from mlirkit.transforms.alpha import Alpha, add_alpha_arg
+    from mlirkit.transforms.alpha import Alpha
+    from mlirkit.transforms.options import add_alpha_arg
 
     sub = p.add_subparsers(dest="kind", required=True, title="figures", metavar="{alpha,mix,projection}")
     a = sub.add_parser("alpha", prog="python -m mlirkit.eval plot alpha", help="metrics against SHIFT's alpha")

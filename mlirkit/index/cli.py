@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.cli import ArgumentParser, configure_logging, examples, set_threads, with_examples
-from mlirkit.index.types import add_index_type_args, index_spec_from_args
+from mlirkit.index.options import add_index_type_args, index_spec_from_args
 from mlirkit.base.options import add_verbosity_args, non_negative_int
 
 

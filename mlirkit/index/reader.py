@@ -69,8 +69,8 @@ class DenseIndex:
     and IVF lists stay in the page cache instead of process memory; the index is then read-only).
     """
 
-    def __init__(self, path: str | os.PathLike, *, mmap: bool = False, threads: int | None = None) -> None:
-        self.path = Path(path)
+    def __init__(self, index_dir: str | os.PathLike, *, mmap: bool = False, threads: int | None = None) -> None:
+        self.path = Path(index_dir)
         self.mmap = mmap
         self.threads = threads  # FAISS threads a search of this index uses (None: the process's; see Searcher)
         if not (self.path / FAISS_FILE).is_file() or not (self.path / DOCID_FILE).is_file():

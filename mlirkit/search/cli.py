@@ -13,7 +13,7 @@ from mlirkit.base.cli import ArgumentParser, configure_logging, examples, set_th
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.base.fs import refuse_existing
 from mlirkit.base.options import add_verbosity_args, lang_code, non_negative_int, positive_int
-from mlirkit.transforms.alpha import add_alpha_arg
+from mlirkit.transforms.options import add_alpha_arg
 
 logger = logging.getLogger(__name__)
 

@@ -119,7 +119,7 @@ def _add_fit_args(f: argparse.ArgumentParser) -> None:
                         "corpus, kept out of its topic subspace where topic leaks in) or corpus (mean of the "
                         "language's documents minus mean of the source-language documents); docs/shift.md")
     f.add_argument("--text-field", default="text", help="JSONL text field(s), comma-separated (joined by a space)")
-    f.add_argument("--fit-langid", dest="langid", action="store_true",
+    f.add_argument("--fit-langid", action="store_true",
                    help="also fit a language classifier (stored in the file)")
     f.add_argument("--hybrid-with", default=None, metavar="PAIRS_TRANSFORM",
                    help="with --from-index: a pair-fitted shift transform; its vectors where it has them, the "
@@ -172,7 +172,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
     t = fit_from_pairs(lambda: encoder_from_args(args), args.pairs, source_lang=args.source_lang, method=args.method,
                        text_fields=args.text_field, langs=args.langs, max_pairs=args.max_pairs,
-                       batch_size=encoder_options(args).get("batch_size", 64), langid=args.langid, show_progress=not args.quiet, **recipe)
+                       batch_size=encoder_options(args).get("batch_size", 64), fit_langid=args.fit_langid, show_progress=not args.quiet, **recipe)
     t.meta["encoder_name"] = args.encoder
     return _save(args, t, {**t.meta["fit"], "pairs": t.meta.get("pairs"),
                            "langid": None if t.langid is None else t.langid.to_meta()})
@@ -205,7 +205,7 @@ def _fit_from_index(args: argparse.Namespace, recipe: dict[str, Any]) -> int:
             raise MlirkitError(f"{', '.join(given)}: for shift vectors, not {args.method}")
     pairs_t = load_transform(args.hybrid_with) if args.hybrid_with is not None else None  # fails before the index is read
     if args.method == "shift":
-        recipe = {**({"statistics": args.vectors} if args.vectors else {}),
+        recipe = {**({"vectors": args.vectors} if args.vectors else {}),
                   **({"min_docs": args.min_docs} if args.min_docs else {})}
     t = fit_from_index(args.from_index, args.source_lang, method=args.method, langs=args.langs, **recipe)
     if pairs_t is not None:

@@ -54,12 +54,12 @@ def fit_from_index(index_dir: str | os.PathLike, source_lang: str | None = None,
     """A transform fitted on the untransformed document vectors of an index directory (read once), with no
     parallel text: ``method`` a name (``shift``, whose statistics default to ``"mined"``
     (:data:`~mlirkit.transforms.shift_transform.DEFAULT_INDEX_STATISTICS`), ``lsar``, ``leace``, ...; ``recipe``
-    gives its other constructor arguments, e.g. ``statistics="corpus"``, ``rank=8``) or an unfitted estimator.
+    gives its other constructor arguments, e.g. ``vectors="corpus"``, ``rank=8``) or an unfitted estimator.
     ``langs``: the languages that get SHIFT vectors (the corpus statistics). The index's encoder is recorded."""
     from mlirkit.transforms.fit import estimator
 
     if method == "shift":
-        recipe.setdefault("statistics", DEFAULT_INDEX_STATISTICS)
+        recipe.setdefault("vectors", DEFAULT_INDEX_STATISTICS)
         if langs is not None:
             recipe["langs"] = langs
     elif langs is not None:
@@ -67,7 +67,7 @@ def fit_from_index(index_dir: str | os.PathLike, source_lang: str | None = None,
     t = estimator(method, source_lang, **recipe)
     if t.needs_groups:
         raise MlirkitError(f"{t!r} is fitted on translation pairs, which an index does not have: use "
-                           f"statistics='corpus' or 'mined', or fit it with --pairs / fit_from_pairs")
+                           f"vectors='corpus' or 'mined', or fit it with --pairs / fit_from_pairs")
     embs, doc_langs, encoder = index_document_embeddings(index_dir)
     try:
         t.fit(embs, doc_langs)

@@ -42,12 +42,12 @@ WRITER_KEYS = {"format", "format_version", "mlirkit_version", "created", "encode
                "normalized", "transform", "count", "lang_counts", "has_embeddings"}
 
 
-def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform | str | os.PathLike,
+def apply_to_index(index_dir: str | os.PathLike, transform: LanguageTransform | str | os.PathLike,
                    output: str | os.PathLike, *, alpha: AlphaLike = DEFAULT_ALPHA,
                    doc_langs: str | os.PathLike | Mapping[str, str] | None = None, overwrite: bool = False,
                    strict: bool = False, force: bool = False, chunk_rows: int = 65536,
                    show_progress: bool = False, missing: str | None = None) -> dict[str, Any]:
-    """Write ``output`` = the index at ``index_path`` with ``transform`` applied to its documents.
+    """Write ``output`` = the index at ``index_dir`` with ``transform`` applied to its documents.
 
     ``missing``: what to do with the index's languages the transform has no vector for, ``"corpus"`` (fill
     them from this index's vectors) or ``"keep"`` (leave them unshifted); default
@@ -64,16 +64,16 @@ def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform |
     t = transform if isinstance(transform, LanguageTransform) else load_transform(transform)
     if t.path is None or not Path(t.path).is_file():
         raise MlirkitError("the transform must be saved to a file before it is applied to an index")
-    index_path, output = Path(index_path), Path(output)
-    if output.resolve() == index_path.resolve():
+    index_dir, output = Path(index_dir), Path(output)
+    if output.resolve() == index_dir.resolve():
         raise MlirkitError(f"{option('output')} {output} is the input index; post-hoc apply never modifies its input")
-    src = DenseIndex(index_path)
+    src = DenseIndex(index_dir)
     n, dim = len(src.docids), src.dim
     if dim != t.dim:
-        raise MlirkitError(f"index {index_path} has dimension {dim} but transform {t.path} has {t.dim}")
+        raise MlirkitError(f"index {index_dir} has dimension {dim} but transform {t.path} has {t.dim}")
     encoder = src.encoder
     if encoder is None:
-        logger.warning("%s has no meta.json: its encoder cannot be checked against the transform's", index_path)
+        logger.warning("%s has no meta.json: its encoder cannot be checked against the transform's", index_dir)
         encoder = t.encoder
     else:
         t.check_encoder(encoder, force=force, dim=dim)
@@ -87,35 +87,35 @@ def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform |
             logger.warning("%d of %d documents have no language in %s (left unchanged)", absent, n, doc_langs)
     elif not (src.path / LANGS_FILE).is_file():
         logger.warning("%s has no langs file and no %s was given: every document is of unknown "
-                       "language and stays unchanged", index_path, option("doc_langs"))
+                       "language and stays unchanged", index_dir, option("doc_langs"))
 
     if src.has_embeddings:
         vectors = src.embeddings(mmap=True)
         if vectors.shape != (n, dim):
-            raise MlirkitError(f"{index_path}/embeddings.npy has shape {vectors.shape}, expected {(n, dim)}")
+            raise MlirkitError(f"{index_dir}/embeddings.npy has shape {vectors.shape}, expected {(n, dim)}")
         origin = "embeddings.npy"
         read = lambda a, b: np.asarray(vectors[a:b], dtype=np.float32)  # noqa: E731
     else:
         if src.transform:
-            raise MlirkitError(f"{index_path} holds transformed vectors ({src.transform.get('method')}) and no "
+            raise MlirkitError(f"{index_dir} holds transformed vectors ({src.transform.get('method')}) and no "
                                f"embeddings.npy; re-encode with {option('save_embeddings', True)} to apply another transform")
         index = src.faiss_index
         origin = "reconstructed"
-        logger.info("%s has no embeddings.npy: transforming the indexed (normalised) vectors", index_path)
+        logger.info("%s has no embeddings.npy: transforming the indexed (normalised) vectors", index_dir)
 
         def read(a: int, b: int) -> np.ndarray:
             try:
                 return index.reconstruct_n(a, b - a)
             except RuntimeError as e:
-                raise MlirkitError(f"{index_path}: cannot reconstruct vectors from this FAISS index ({e})") from None
+                raise MlirkitError(f"{index_dir}: cannot reconstruct vectors from this FAISS index ({e})") from None
 
     from mlirkit.transforms.hybrid import fill_missing_from_corpus, filled_any
 
     given = t
-    t = fill_missing_from_corpus(t, _Rows(read, n, dim, f"{index_path} ({origin}"), langs, policy=missing,
-                                 origin=str(index_path), explicit=missing is not None)
+    t = fill_missing_from_corpus(t, _Rows(read, n, dim, f"{index_dir} ({origin}"), langs, policy=missing,
+                                 origin=str(index_dir), explicit=missing is not None)
     extra = {k: v for k, v in src.meta.items() if k not in WRITER_KEYS}
-    extra["posthoc"] = {"source_index": str(index_path), "vectors": origin}
+    extra["posthoc"] = {"source_index": str(index_dir), "vectors": origin}
     t.reset_counts()
     with IndexWriter(output, dim=dim, encoder=encoder, normalized=True, transform=t.describe(alpha),
                      save_embeddings=src.has_embeddings, overwrite=overwrite, extra_meta=extra) as writer:
@@ -131,7 +131,7 @@ def apply_to_index(index_path: str | os.PathLike, transform: LanguageTransform |
             b = min(a + chunk_rows, n)
             raw = read(a, b)
             vecs = transform_and_normalize(raw, langs[a:b], "doc", t, alpha, strict=strict,
-                                           where=f"{index_path} ({origin}, rows {a}-{b - 1})")
+                                           where=f"{index_dir} ({origin}, rows {a}-{b - 1})")
             writer.add(src.docids[a:b], langs[a:b], vecs, raw=raw if src.has_embeddings else None)
     stats = {"documents": n, "vectors": origin, "output": str(output), **{k: v for k, v in sorted(t.counts.items())}}
     if "missing_languages" in t.meta and t is not given:

@@ -115,19 +115,20 @@ def _ir_datasets_triples(dataset_id: str) -> Iterator[RetrievalExample]:
 
 # --------------------------------------------------------------------------- parallel corpus
 def read_parallel(source: str, *, pivot: str = "en", langs: Sequence[str] | None = None,
-                  text_field: str = "text", tsv_langs: tuple[str, str] | None = None,
+                  text_fields: str = "text", tsv_langs: tuple[str, str] | None = None,
                   alignments: str | None = None) -> Iterator[ParallelPair]:
     """Parallel pairs (pivot text, other-language text) from a local file or a dataset id.
 
-    ``langs`` keeps only those target languages (None = all). ``alignments``: a Pharaoh file with one
+    ``langs`` keeps only those target languages (None = all); ``text_fields``: the JSONL field of the text.
+    ``alignments``: a Pharaoh file with one
     line per yielded pair, in order.
     """
     if source.endswith((".tsv", ".tsv.gz", ".txt", ".txt.gz")):
         pairs = _tsv_pairs(source, tsv_langs)
     elif _is_local(source):
-        pairs = _grouped_pairs(_jsonl_rows(source, text_field), source, pivot, langs)
+        pairs = _grouped_pairs(_jsonl_rows(source, text_fields), source, pivot, langs)
     else:
-        pairs = _grouped_pairs(_dataset_rows(source, text_field), source, pivot, langs)
+        pairs = _grouped_pairs(_dataset_rows(source, text_fields), source, pivot, langs)
     if alignments is None:
         yield from pairs
         return

@@ -342,7 +342,7 @@ def training_inputs(cfg: Any) -> tuple[list[TextInput], list[tuple[TextInput, Te
     pairs: list[tuple[TextInput, TextInput]] = []
     for src in cfg.parallel:
         for p in read_parallel(src, pivot=cfg.parallel_pivot, langs=cfg.parallel_langs,
-                               text_field=cfg.parallel_text_field, alignments=cfg.parallel_alignments):
+                               text_fields=cfg.parallel_text_field, alignments=cfg.parallel_alignments):
             a, b = TextInput(p.src, sp, ml), TextInput(p.tgt, sp, ml)
             inputs += [a, b]
             if p.alignment is None:

@@ -242,7 +242,7 @@ class Trainer:
             def parallel():
                 for src in c.parallel:
                     yield from read_parallel(src, pivot=c.parallel_pivot, langs=c.parallel_langs,
-                                             text_field=c.parallel_text_field, alignments=c.parallel_alignments)
+                                             text_fields=c.parallel_text_field, alignments=c.parallel_alignments)
         mono = None
         if c.monolingual:
             def mono():

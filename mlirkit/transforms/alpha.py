@@ -1,7 +1,7 @@
 """``Alpha``: the strength of a language transform, one value for every language plus per-language overrides.
 
 Parsed once (the CLI's ``--alpha``, or an API user's float or dict, at the API boundary), validated once
-(every value in [0, 2]) and carried as such to :meth:`LanguageTransform.apply` and ``meta.json``::
+(every value in [0, 2]) and carried as such to :meth:`LanguageTransform.transform` and ``meta.json``::
 
     Alpha.from_text("0.6")               # 0.6 for every language
     Alpha.from_text("0.6,ja=1.0")        # 0.6, but 1.0 for Japanese ("0.6 ja=1.0" as separate words too)
@@ -10,7 +10,6 @@ Parsed once (the CLI's ``--alpha``, or an API user's float or dict, at the API b
 """
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence, Union
 
@@ -104,21 +103,3 @@ def _checked(key: str, value: Any) -> float:
         raise MlirkitError(f"alpha {number} for {'all languages' if key == DEFAULT_KEY else repr(key)} "
                            f"is outside [{ALPHA_MIN:g}, {ALPHA_MAX:g}]")
     return number
-
-
-class _AlphaAction(argparse.Action):
-    """Joins the words of ``--alpha 0.6 ja=1.0`` and parses them once into an :class:`Alpha` (a bad value
-    raises :class:`MlirkitError`, reported by :func:`mlirkit.base.cli.run_cli` like every input error)."""
-
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        setattr(namespace, self.dest, Alpha.from_text(values, option_string or "--alpha"))
-
-
-def add_alpha_arg(parser: argparse.ArgumentParser | argparse._ArgumentGroup, *, words: bool = True,
-                  default: Alpha | None = None, help: str | None = None) -> None:
-    """``--alpha`` as an :class:`Alpha` (``default`` when absent). ``words=False`` takes one word only
-    (``0.6,ja=1.0``), for a wrapper whose remaining arguments are positional."""
-    parser.add_argument("--alpha", nargs="+" if words else None, action=_AlphaAction, default=default,
-                        metavar="A|LANG=A",
-                        help=help or "transform strength in [0, 2] (default %g, the published formula): 0.8, or with per-language overrides 0.8,ja=1.0" % DEFAULT_ALPHA
-                                     + (" (or 0.8 ja=1.0)" if words else "") + "; '*=' sets the default")

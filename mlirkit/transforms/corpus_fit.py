@@ -5,7 +5,7 @@ With ``mu_l`` the mean of the (untransformed) embeddings of the language-``l`` d
 onto the mean of the source-language documents, which stay unchanged. On a fully parallel corpus this equals
 the pair-fitted vector ``mean_i (f(D_i^l) - f(D_i^src))`` over the corpus's own translation pairs (the mean of
 differences is the difference of means). :class:`~mlirkit.transforms.shift_transform.ShiftTransform` with
-``statistics="corpus"`` fits them; the filling of languages a transform lacks
+``vectors="corpus"`` fits them; the filling of languages a transform lacks
 (:mod:`mlirkit.transforms.hybrid`) uses them too.
 
 A mean of a handful of documents estimates topic as much as language: a language with fewer than
@@ -76,10 +76,10 @@ def language_means(embs: np.ndarray, langs: Sequence[str | None], *,
 
 
 def corpus_vectors(means: Mapping[str, np.ndarray], counts: Mapping[str, int], source_lang: str, *,
-                   min_docs: int = DEFAULT_MIN_DOCS, only_langs: Sequence[str] | None = None
+                   min_docs: int = DEFAULT_MIN_DOCS, langs: Sequence[str] | None = None
                    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """``(V_l float32 for every wanted non-source language, metadata)`` from the language means and counts of
-    :func:`language_means` (module docstring); ``only_langs`` restricts the languages that get a vector (the
+    :func:`language_means` (module docstring); ``langs`` restricts the languages that get a vector (the
     source language's mean is always used)."""
     if int(min_docs) < 1:
         raise MlirkitError(f"min_docs must be at least 1, got {min_docs}")
@@ -88,7 +88,7 @@ def corpus_vectors(means: Mapping[str, np.ndarray], counts: Mapping[str, int], s
     if source_lang not in means:
         raise MlirkitError(f"no {source_lang!r} (source-language) documents: cannot fit vectors relative to "
                            f"them (languages present: {', '.join(sorted(means))})")
-    wanted = sorted(means) if only_langs is None else sorted(set(only_langs) | {source_lang})
+    wanted = sorted(means) if langs is None else sorted(set(langs) | {source_lang})
     require_langs(wanted, means, "documents", "")
     few = {l: counts[l] for l in wanted if counts[l] < min_docs}
     if few:

@@ -25,7 +25,7 @@ from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
 
-#: passages per language the language classifier (``langid=True``) is fitted on
+#: passages per language the language classifier (``fit_langid=True``) is fitted on
 LANGID_MAX_PER_LANG = 5000
 
 
@@ -74,7 +74,7 @@ def _batches(items: Iterable[ParallelGroup], batch_texts: int) -> Iterator[list[
 
 def fit_groups(encoder: Any, groups: Iterable[ParallelGroup], t: LanguageTransform, *,
                langs: Sequence[str] | None = None, max_pairs: int | None = None, batch_size: int = 256,
-               langid: bool = False, source_name: str | None = None, source_langs: Sequence[str] | None = None,
+               fit_langid: bool = False, source_name: str | None = None, source_langs: Sequence[str] | None = None,
                show_progress: bool = False) -> tuple[LanguageTransform, FitReport]:
     """Encode parallel groups as documents and fit the estimator ``t``; one pass, every language together.
 
@@ -85,7 +85,7 @@ def fit_groups(encoder: Any, groups: Iterable[ParallelGroup], t: LanguageTransfo
     of ``source_langs`` (the languages the source holds, when known:
     :func:`mlirkit.transforms.parallel.parallel_languages`), has its share; otherwise the source is read to
     its end (texts of full languages are not encoded). ``langs`` restricts the target languages (the source
-    language is always read). ``langid``: also fit a language classifier on the encoded passages (at most
+    language is always read). ``fit_langid``: also fit a language classifier on the encoded passages (at most
     :data:`LANGID_MAX_PER_LANG` per language), stored with the transform.
     """
     from tqdm.auto import tqdm
@@ -146,7 +146,7 @@ def fit_groups(encoder: Any, groups: Iterable[ParallelGroup], t: LanguageTransfo
             embs = np.asarray(encoder.encode_docs(texts, row_langs, batch_size=batch_size))
             report.texts_encoded += len(texts)
             t.partial_fit(embs, row_langs, row_groups)
-            if langid:
+            if fit_langid:
                 for lang in sorted(set(row_langs)):
                     have = sum(len(a) for a in langid_rows.get(lang, []))
                     if have < LANGID_MAX_PER_LANG:
@@ -168,12 +168,12 @@ def fit_groups(encoder: Any, groups: Iterable[ParallelGroup], t: LanguageTransfo
         logger.warning("%d ids without a %r row were skipped", report.skipped_no_source, source_lang)
     t._ensure_fitted()
     report.pairs = Counter(t.meta.get("pairs") or {})
-    if langid:
-        from mlirkit.transforms.langid import fit_langid
+    if fit_langid:
+        from mlirkit.transforms.langid import fit_langid as fit_classifier
 
         x = np.concatenate([a for v in langid_rows.values() for a in v])
         y = [lang for lang, v in langid_rows.items() for a in v for _ in range(len(a))]
-        t.langid = fit_langid(x, y)
+        t.langid = fit_classifier(x, y)
     fp = encoder.fingerprint
     t.encoder = dict(fp)
     t.meta.update({"source": source_name, "prefix": fp.get("doc_prefix", fp.get("prefix")),
@@ -185,7 +185,7 @@ def fit_groups(encoder: Any, groups: Iterable[ParallelGroup], t: LanguageTransfo
 def fit_from_pairs(encoder: Any, pairs: str | os.PathLike | Iterable[ParallelGroup], *, source_lang: str | None = None,
                    method: str | LanguageTransform = "shift", text_fields: str | Sequence[str] = "text",
                    langs: Sequence[str] | None = None, max_pairs: int | None = None, batch_size: int = 256,
-                   langid: bool = False, show_progress: bool = False, **recipe: Any) -> LanguageTransform:
+                   fit_langid: bool = False, show_progress: bool = False, **recipe: Any) -> LanguageTransform:
     """Fit a transform from parallel text, as ``python -m mlirkit.shift fit --pairs``.
 
     ``method``: a method name (:data:`~mlirkit.transforms.registry.TRANSFORMS`: ``shift``, ``centering``, ``lir``,
@@ -204,7 +204,7 @@ def fit_from_pairs(encoder: Any, pairs: str | os.PathLike | Iterable[ParallelGro
     t = estimator(method, source_lang, **recipe)
     name = str(pairs) if isinstance(pairs, (str, os.PathLike)) else None
     fields = text_fields if isinstance(text_fields, str) else ",".join(text_fields)
-    groups = (open_parallel(name, text_field=fields, langs=langs, source_lang=t.source_lang)
+    groups = (open_parallel(name, text_fields=fields, langs=langs, source_lang=t.source_lang)
               if name is not None else iter(pairs))
     first = list(itertools.islice(groups, 1))
     if not first:
@@ -217,7 +217,7 @@ def fit_from_pairs(encoder: Any, pairs: str | os.PathLike | Iterable[ParallelGro
     elif callable(encoder) and not hasattr(encoder, "encode_docs"):
         encoder = encoder()
     t, _ = fit_groups(encoder, itertools.chain(first, groups), t, langs=langs, max_pairs=max_pairs,
-                      batch_size=batch_size, langid=langid, source_name=name, show_progress=show_progress,
+                      batch_size=batch_size, fit_langid=fit_langid, source_name=name, show_progress=show_progress,
                       source_langs=None if name is None else parallel_languages(name))
     if encoder_name is not None:
         t.meta["encoder_name"] = encoder_name

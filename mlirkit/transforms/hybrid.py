@@ -1,7 +1,7 @@
 """Hybrid SHIFT vectors: translation-pair vectors where pairs exist, vectors fitted on the corpus for the rest.
 
 For every non-source language ``l`` of the two transforms (same encoder, same source language; the second
-one fitted on the corpus, ``statistics="corpus"`` or ``"mined"``):
+one fitted on the corpus, ``vectors="corpus"`` or ``"mined"``):
 
 - ``l`` in the pair-fitted transform: ``V_l = V_l^pairs`` (provenance ``pairs``);
 - ``l`` only in the corpus-fitted transform: ``V_l = V_l^corpus`` (its own provenance: ``corpus``, or
@@ -174,7 +174,7 @@ def fill_missing(transform: LanguageTransform, counts: Mapping[str, int],
     if fill:
         pivot = transform.pivot
         params, corpus_meta = corpus_vectors({la: means[la] for la in (pivot, *fill)}, counts, pivot,
-                                             min_docs=min_docs, only_langs=fill)
+                                             min_docs=min_docs, langs=fill)
         record["formula"] = f"V_l = mean(l documents) - mean({src} documents) of the corpus"
         if pivot != src:  # V_{l|s} = V_{l|p} + V_{p|s}, re-based like every vector of the file
             v_ps = transform.params_[pivot].astype(np.float64)

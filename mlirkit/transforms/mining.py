@@ -206,18 +206,18 @@ def mined_language_vector(tgt_raw: np.ndarray, src_raw: np.ndarray, initial: np.
     return v, record
 
 
-def mined_vectors(embs: np.ndarray, langs: Sequence[str | None], source_lang: str, *,
+def mined_vectors(embs: np.ndarray, doc_langs: Sequence[str | None], source_lang: str, *,
                   initial: Mapping[str, np.ndarray] | None = None, k: int = DEFAULT_K,
                   min_pairs: int = DEFAULT_MIN_PAIRS, max_rounds: int = DEFAULT_MAX_ROUNDS, tol: float = DEFAULT_TOL,
-                  center: bool = True, min_docs: int = DEFAULT_MIN_DOCS, only_langs: Sequence[str] | None = None,
+                  center: bool = True, min_docs: int = DEFAULT_MIN_DOCS, langs: Sequence[str] | None = None,
                   topic_rank: int | str | None = None, topic_test_level: float | None = None,
                   select: Select = union_knn_pairs, selection: str = "union-knn",
                   chunk_rows: int = DEFAULT_CHUNK_ROWS) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """``(V_l float32 per language, metadata)``: SHIFT vectors from pairs mined in the documents ``embs`` (n, d,
-    untransformed) with languages ``langs``.
+    untransformed) with languages ``doc_langs``.
 
     ``initial`` gives the round-0 vectors (default: the corpus-fitted ones,
-    :func:`~mlirkit.transforms.corpus_fit.corpus_vectors`, with ``min_docs`` and ``only_langs``). The
+    :func:`~mlirkit.transforms.corpus_fit.corpus_vectors`, with ``min_docs`` and ``langs``). The
     metadata's ``mining`` records the parameters and per language the rounds; ``provenance`` says
     ``mined-pairs`` (or ``corpus`` for a language that fell back). ``topic_rank`` (a number or ``"auto"``)
     keeps every vector out of the documents' topic subspace (:mod:`mlirkit.transforms.topic_subspace`;
@@ -230,10 +230,10 @@ def mined_vectors(embs: np.ndarray, langs: Sequence[str | None], source_lang: st
         raise MlirkitError(f"k must be at least 1, got {k}")
     initial_formula = "mined initial vectors"
     if initial is None:
-        means, counts = language_means(embs, langs)
-        initial, corpus_meta = corpus_vectors(means, counts, source_lang, min_docs=min_docs, only_langs=only_langs)
+        means, counts = language_means(embs, doc_langs)
+        initial, corpus_meta = corpus_vectors(means, counts, source_lang, min_docs=min_docs, langs=langs)
         initial_formula = corpus_meta["corpus_fit"]["formula"]
-    lang_a = np.asarray([("" if is_unknown(l) else str(l)) for l in langs], dtype=object)
+    lang_a = np.asarray([("" if is_unknown(l) else str(l)) for l in doc_langs], dtype=object)
     if len(lang_a) != embs.shape[0]:
         raise MlirkitError(f"{len(lang_a)} languages for {embs.shape[0]} embeddings")
     src_rows = np.flatnonzero(lang_a == source_lang)
@@ -241,7 +241,7 @@ def mined_vectors(embs: np.ndarray, langs: Sequence[str | None], source_lang: st
         raise MlirkitError(f"no {source_lang!r} (source-language) documents to mine pairs against")
     src_raw = np.asarray(embs[src_rows], dtype=np.float64)
     check_finite("embeddings", src_raw)
-    wanted = sorted(initial) if only_langs is None else sorted(set(only_langs) - {source_lang})
+    wanted = sorted(initial) if langs is None else sorted(set(langs) - {source_lang})
     missing = [l for l in wanted if l not in initial]
     if missing:
         raise MlirkitError(f"no initial vector for {', '.join(missing)}")
@@ -252,7 +252,7 @@ def mined_vectors(embs: np.ndarray, langs: Sequence[str | None], source_lang: st
     if topic_rank is not None:
         from mlirkit.transforms.topic_subspace import skew_test, topic_subspace
 
-        topic = topic_subspace(embs, langs, topic_rank)
+        topic = topic_subspace(embs, doc_langs, topic_rank)
         if topic_test_level is not None:
             start = [initial[l] for l in wanted if l in initial]
             skew = skew_test(topic, start, topic_test_level)
@@ -322,8 +322,8 @@ MINED = {"selection": "union-knn", "k": DEFAULT_K, "center": True, "topic_rank":
 LANGUAGE_IN_TOPICS = 2.0
 
 
-def mined_recipe(embs: np.ndarray, langs: Sequence[str | None], source_lang: str, *, min_docs: int = DEFAULT_MIN_DOCS,
-                 only_langs: Sequence[str] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def mined_recipe(embs: np.ndarray, doc_langs: Sequence[str | None], source_lang: str, *, min_docs: int = DEFAULT_MIN_DOCS,
+                 langs: Sequence[str] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The ``mined`` statistics of :class:`~mlirkit.transforms.shift_transform.ShiftTransform`: union-kNN pairs
     (``k = 4``, both directions), centred, re-mined until the vector stabilises; kept out of the documents' topic
     subspace (rank at the Marchenko-Pastur noise edge, :mod:`~mlirkit.transforms.topic_subspace`) when topic leaks
@@ -339,14 +339,14 @@ def mined_recipe(embs: np.ndarray, langs: Sequence[str | None], source_lang: str
     from mlirkit.transforms.corpus_fit import corpus_vectors, language_means
     from mlirkit.transforms.topic_subspace import skew_test, topic_subspace
 
-    options = {"k": MINED["k"], "center": MINED["center"], "min_docs": min_docs, "only_langs": only_langs}
-    means, counts = language_means(embs, langs)
-    corpus, _ = corpus_vectors(means, counts, source_lang, min_docs=min_docs, only_langs=only_langs)
-    topic = topic_subspace(embs, langs, MINED["topic_rank"])
+    options = {"k": MINED["k"], "center": MINED["center"], "min_docs": min_docs, "langs": langs}
+    means, counts = language_means(embs, doc_langs)
+    corpus, _ = corpus_vectors(means, counts, source_lang, min_docs=min_docs, langs=langs)
+    topic = topic_subspace(embs, doc_langs, MINED["topic_rank"])
     skewed = skew_test(topic, list(corpus.values()), MINED["topic_test_level"])["skewed"]
     recipe = {**MINED, "language_in_topics": LANGUAGE_IN_TOPICS}
     if skewed:
-        plain, plain_meta = mined_vectors(embs, langs, source_lang, **options)
+        plain, plain_meta = mined_vectors(embs, doc_langs, source_lang, **options)
         null = topic.rank / topic.basis.shape[0]
         share = float(np.mean([topic.energy_in(v) for v in plain.values()]))
         if share >= LANGUAGE_IN_TOPICS * null:
@@ -357,7 +357,7 @@ def mined_recipe(embs: np.ndarray, langs: Sequence[str | None], source_lang: str
                 f"off: topic leaks into the corpus vectors, but the mined vectors hold {share / null:.1f}x a random "
                 f"direction's share of the topic subspace (>= {LANGUAGE_IN_TOPICS:g}x: language lies there)")}
             return plain, plain_meta
-    params, meta = mined_vectors(embs, langs, source_lang, topic_rank=MINED["topic_rank"],
+    params, meta = mined_vectors(embs, doc_langs, source_lang, topic_rank=MINED["topic_rank"],
                                  topic_test_level=MINED["topic_test_level"], **options)
     if skewed:
         meta["topic_robust"].update(mined_share=round(share, 6), random_share=round(null, 6))

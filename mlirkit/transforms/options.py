@@ -1,5 +1,6 @@
 """Transform options shared by every CLI that applies a language transform (encode, shift apply, the Pyserini
-encode wrapper): ``--transform FILE --alpha A [--langid THRESHOLD] [--strict] [--force]``.
+encode wrapper): ``--transform FILE --alpha A [--langid THRESHOLD] [--strict] [--force]``, and ``--alpha``
+alone (:func:`add_alpha_arg`, also for the query-time shift).
 
 :func:`add_transform_args` declares them, :func:`transform_from_args` reads them once: the file is loaded
 (once, before any model loads, so a bad file fails fast), ``--alpha`` is already an
@@ -13,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.transforms.alpha import Alpha, add_alpha_arg
+from mlirkit.transforms.alpha import Alpha
+from mlirkit.transforms.defaults import DEFAULT_ALPHA
 from mlirkit.transforms.transform import LanguageTransform
 
 
@@ -86,3 +88,21 @@ def transform_from_args(args: argparse.Namespace) -> TransformOptions:
         transform.check_alpha(args.alpha)  # before any model loads
     return TransformOptions(transform, args.alpha if args.alpha is not None else Alpha(), strict=args.strict,
                             force=args.force, langid_threshold=threshold, missing=missing)
+
+
+class _AlphaAction(argparse.Action):
+    """Joins the words of ``--alpha 0.6 ja=1.0`` and parses them once into an :class:`Alpha` (a bad value
+    raises :class:`MlirkitError`, reported by :func:`mlirkit.base.cli.run_cli` like every input error)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(namespace, self.dest, Alpha.from_text(values, option_string or "--alpha"))
+
+
+def add_alpha_arg(parser: argparse.ArgumentParser | argparse._ArgumentGroup, *, words: bool = True,
+                  default: Alpha | None = None, help: str | None = None) -> None:
+    """``--alpha`` as an :class:`Alpha` (``default`` when absent). ``words=False`` takes one word only
+    (``0.6,ja=1.0``), for a wrapper whose remaining arguments are positional."""
+    parser.add_argument("--alpha", nargs="+" if words else None, action=_AlphaAction, default=default,
+                        metavar="A|LANG=A",
+                        help=help or "transform strength in [0, 2] (default %g, the published formula): 0.8, or with per-language overrides 0.8,ja=1.0" % DEFAULT_ALPHA
+                                     + (" (or 0.8 ja=1.0)" if words else "") + "; '*=' sets the default")

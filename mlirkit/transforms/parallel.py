@@ -3,7 +3,7 @@
 Sources (:func:`open_parallel`):
 
 - aligned JSON Lines (optionally gzipped, recognised from the content): one record per (``id``,
-  ``lang``) with the text in ``text`` (``text_field``; several fields joined by a space, e.g.
+  ``lang``) with the text in ``text`` (``text_fields``; several fields joined by a space, e.g.
   ``short,long``). Rows of one id must be contiguous (sort the file by id); the sets in
   ``shared/data`` have this shape.
 - the SHIFT authors' mMARCO pairs table (a ``datasets.save_to_disk`` directory with ``positive_<lang>``
@@ -44,11 +44,11 @@ class ParallelGroup(NamedTuple):
     texts: dict[str, str]  # lang -> text
 
 
-def read_parallel_jsonl(path: str | os.PathLike, text_field: str | Sequence[str] = "text") -> Iterator[ParallelGroup]:
+def read_parallel_jsonl(path: str | os.PathLike, text_fields: str | Sequence[str] = "text") -> Iterator[ParallelGroup]:
     """Groups of contiguous rows sharing ``id``; every error names the file and line. Ids, languages and
     texts are checked as by every reader (:mod:`mlirkit.io.fields`, :func:`mlirkit.base.langs.check_lang`)."""
     path = Path(path)
-    fields = [f.strip() for f in text_field.split(",")] if isinstance(text_field, str) else list(text_field)
+    fields = [f.strip() for f in text_fields.split(",")] if isinstance(text_fields, str) else list(text_fields)
     done: set[str] = set()
     current: ParallelGroup | None = None
     for line_no, rec in read_jsonl_objects(path):
@@ -58,7 +58,7 @@ def read_parallel_jsonl(path: str | os.PathLike, text_field: str | Sequence[str]
         missing = [f for f in fields if f not in rec]
         if len(missing) == len(fields):
             raise format_error(path, line_no, f"missing text field {', '.join(repr(f) for f in fields)} "
-                                              f"(fields: {', '.join(sorted(rec))}; choose one with {option('text_field')})")
+                                              f"(fields: {', '.join(sorted(rec))}; choose one with {option('text_fields', flag='--text-field')})")
         where = f"{path}:{line_no}"
         text = " ".join(check_text(rec[f], where, f).strip() for f in fields if rec.get(f) not in (None, "")).strip()
         doc_id, lang = check_id(rec["id"], where, "id"), check_lang(rec["lang"], where)
@@ -137,7 +137,7 @@ def read_pairs_table(directory: str | os.PathLike, langs: Sequence[str] | None =
                     row += 1
 
 
-def open_parallel(source: str, *, text_field: str = "text", langs: Sequence[str] | None = None,
+def open_parallel(source: str, *, text_fields: str = "text", langs: Sequence[str] | None = None,
                   source_lang: str | None = None) -> Iterator[ParallelGroup]:
     """Parallel groups from a file, a pairs-table directory, ``mmarco`` or a parallel-set id.
 
@@ -150,7 +150,7 @@ def open_parallel(source: str, *, text_field: str = "text", langs: Sequence[str]
     if source_kind(path) is SourceKind.FILE:
         kind = sniff(path)
         if kind in ("gzip", "text"):
-            return read_parallel_jsonl(path, text_field)
+            return read_parallel_jsonl(path, text_fields)
         raise MlirkitError(f"{path}: not an aligned JSONL file (found {kind} content)")
     if source in MMARCO_ALIASES:
         from mlirkit.datasets.mmarco_pairs import recipe_rows

@@ -5,7 +5,7 @@ encoded as documents; at index time ``z' = z - alpha * V_l`` for documents of la
 Source-language and unknown-language documents and all queries are left unchanged; scores are the
 cosine between the untouched query and ``z'`` (normalise after shifting).
 
-The statistics the vectors are estimated from (``statistics``, :data:`STATISTICS`):
+The statistics the vectors are estimated from (``vectors``, :data:`STATISTICS`):
 
 - ``pairs`` (the paper's): the running sums ``S_l = sum_i (f(D_i^l) - f(D_i^src))`` and ``N_l`` over the
   translation pairs (``groups``: rows with equal value translate each other);
@@ -106,29 +106,29 @@ class ShiftTransform(OffsetTransform):
     tensor_prefix = "vector"
     transforms_source = False
 
-    def __init__(self, source_lang: str = "en", statistics: str = "pairs", missing: str = DEFAULT_MISSING,
+    def __init__(self, source_lang: str = "en", vectors: str = "pairs", missing: str = DEFAULT_MISSING,
                  min_docs: int = DEFAULT_MIN_DOCS, langs: Sequence[str] | None = None) -> None:
-        if statistics not in STATISTICS:
-            raise MlirkitError(f"unknown SHIFT statistics {statistics!r} (choose {', '.join(STATISTICS)})"
-                               f"{did_you_mean(str(statistics), list(STATISTICS))}")
+        if vectors not in STATISTICS:
+            raise MlirkitError(f"unknown SHIFT vectors {vectors!r} (choose {', '.join(STATISTICS)})"
+                               f"{did_you_mean(str(vectors), list(STATISTICS))}")
         if missing not in MISSING_POLICIES:
             raise MlirkitError(f"unknown policy {missing!r} for languages without a vector (choose "
                                f"{' or '.join(MISSING_POLICIES)}){did_you_mean(str(missing), list(MISSING_POLICIES))}")
         if isinstance(min_docs, bool) or int(min_docs) < 1:
             raise MlirkitError(f"min_docs must be at least 1, got {min_docs}")
-        self.statistics, self.missing, self.min_docs = statistics, missing, int(min_docs)
+        self.vectors, self.missing, self.min_docs = vectors, missing, int(min_docs)
         self.langs = None if langs is None else sorted({canonical(check_lang(la, "langs", known=True)) for la in langs})
         super().__init__(source_lang)
 
     @property
     def needs_groups(self) -> bool:
-        return self.statistics == "pairs"
+        return self.vectors == "pairs"
 
     @classmethod
     def recipe_from_meta(cls, meta: Mapping[str, Any]) -> dict[str, Any]:
         vectors = (meta.get("recipe") or {}).get("vectors")
         corpus_fit = meta.get("corpus_fit") or {}
-        out: dict[str, Any] = {"statistics": vectors if vectors in STATISTICS else "pairs"}
+        out: dict[str, Any] = {"vectors": vectors if vectors in STATISTICS else "pairs"}
         if isinstance(corpus_fit.get("min_docs"), int) and corpus_fit["min_docs"] >= 1:
             out["min_docs"] = corpus_fit["min_docs"]
         return out
@@ -148,35 +148,35 @@ class ShiftTransform(OffsetTransform):
         return self.params_[lang]
 
     def _statistics_name(self) -> str:
-        return f"statistics={self.statistics!r} (statistics='corpus' or 'mined' fit without)"
+        return f"vectors={self.vectors!r} (vectors='corpus' or 'mined' fit without)"
 
     def _filter_params(self, params: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {lang: v for lang, v in params.items() if canonical(lang) != self.source_lang}
 
     def _new_stats(self, dim: int) -> Any:
-        if self.statistics == "pairs":
+        if self.vectors == "pairs":
             return PairDifferences(self.source_lang, dim)
-        return CorpusMeans(dim) if self.statistics == "corpus" else RowStore(dim)
+        return CorpusMeans(dim) if self.vectors == "corpus" else RowStore(dim)
 
     def _finalize(self, stats: Any) -> dict[str, np.ndarray]:
-        if self.statistics == "pairs":
+        if self.vectors == "pairs":
             if not stats.sums:
                 raise MlirkitError("no target-language rows in groups with a source-language row: no SHIFT vector "
                                    "to fit")
             self._fit_info = {"pairs": dict(stats.counts)}
             return {lang: (s / stats.counts[lang]).astype(np.float32) for lang, s in stats.sums.items()}
-        if self.statistics == "corpus":
+        if self.vectors == "corpus":
             from mlirkit.transforms.corpus_fit import corpus_vectors
 
             means = {lang: stats.sums[lang] / stats.counts[lang] for lang in sorted(stats.sums)}
             params, meta = corpus_vectors(means, stats.counts, self.source_lang, min_docs=self.min_docs,
-                                          only_langs=self.langs)
+                                          langs=self.langs)
         else:
             from mlirkit.transforms.mining import mined_recipe
 
             x, langs = stats.rows()
-            params, meta = mined_recipe(x, langs, self.source_lang, min_docs=self.min_docs, only_langs=self.langs)
-        self._fit_info = {**meta, "recipe": {"vectors": self.statistics, "formula": STATISTICS[self.statistics],
+            params, meta = mined_recipe(x, langs, self.source_lang, min_docs=self.min_docs, langs=self.langs)
+        self._fit_info = {**meta, "recipe": {"vectors": self.vectors, "formula": STATISTICS[self.vectors],
                                              **meta.pop("recipe", {})}}
         return params
 

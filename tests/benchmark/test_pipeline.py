@@ -414,7 +414,7 @@ def test_parallel_pairs_are_shared_evenly_and_deterministic():
 
 def test_select_languages_and_quick():
     data = make_data(n_groups=30)
-    only = select(data, languages=["en", "de"])
+    only = select(data, langs=["en", "de"])
     assert {d.lang for d in only.docs} == {"en", "de"}
     assert all(set(r) <= {d.doc_id for d in only.docs} for s in only.splits.values() for r in s.qrels.values())
     quick = select(data, quick_groups=6)
@@ -422,7 +422,7 @@ def test_select_languages_and_quick():
     assert len(quick.docs) == 6 * 3
     assert {d.doc_id for d in quick.docs} == {d for s in quick.splits.values() for r in s.qrels.values() for d in r}
     with pytest.raises(MlirkitError, match=r"no documents of ja in synthetic.*\(languages present: de, en, fr\)"):
-        select(data, languages=["en", "ja"])
+        select(data, langs=["en", "ja"])
     empty_dev = BenchmarkData("x", data.docs, {"dev": Split("dev", [], {}), "test": data.splits["test"]})
     with pytest.raises(MlirkitError, match="no dev queries left"):
         select(empty_dev)

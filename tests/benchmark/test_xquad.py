@@ -159,7 +159,7 @@ def test_alpha_is_chosen_without_the_qrels(tmp_path):
     docs = np.stack([encoder().encode_docs([d.text], [d.lang])[0] for d in coll.docs])
     from mlirkit.transforms import ShiftTransform
 
-    corpus = ShiftTransform("en", statistics="corpus").fit(docs, coll.doc_langs)
+    corpus = ShiftTransform("en", vectors="corpus").fit(docs, coll.doc_langs)
     assert first.chosen_alpha["corpus"] == select_alpha(docs, coll.doc_langs, corpus, per_language=False).alpha
 
 

@@ -117,9 +117,9 @@ def test_ray_cli_equals_local_cli(tmp_path, tiny_model_dir, capsys):
                               for d in make_docs(45)), encoding="utf-8")
     common = ["--corpus", str(corpus), "--encoder", str(tiny_model_dir), "--encoder-option", "max_length=16", "--quiet",
               "--save-embeddings"]
-    assert run_cli(encode_main, [*common, "--index", str(tmp_path / "local")]) == 0
+    assert run_cli(encode_main, [*common, "--output", str(tmp_path / "local")]) == 0
     capsys.readouterr()
-    code = run_cli(encode_main, [*common, "--index", str(tmp_path / "ray"), "--engine", "ray", "--num-workers", "2",
+    code = run_cli(encode_main, [*common, "--output", str(tmp_path / "ray"), "--engine", "ray", "--num-workers", "2",
                                  "--block-size", "10"])
     out, err = capsys.readouterr()
     assert code == 0, err

@@ -222,9 +222,9 @@ def test_encode_shards_merge_search_cli_with_tiny_model(tmp_path, tiny_model_dir
     corpus = tmp_path / "corpus.tsv"
     corpus.write_text("".join(f"{d.doc_id}\t{d.text}\t{d.lang}\n" for d in make_docs(24)), encoding="utf-8")
     common = ["--corpus", str(corpus), "--encoder", str(tiny_model_dir), "--encoder-option", "max_length=16", "--quiet"]
-    assert run_cli(encode_main, [*common, "--index", str(tmp_path / "single")]) == 0
+    assert run_cli(encode_main, [*common, "--output", str(tmp_path / "single")]) == 0
     for i in range(2):
-        assert run_cli(encode_main, [*common, "--index", str(tmp_path / f"s{i}"), "--shard-id", str(i),
+        assert run_cli(encode_main, [*common, "--output", str(tmp_path / f"s{i}"), "--shard-id", str(i),
                                      "--num-shards", "2"]) == 0
     assert run_cli(index_main, ["merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--output",
                                 str(tmp_path / "merged"), "--quiet"]) == 0
@@ -242,13 +242,13 @@ def test_encode_shards_merge_search_cli_with_tiny_model(tmp_path, tiny_model_dir
         assert list(one[qid]) == list(many[qid])
         np.testing.assert_allclose(list(one[qid].values()), list(many[qid].values()), atol=1e-4)
     # --index-type through the encode CLI
-    assert run_cli(encode_main, [*common, "--index", str(tmp_path / "h"), "--index-type", "hnsw",
+    assert run_cli(encode_main, [*common, "--output", str(tmp_path / "h"), "--index-type", "hnsw",
                                  "--index-param", "M=4"]) == 0
     assert DenseIndex(tmp_path / "h").meta["index_type"]["factory"] == "HNSW4,Flat"
     capsys.readouterr()
-    assert run_cli(encode_main, [*common, "--index", str(tmp_path / "x"), "--index-param", "ef=3"]) == 2
+    assert run_cli(encode_main, [*common, "--output", str(tmp_path / "x"), "--index-param", "ef=3"]) == 2
     assert "has no parameter 'ef'" in capsys.readouterr()[1]
-    assert run_cli(encode_main, [*common, "--index", str(tmp_path / "x"), "--num-workers", "3"]) == 2
+    assert run_cli(encode_main, [*common, "--output", str(tmp_path / "x"), "--num-workers", "3"]) == 2
     assert "--num-workers needs --engine ray" in capsys.readouterr()[1]
     assert not (tmp_path / "x").exists()
 

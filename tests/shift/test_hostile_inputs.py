@@ -54,7 +54,7 @@ def test_select_alpha_and_fit_from_index_refuse_nan_embeddings(setup, tmp_path):
     with pytest.raises(MlirkitError, match="document vectors contains NaN or inf"):
         index_document_embeddings(index)  # (what select-alpha reads)
     with pytest.raises(MlirkitError, match="NaN or inf"):
-        fit_from_index(index, "en", statistics="corpus", min_docs=1)
+        fit_from_index(index, "en", vectors="corpus", min_docs=1)
 
 
 def test_merge_refuses_nan_embeddings(setup, tmp_path):

@@ -196,7 +196,7 @@ def test_posthoc_errors(tmp_path, tiny_encoder, transforms):
 def test_shifted_faiss_indexer_langid_for_unlabelled_docs(tmp_path, tiny_encoder):
     from mlirkit.index import DenseIndex
 
-    t, _ = fit_from_groups(tiny_encoder, PAIRS, method="shift", source_lang="en", langid=True)
+    t, _ = fit_from_groups(tiny_encoder, PAIRS, method="shift", source_lang="en", fit_langid=True)
     path = save_transform(t, tmp_path / "t.st")
     docs = [Doc(d.doc_id, d.text, "und") for d in DOCS[:6]]
     idx = ShiftedFaissIndexer(tmp_path / "i", tiny_encoder, transform=path, langid_threshold=0.0,
@@ -223,7 +223,7 @@ def test_encode_cli_langid_equals_shifted_faiss_indexer(tmp_path, tiny_encoder, 
     from mlirkit.index import DenseIndex
 
     encoder = load_encoder(str(tiny_model_dir), "hf")  # the CLI's default options
-    t, _ = fit_from_groups(encoder, PAIRS, method="shift", source_lang="en", langid=True)
+    t, _ = fit_from_groups(encoder, PAIRS, method="shift", source_lang="en", fit_langid=True)
     path = save_transform(t, tmp_path / "t.st")
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("".join(json.dumps({"_id": d.doc_id, "text": d.text}) + "\n" for d in DOCS[:6]), encoding="utf-8")

@@ -9,7 +9,8 @@ import pytest
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms import ShiftTransform
-from mlirkit.transforms.alpha import Alpha, add_alpha_arg
+from mlirkit.transforms.alpha import Alpha
+from mlirkit.transforms.options import add_alpha_arg
 
 ENC = {"model": "m", "dim": 4}
 

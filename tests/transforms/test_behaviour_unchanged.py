@@ -49,8 +49,8 @@ def fitted(name: str) -> dict[str, object]:
           "lir2": LIRTransform("en", rank=2).fit(x, langs, groups)}
     ts["shift-de"] = derive_source(ts["shift"], "de")
     if name == "xquad-r":
-        ts["corpus"] = ShiftTransform("en", statistics="corpus").fit(x, langs)
-        ts["mined"] = ShiftTransform("en", statistics="mined").fit(x, langs)
+        ts["corpus"] = ShiftTransform("en", vectors="corpus").fit(x, langs)
+        ts["mined"] = ShiftTransform("en", vectors="mined").fit(x, langs)
         part = [i for i, la in enumerate(langs) if la in ("en", "de", "es", "ru", "zh")]
         partial = ShiftTransform("en").fit(x[part], [langs[i] for i in part], [groups[i] for i in part])
         ts["filled"] = fill_missing_from_corpus(partial, x, langs)

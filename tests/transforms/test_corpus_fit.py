@@ -15,7 +15,7 @@ ENC = {"class": "test", "model": "toy"}
 
 
 def fit_corpus_shift(embs, langs, source_lang, *, encoder, min_docs=20, only_langs=None):
-    t = ShiftTransform(source_lang, statistics="corpus", min_docs=min_docs, langs=only_langs).fit(embs, langs)
+    t = ShiftTransform(source_lang, vectors="corpus", min_docs=min_docs, langs=only_langs).fit(embs, langs)
     t.encoder = encoder
     return t
 
@@ -73,8 +73,8 @@ def test_too_few_documents_are_refused_with_the_threshold():
         fit_corpus_shift(embs, langs, "fr", encoder=ENC)
     with pytest.raises(MlirkitError, match="min_docs must be at least 1"):
         fit_corpus_shift(embs, langs, "en", encoder=ENC, min_docs=0)
-    with pytest.raises(MlirkitError, match="unknown SHIFT statistics 'corpse'.*did you mean: corpus"):
-        ShiftTransform("en", statistics="corpse")
+    with pytest.raises(MlirkitError, match="unknown SHIFT vectors 'corpse'.*did you mean: corpus"):
+        ShiftTransform("en", vectors="corpse")
 
 
 # --------------------------------------------------------------------------- hybrid

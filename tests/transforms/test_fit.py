@@ -64,7 +64,7 @@ def test_text_field_option(tmp_path):
                                            {"id": 1, "lang": "de", "short": "K", "long": ""}])
     (g,) = read_parallel_jsonl(p, "short,long")
     assert g.texts == {"en": "S L", "de": "K"}
-    with pytest.raises(MlirkitError, match=r"d.jsonl:1: missing text field 'text'.*choose one with text_field\)"):
+    with pytest.raises(MlirkitError, match=r"d.jsonl:1: missing text field 'text'.*choose one with text_fields\)"):
         list(read_parallel_jsonl(p))
 
 

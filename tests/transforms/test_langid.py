@@ -71,7 +71,7 @@ def test_apply_with_langid_threshold_and_file_roundtrip(tmp_path):
 
 def test_fit_with_langid():
     groups = [ParallelGroup(str(i), {"en": f"e{i}", "de": f"d{i}", "fr": f"f{i}"}) for i in range(300)]
-    t = fit_from_pairs(ClusterEncoder(), groups, method="shift", source_lang="en", langid=True, batch_size=30)
+    t = fit_from_pairs(ClusterEncoder(), groups, method="shift", source_lang="en", fit_langid=True, batch_size=30)
     assert t.meta["pairs"] == {"de": 300, "fr": 300}
     assert t.langid.info["train_per_language"] == {"de": 300, "en": 300, "fr": 300}
     x, y, _ = clusters(n=30)

@@ -23,15 +23,15 @@ def _same(a, b):
         np.testing.assert_array_equal(a.params_[lang], b.params_[lang])
 
 
-def fit(embs, langs, statistics="mined", **recipe):
-    return ShiftTransform("en", statistics=statistics, **recipe).fit(embs, langs)
+def fit(embs, langs, vectors="mined", **recipe):
+    return ShiftTransform("en", vectors=vectors, **recipe).fit(embs, langs)
 
 
 def test_the_statistics_and_the_measured_choices():
     assert list(STATISTICS) == ["pairs", "corpus", "mined"] and DEFAULT_INDEX_STATISTICS == "mined"
     assert MINED == {"selection": "union-knn", "k": 4, "center": True, "topic_rank": "auto", "topic_test_level": 0.01}
     with pytest.raises(MlirkitError, match="did you mean: mined"):
-        ShiftTransform("en", statistics="mine")
+        ShiftTransform("en", vectors="mine")
     embs, langs, _, _ = topic_skewed(seed=1)
     with pytest.raises(MlirkitError, match="needs groups"):
         ShiftTransform("en").fit(embs, langs)
@@ -47,7 +47,7 @@ def test_corpus_statistics_are_the_difference_of_means():
         np.testing.assert_allclose(t.params_[lang], embs[la == lang].mean(0) - embs[la == "en"].mean(0), atol=1e-5)
     assert t.meta["recipe"]["vectors"] == "corpus" and "mining" not in t.meta
     # streamed in blocks: the same vectors (the sums are float64)
-    s = ShiftTransform("en", statistics="corpus", min_docs=5)
+    s = ShiftTransform("en", vectors="corpus", min_docs=5)
     for a in range(0, len(langs), 97):
         s.partial_fit(embs[a:a + 97], langs[a:a + 97])
     np.testing.assert_allclose(s.params_["de"], t.params_["de"], atol=1e-12)
