@@ -24,11 +24,8 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN, canonical
-from mlirkit.base.option_names import option
-from mlirkit.index.qdrant_export import (
-    INDEXED_VECTOR, SHARD_DIR, SHIFT_FILE, SHIFT_VECTOR, read_shard_meta, shift_languages,
-)
-from mlirkit.search.query_shift import DEFAULT_CANDIDATES, METRICS
+from mlirkit.index.qdrant_export import INDEXED_VECTOR, LANG_MEANS_FILE, SHARD_DIR, SHIFT_VECTOR, read_shard_meta
+from mlirkit.search.query_shift import DEFAULT_CANDIDATES, METRICS, shift_for_index
 from mlirkit.search.results import Hit
 from mlirkit.search.searcher import TIE_SLACK, Searcher
 from mlirkit.transforms.alpha import Alpha
@@ -75,46 +72,63 @@ class QdrantShard:
 
 class QdrantSearcher(Searcher):
     """:class:`Searcher` over a Qdrant shard directory. ``lang``: search only documents of that language;
-    ``hnsw_ef``: approximate (HNSW) instead of exact; ``query_shift``, ``alpha``, ``candidates`` as in
-    :class:`Searcher` (the shift is the index's own, filled when the shard was written)."""
+    ``hnsw_ef``: approximate (HNSW) instead of exact; ``query_shift``, ``alpha``, ``candidates``, ``transform``,
+    ``missing`` as in :class:`Searcher`."""
 
     def __init__(self, shard_dir: str | os.PathLike, encoder=None, *, force: bool = False, query_shift: str | None = None,
                  alpha: Any = None, candidates: int | None = None, lang: str | None = None,
-                 hnsw_ef: int | None = None, encoder_overrides: dict[str, Any] | None = None) -> None:
+                 hnsw_ef: int | None = None, encoder_overrides: dict[str, Any] | None = None, transform: Any = None,
+                 missing: str | None = None) -> None:
         self.lang = lang
         self.hnsw_ef = hnsw_ef
         shard = shard_dir if isinstance(shard_dir, QdrantShard) else QdrantShard(shard_dir)
         super().__init__(shard, encoder, force=force, encoder_overrides=encoder_overrides, query_shift=query_shift,
-                         alpha=alpha, candidates=candidates)
+                         alpha=alpha, candidates=candidates, transform=transform, missing=missing)
 
     def _setup_query_shift(self, metric: str, alpha: Any, transform: Any, candidates: int | None,
                            force: bool, missing: str | None) -> None:
-        from mlirkit.transforms import load_transform
+        """The shift's vector ``V_l`` and ``alpha_l m_l`` of each of the shard's document languages (a given
+        ``transform``, else the index's own; languages it lacks filled from the stored language means as
+        ``missing``, default the index's policy, says: :func:`mlirkit.transforms.hybrid.fill_missing`)."""
+        from mlirkit.transforms.hybrid import fill_missing
+        from mlirkit.transforms.shift_transform import ShiftTransform
 
+        shard = self.index
         if metric not in METRICS:
             raise MlirkitError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
-        if transform is not None or missing is not None:
-            raise MlirkitError(f"{self.index.path}: a Qdrant shard is searched with its own shift (no "
-                               f"{option('transform')} / {option('missing')})")
-        if SHIFT_VECTOR not in self.index.vectors:
-            raise MlirkitError(f"{self.index.path}: field 'vectors' has no {SHIFT_VECTOR!r} vector (the index was "
-                               f"not SHIFT or had no embeddings.npy): no query-time shift")
-        shift = load_transform(self.index.path / SHIFT_FILE)
-        self.shift_langs = shift_languages(shift)
-        if self.shift_langs != self.index.shard_meta["shift_languages"]:
-            raise MlirkitError(f"{self.index.path}: {SHIFT_FILE} does not match field 'shift_languages'")
-        self.shift_vectors = np.stack([np.zeros(shift.dim), *(shift.params_[la].astype(np.float64)
-                                                              for la in shift.languages)])  # (M, d)
-        own_alpha = (self.index.transform or {}).get("alpha", DEFAULT_ALPHA)
-        self.shift_alpha = Alpha.coerce(own_alpha if alpha is None else alpha)
-        self.lang_alpha = np.array([self.shift_alpha.for_lang(la) for la in self.shift_langs])
+        if SHIFT_VECTOR not in shard.vectors:
+            raise MlirkitError(f"{shard.path}: field 'vectors' has no {SHIFT_VECTOR!r} vector (the index had no "
+                               f"embeddings.npy): no query-time shift")
+        meta_transform = shard.transform or {}
+        settings = {"metric": metric, "alpha": None if alpha is None else Alpha.coerce(alpha).to_json(),
+                    "transform": None if transform is None else str(getattr(transform, "path", transform)),
+                    "candidates": candidates, "missing": missing}
+        transform, alpha = shift_for_index(shard, transform, alpha, force=force)
+        if not isinstance(transform, ShiftTransform):
+            raise MlirkitError(f"the query-time shift needs a shift transform, not {transform.method!r}")
+        doc_langs = shard.shard_meta["doc_languages"]
+        means = np.load(shard.path / LANG_MEANS_FILE, allow_pickle=False)
+        if means.shape != (len(doc_langs), shard.dim):
+            raise MlirkitError(f"{shard.path / LANG_MEANS_FILE}: shape {means.shape}, expected "
+                               f"({len(doc_langs)}, {shard.dim})")
+        policy = missing if missing is not None else (meta_transform.get("missing_languages") or {}).get("policy")
+        transform = fill_missing(transform, shard.shard_meta["lang_counts"], dict(zip(doc_langs, means)),
+                                 policy=policy, origin=str(shard.path), explicit=missing is not None)
+        self.shift_langs = [transform.source_lang, *transform.languages]
+        self.shift_vectors = np.stack([np.zeros(transform.dim), *(transform.params_[la].astype(np.float64)
+                                                                  for la in transform.languages)])  # (M, d)
+        self.shift_alpha = Alpha.coerce(DEFAULT_ALPHA if alpha is None else alpha)
+        # per document language j: V_{l_j} (0 when never shifted) and alpha_l m_l
+        rows = [self.shift_langs.index(c) if (c := canonical(la) or UNKNOWN) in self.shift_langs else -1
+                for la in doc_langs]
+        self.doc_vectors = np.stack([self.shift_vectors[r] if r >= 0 else np.zeros(shard.dim) for r in rows])
+        self.doc_alpha = np.array([self.shift_alpha.for_lang(self.shift_langs[r]) if r >= 0 else 0.0 for r in rows])
         self.shift_metric = metric
         if candidates is not None and candidates < 0:
             raise MlirkitError(f"candidates must be >= 0, got {candidates}")
         self.shift_candidates = candidates or DEFAULT_CANDIDATES
-        self.shift = shift
-        self.shift_settings = {"metric": metric, "alpha": None if alpha is None else self.shift_alpha.to_json(),
-                               "candidates": candidates}
+        self.shift = transform
+        self.shift_settings = settings
 
     def provenance(self) -> dict[str, Any]:
         return {"qdrant_shard": str(self.index.path), "source_index": self.index.shard_meta.get("source_index"),
@@ -142,9 +156,9 @@ class QdrantSearcher(Searcher):
         return self.shift_langs.index(code) if code in self.shift_langs else 0  # pivot: the index as built
 
     def shift_query(self, q: np.ndarray, lang: str | None) -> np.ndarray:
-        """``[q, alpha_l (q.V_s - q.V_l)]_l`` for a query of ``lang``."""
-        qv = self.shift_vectors @ q.astype(np.float64)  # (M,) q.V_l
-        return np.concatenate([q, self.lang_alpha * (qv[self._source(lang)] - qv)])
+        """``[q, alpha_l m_l (q.V_s - q.V_l)]_l`` (the shard's document languages) for a query of ``lang``."""
+        qs = self.shift_vectors[self._source(lang)] @ q.astype(np.float64)  # q.V_s
+        return np.concatenate([q, self.doc_alpha * (qs - self.doc_vectors @ q.astype(np.float64))])
 
     def search_vectors(self, vectors: np.ndarray, k: int, langs: Sequence[str | None] | None = None) -> list[list[Hit]]:
         n = int(self.index.shard_meta["documents"])
@@ -172,8 +186,8 @@ class QdrantSearcher(Searcher):
             return []
         stored = np.array([p.vector[SHIFT_VECTOR] for p in points], dtype=np.float64)
         raw, onehot = stored[:, :dim], stored[:, dim:]
-        b = onehot @ self.lang_alpha  # (C,)
-        shifted = raw - b[:, None] * (onehot @ self.shift_vectors) + b[:, None] * self.shift_vectors[self._source(lang)]
+        b = onehot @ self.doc_alpha  # (C,)
+        shifted = raw - b[:, None] * (onehot @ self.doc_vectors) + b[:, None] * self.shift_vectors[self._source(lang)]
         norms = np.linalg.norm(shifted, axis=1)
         scores = (shifted @ q.astype(np.float64)) / np.where(norms == 0, 1.0, norms)
         return [(p.payload["docid"], float(np.float32(s))) for p, s in zip(points, scores)]
@@ -183,13 +197,11 @@ def _top(hits: Sequence[tuple[str, float]], k: int) -> list[Hit]:
     return [Hit(d, s) for d, s in sorted(hits, key=lambda h: (-h[1], h[0]))[:k]]
 
 
-def open_searcher(index_dir: str | os.PathLike, **kwargs: Any) -> Searcher:
-    """:class:`QdrantSearcher` for a Qdrant shard directory, else :class:`Searcher`."""
+def is_qdrant_shard(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a shard directory written by :func:`mlirkit.index.qdrant_export.export_qdrant`."""
     from mlirkit.index.qdrant_export import SHARD_META_FILE
 
-    if (Path(index_dir) / SHARD_META_FILE).is_file():
-        return QdrantSearcher(index_dir, **kwargs)
-    return Searcher(index_dir, **kwargs)
+    return (Path(path) / SHARD_META_FILE).is_file()
 
 
-__all__ = ["QdrantSearcher", "QdrantShard", "open_searcher"]
+__all__ = ["QdrantSearcher", "QdrantShard", "is_qdrant_shard"]

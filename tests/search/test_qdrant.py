@@ -68,19 +68,22 @@ def test_export_round_trip(bed):
     stored = np.array([r.vector[SHIFT_VECTOR] for r in records])
     np.testing.assert_allclose(stored[:, :index.dim], index.embeddings(), atol=1e-6)
     codes = stored[:, index.dim:]
-    assert (codes.sum(axis=1) == 1).all()  # en, de, fr with pairs, ja filled from the corpus: all shifted
+    assert (codes.sum(axis=1) == 1).all()
+    assert [sorted(LANGS)[int(j)] for j in codes.argmax(axis=1)] == index.langs
     assert shard.meta["encoder"] == index.encoder and shard.transform == index.transform
     assert shard.shard.info().payload_schema["lang"].points == len(records)
 
 
-@pytest.mark.parametrize("mode", ["plain", "index-time", "ip", "cosine", "lang"])
+@pytest.mark.parametrize("mode", ["plain", "index-time", "ip", "cosine", "lang", "given-transform"])
 def test_top10_equals_the_faiss_path(bed, mode):
     from mlirkit.search.qdrant_searcher import QdrantSearcher
     from mlirkit.search.searcher import Searcher, search_index
 
     tmp, enc, docs, queries = bed
-    name = "plain" if mode in ("plain", "lang") else "shift"
-    options = {"ip": {"query_shift": "ip"}, "cosine": {"query_shift": "cosine", "candidates": len(docs)}}.get(mode, {})
+    name = "plain" if mode in ("plain", "lang", "given-transform") else "shift"
+    options = {"ip": {"query_shift": "ip"}, "cosine": {"query_shift": "cosine", "candidates": len(docs)},
+               "given-transform": {"query_shift": "cosine", "transform": tmp / "pivot.shift", "alpha": 0.7,
+                                   "candidates": len(docs)}}.get(mode, {})
     if mode == "lang":
         import faiss
 
@@ -127,7 +130,7 @@ def test_refuses_a_missing_field_in_one_line(bed, tmp_path):
     with pytest.raises(MlirkitError, match="mlirkit_qdrant.json: missing field 'vectors'") as e:
         QdrantSearcher(broken, enc)
     assert "\n" not in str(e.value)
-    with pytest.raises(MlirkitError, match="no 'shift' vector"):
+    with pytest.raises(MlirkitError, match="needs a SHIFT index or a shift transform"):
         QdrantSearcher(tmp / "plain.qdrant", enc, query_shift="ip")
 
 
@@ -138,3 +141,14 @@ def test_export_refuses_to_overwrite(bed):
     with pytest.raises(MlirkitError):
         export_qdrant(tmp / "plain", tmp / "plain.qdrant")
     export_qdrant(tmp / "plain", tmp / "plain.qdrant", overwrite=True)
+
+
+def test_index_cli_writes_a_shard(bed, tmp_path, capsys):
+    from mlirkit.index.cli import main
+    from mlirkit.search.qdrant_searcher import is_qdrant_shard
+
+    tmp, *_ = bed
+    assert main(["qdrant", str(tmp / "shift"), "--output", str(tmp_path / "s"), "--quiet"]) == 0
+    assert is_qdrant_shard(tmp_path / "s") and json.loads(capsys.readouterr().out)["documents"] == 120
+    with pytest.raises(MlirkitError, match="already exists .use --overwrite"):
+        main(["qdrant", str(tmp / "shift"), "--output", str(tmp_path / "s"), "--quiet"])
