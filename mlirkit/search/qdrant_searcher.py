@@ -6,8 +6,9 @@ query language, and a search restricted to the documents of one language (a payl
   ``[d, e_l]`` gives ``q.d'_s`` inside the engine (the module docstring of :mod:`mlirkit.index.qdrant_export`).
 - ``query_shift="cosine"``: ``q.d'_s / ||d'_s||`` (:mod:`mlirkit.search.query_shift`); the denominator depends on
   the document and the query's language, so ``candidates`` rows ranked by the inner product are fetched with
-  their vectors and re-scored exactly here (default :data:`~mlirkit.search.query_shift.DEFAULT_CANDIDATES`, at
-  most every document; as the FAISS path's candidates, a top-k document outside them is missed).
+  their vectors and re-scored exactly here (as the FAISS path: every document for an exact search, else
+  :data:`~mlirkit.search.query_shift.DEFAULT_CANDIDATES`; 0 = every document; a top-k document outside the
+  candidates is missed).
 
 Search is exact (``SearchParams(exact=True)``, as a flat FAISS index) unless ``hnsw_ef`` is given (the shard's
 HNSW graph, approximate). Ties are broken by ``(-score, doc_id)``.
@@ -126,7 +127,9 @@ class QdrantSearcher(Searcher):
         self.shift_metric = metric
         if candidates is not None and candidates < 0:
             raise MlirkitError(f"candidates must be >= 0, got {candidates}")
-        self.shift_candidates = candidates or DEFAULT_CANDIDATES
+        if candidates is None:  # as plan_for_index: exhaustive for an exact search, else DEFAULT_CANDIDATES
+            candidates = 0 if self.hnsw_ef is None else DEFAULT_CANDIDATES
+        self.shift_candidates = candidates or None  # None: every document
         self.shift = transform
         self.shift_settings = settings
 
@@ -176,7 +179,8 @@ class QdrantSearcher(Searcher):
             if self.shift_metric == "ip":
                 out.append(_top([(p.payload["docid"], p.score) for p in self._query(qa, SHIFT_VECTOR, fetch)], k))
                 continue
-            points = self._query(qa, SHIFT_VECTOR, min(n, max(self.shift_candidates, fetch)), with_vector=True)
+            depth = n if self.shift_candidates is None else min(n, max(self.shift_candidates, fetch))
+            points = self._query(qa, SHIFT_VECTOR, depth, with_vector=True)
             out.append(_top(self._rescore_cosine(q, lang, points, dim), k))
         return out
 
