@@ -19,6 +19,7 @@ kind           an existing path counts as mlirkit's when
 ``dcl-model``  a directory holding ``mlirkit_dcl.json``
 ``benchmark``  a directory holding ``report.json`` and ``runs/``
 ``export``     a directory holding ``corpus.jsonl``
+``qdrant-shard`` a directory holding ``mlirkit_qdrant.json`` (:mod:`mlirkit.index.qdrant_export`)
 ``checkpoint`` a directory holding ``trainer_state.pt``
 ``directory``  (the default of :func:`~mlirkit.base.fs.atomic_directory`) only an empty directory
 ``file``       (the default of :func:`~mlirkit.base.fs.atomic_file`) a regular file (never a directory):
@@ -197,6 +198,11 @@ def _benchmark(path: Path) -> bool:
              entries=("corpus.jsonl", "queries.jsonl", "topics.tsv", "qrels", "qrels.txt"))
 def _export(path: Path) -> bool:
     return (path / "corpus.jsonl").is_file()
+
+
+@output_kind("qdrant-shard", directory=True, description="an mlirkit Qdrant shard directory")
+def _qdrant_shard(path: Path) -> bool:
+    return (path / "mlirkit_qdrant.json").is_file()
 
 
 @output_kind("checkpoint", directory=True, description="a training checkpoint",

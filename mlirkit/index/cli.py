@@ -1,4 +1,4 @@
-"""``python -m mlirkit.index``: ``merge`` shard directories into one index, ``info`` about an index."""
+"""``python -m mlirkit.index``: ``merge`` shard directories into one index, ``qdrant``: a Qdrant Edge shard of an index, ``info`` about an index."""
 from __future__ import annotations
 
 import argparse
@@ -24,6 +24,11 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--threads", type=non_negative_int, default=None, help="FAISS threads (training, HNSW build)")
     m.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     add_verbosity_args(m)
+    q = sub.add_parser("qdrant", help="write a Qdrant Edge shard (vectors, docids, languages, encoder) of an index")
+    q.add_argument("index", metavar="DIR")
+    q.add_argument("--output", required=True, help="shard directory")
+    q.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    add_verbosity_args(q)
     i = sub.add_parser("info", help="print an index directory's type, size and memory model as JSON")
     i.add_argument("index", metavar="DIR")
     add_verbosity_args(i)
@@ -34,6 +39,7 @@ EXAMPLES = {
     "": examples("python -m mlirkit.index info indexes/ddtp-e5"),
     "merge": examples("python -m mlirkit.index merge indexes/part-0 indexes/part-1 --output indexes/all"),
     "info": examples("python -m mlirkit.index info indexes/ddtp-e5"),
+    "qdrant": examples("python -m mlirkit.index qdrant indexes/ddtp-e5 --output shards/ddtp-e5"),
 }
 
 
@@ -49,6 +55,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         summary = merge_indexes(args.shards, args.output, overwrite=args.overwrite, index_type=spec,
                                 order=args.order, show_progress=not args.quiet)
         print(json.dumps(summary, ensure_ascii=False))
+    elif args.command == "qdrant":
+        from mlirkit.index.qdrant_export import export_qdrant
+
+        print(json.dumps(export_qdrant(args.index, args.output, overwrite=args.overwrite), ensure_ascii=False))
     else:
         print(json.dumps(index_info(args.index), ensure_ascii=False, indent=2))
     return 0

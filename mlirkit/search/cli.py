@@ -101,21 +101,27 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         pin_malloc_threshold()
         encoder = None
+    from mlirkit.search.qdrant_searcher import QdrantSearcher, is_qdrant_shard
     from mlirkit.search.sharded import open_index
 
     set_threads(args.threads)
-    index = open_index(args.index, mmap=args.mmap, ef_search=args.ef_search, nprobe=args.nprobe,
-                       skip_incomplete=args.skip_incomplete_shards)
-    searcher = Searcher(index, encoder, force=args.force, encoder_overrides=encoder_options(args),
-                        query_shift=args.query_shift, alpha=args.alpha, transform=args.transform,
-                        candidates=args.candidates, missing=args.missing)
+    options = dict(force=args.force, encoder_overrides=encoder_options(args), query_shift=args.query_shift,
+                   alpha=args.alpha, transform=args.transform, candidates=args.candidates, missing=args.missing)
+    if len(args.index) == 1 and is_qdrant_shard(args.index[0]):  # --ef-search: the shard's HNSW, else exact
+        searcher = QdrantSearcher(args.index[0], encoder, hnsw_ef=args.ef_search, **options)
+    else:
+        index = open_index(args.index, mmap=args.mmap, ef_search=args.ef_search, nprobe=args.nprobe,
+                           skip_incomplete=args.skip_incomplete_shards)
+        searcher = Searcher(index, encoder, **options)
     results = searcher.search(queries, k=args.hits, batch_size=encoder_options(args).get("batch_size", 64), show_progress=not args.quiet)
     from mlirkit.io.provenance import describe_source
 
     write_run(results.to_run(), args.output, tag=tag, overwrite=args.overwrite,
               provenance={**searcher.provenance(), "topics": describe_source(args.topics), "hits": args.hits})
     report = {"run": str(args.output), "queries": len(results), "hits": args.hits}
-    if searcher.shift is not None:
+    if isinstance(searcher, QdrantSearcher):
+        report["query_shift"] = searcher.shift_settings
+    elif searcher.shift is not None:
         report["query_shift"] = {**searcher.shift.describe(searcher.shift_alpha), "candidates": searcher.shift_candidates}
     print(json.dumps(report))
     return 0

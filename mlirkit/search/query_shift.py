@@ -307,22 +307,11 @@ def plan_for_index(index, metric: str = "cosine", alpha: Any = None, transform: 
     :data:`DEFAULT_CANDIDATES` when any shard is not flat, else exhaustive (0 = exhaustive too); ``missing``: see
     :class:`QueryTimeShift`.
     """
-    from mlirkit.index.layout import TRANSFORM_FILE
     from mlirkit.index.types import spec_of
-    from mlirkit.transforms import LanguageTransform, load_transform
 
     meta_transform = index.transform or {}
     given_alpha = alpha
-    if transform is None:
-        if meta_transform.get("method") != "shift":
-            raise MlirkitError(f"{index.path}: the query-time shift needs a SHIFT index or a shift "
-                               f"transform ({option('transform')})")
-        transform = load_transform(index.path / TRANSFORM_FILE)
-        alpha = meta_transform.get("alpha", DEFAULT_ALPHA) if alpha is None else alpha
-    elif not isinstance(transform, LanguageTransform):
-        transform = load_transform(transform)
-    if index.encoder is not None:
-        transform.check_encoder(index.encoder, force=force, dim=index.dim)
+    transform, alpha = shift_for_index(index, transform, alpha, force=force)
     overrides = Alpha.coerce(given_alpha).overrides if given_alpha is not None else {}
 
     def check_overrides(langs: Sequence[str]) -> None:
@@ -349,6 +338,27 @@ def plan_for_index(index, metric: str = "cosine", alpha: Any = None, transform: 
     if candidates is not None and candidates < 0:
         raise MlirkitError(f"candidates must be >= 0, got {candidates}")
     return ShiftPlan(shift, Alpha.coerce(DEFAULT_ALPHA if alpha is None else alpha), candidates or None)
+
+
+def shift_for_index(index, transform: Any = None, alpha: Any = None, *, force: bool = False) -> tuple[Any, Any]:
+    """``(transform, alpha)`` of a query-time shift of ``index`` (anything with ``path``, ``transform``, ``encoder``,
+    ``dim``): a given transform (file or object) or the index's own SHIFT with its alpha, checked against the
+    index's encoder."""
+    from mlirkit.index.layout import TRANSFORM_FILE
+    from mlirkit.transforms import LanguageTransform, load_transform
+
+    meta_transform = index.transform or {}
+    if transform is None:
+        if meta_transform.get("method") != "shift":
+            raise MlirkitError(f"{index.path}: the query-time shift needs a SHIFT index or a shift "
+                               f"transform ({option('transform')})")
+        transform = load_transform(index.path / TRANSFORM_FILE)
+        alpha = meta_transform.get("alpha", DEFAULT_ALPHA) if alpha is None else alpha
+    elif not isinstance(transform, LanguageTransform):
+        transform = load_transform(transform)
+    if index.encoder is not None:
+        transform.check_encoder(index.encoder, force=force, dim=index.dim)
+    return transform, alpha
 
 
 def plan_search(plan: ShiftPlan, faiss_index, vectors: np.ndarray, langs: Sequence[str | None],
@@ -384,5 +394,5 @@ def index_embeddings(index) -> np.ndarray:
 
 
 __all__ = ["DEFAULT_CANDIDATES", "METRICS", "QueryTimeShift", "ShiftPlan", "index_embeddings", "plan_for_index",
-           "plan_search",
+           "plan_search", "shift_for_index",
            "require_query_langs"]

@@ -1,0 +1,128 @@
+"""An mlirkit index directory as a Qdrant Edge shard (``qdrant-edge-py``, the ``qdrant`` extra).
+
+The output directory holds ``shard/`` (a Qdrant Edge shard: the server's segment format), ``mlirkit_qdrant.json``
+(what the shard is: the source index's ``meta.json`` with its encoder and transform records, the vector
+names, the document languages and their counts), the index's transform file when it has one and, with
+``embeddings.npy``, ``lang_means.npy`` (the untransformed mean of each document language, in the order of
+``doc_languages``: what a query-time shift needs to fill the languages it has no vector for).
+
+One point per document, id = row, payload ``{"docid", "lang"}`` (``lang`` a keyword payload index), and,
+all with ``Distance.Dot``:
+
+- ``indexed``: the FAISS index's vectors as they are (plain or index-time shifted);
+- ``shift`` (an index with ``embeddings.npy``): ``[d, e_j]``, the raw document and the one-hot code of its
+  language among the index's ``J`` document languages. With a shift (pivot ``p``, ``V_p = 0``) a query of
+  language ``s`` sends ``[q, alpha_l m_l (q.V_s - q.V_l) for each language l]`` (``m_l = 0``: never shifted),
+  so ``score = q.(d - alpha_l m_l V_l + alpha_l m_l V_s) = q.d'_s``: the query-time shift's inner product
+  (:mod:`mlirkit.search.query_shift`), with the transform and alpha chosen at query time.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mlirkit.base.errors import MlirkitError
+
+logger = logging.getLogger(__name__)
+
+SHARD_FORMAT = "mlirkit-qdrant-shard"
+SHARD_FORMAT_VERSION = 1
+SHARD_META_FILE = "mlirkit_qdrant.json"
+SHARD_DIR = "shard"
+LANG_MEANS_FILE = "lang_means.npy"
+INDEXED_VECTOR = "indexed"
+SHIFT_VECTOR = "shift"
+#: points per upsert
+BATCH = 2048
+
+
+def export_qdrant(index_dir: str | os.PathLike, output: str | os.PathLike, *, overwrite: bool = False) -> dict[str, Any]:
+    """Write a Qdrant Edge shard of the index at ``index_dir`` into ``output`` (atomically); a summary."""
+    import qdrant_edge as qd
+
+    from mlirkit.base.fs import atomic_directory
+    from mlirkit.index.layout import TRANSFORM_FILE
+    from mlirkit.index.reader import DenseIndex
+    from mlirkit.transforms.corpus_fit import language_means
+
+    index = DenseIndex(index_dir)
+    indexed = np.asarray(index.indexed_vectors(), dtype=np.float32)
+    docids, langs = index.docids, index.langs
+    doc_langs = sorted(set(langs))
+    vectors = {INDEXED_VECTOR: qd.EdgeVectorParams(size=indexed.shape[1], distance=qd.Distance.Dot)}
+    raw = None
+    if index.has_embeddings:
+        raw = np.asarray(index.embeddings(), dtype=np.float32)
+        code_of = {la: j for j, la in enumerate(doc_langs)}
+        codes = np.array([code_of[la] for la in langs])
+        means, counts = language_means(raw, langs)
+        mean_rows = np.stack([np.asarray(means.get(la, np.zeros(raw.shape[1])), dtype=np.float64) for la in doc_langs])
+        vectors[SHIFT_VECTOR] = qd.EdgeVectorParams(size=raw.shape[1] + len(doc_langs), distance=qd.Distance.Dot)
+    else:
+        counts = {}
+        logger.warning("%s has no embeddings.npy: the shard has no %r vector (no query-time shift)", index.path,
+                       SHIFT_VECTOR)
+    with atomic_directory(output, overwrite, kind="qdrant-shard") as tmp:
+        shard = qd.EdgeShard.create(str(tmp / SHARD_DIR), qd.EdgeConfig(vectors=vectors))
+        try:
+            for a in range(0, len(docids), BATCH):
+                points = []
+                for i in range(a, min(a + BATCH, len(docids))):
+                    vec = {INDEXED_VECTOR: indexed[i].tolist()}
+                    if raw is not None:
+                        onehot = np.zeros(len(doc_langs), dtype=np.float32)
+                        if codes[i] >= 0:
+                            onehot[codes[i]] = 1.0
+                        vec[SHIFT_VECTOR] = np.concatenate([raw[i], onehot]).tolist()
+                    points.append(qd.Point(i, vec, {"docid": docids[i], "lang": langs[i]}))
+                shard.update(qd.UpdateOperation.upsert_points(points))
+            shard.update(qd.UpdateOperation.create_field_index("lang", qd.PayloadSchemaType.Keyword))
+            shard.flush()
+        finally:
+            shard.close()
+        if index.transform:
+            (tmp / TRANSFORM_FILE).write_bytes((index.path / TRANSFORM_FILE).read_bytes())
+        if raw is not None:
+            np.save(tmp / LANG_MEANS_FILE, mean_rows)
+        summary = {"format": SHARD_FORMAT, "format_version": SHARD_FORMAT_VERSION, "source_index": str(index.path),
+                   "documents": len(docids), "vectors": {k: v.size for k, v in vectors.items()},
+                   "doc_languages": doc_langs,
+                   "lang_counts": {la: int(n) for la, n in counts.items()}, "qdrant_edge": _qdrant_version(), "index_meta": index.meta}
+        (tmp / SHARD_META_FILE).write_text(json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8")
+    return {k: v for k, v in summary.items() if k != "index_meta"} | {"output": str(output)}
+
+
+def _qdrant_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("qdrant-edge-py")
+    except PackageNotFoundError:
+        return None
+
+
+def read_shard_meta(path: str | os.PathLike) -> dict[str, Any]:
+    """``mlirkit_qdrant.json`` of a shard directory, checked (one line naming the file and field)."""
+    file = Path(path) / SHARD_META_FILE
+    if not file.is_file():
+        raise MlirkitError(f"{path} is not an mlirkit Qdrant shard (no {SHARD_META_FILE}; write one with "
+                           f"python -m mlirkit.index qdrant)")
+    try:
+        meta = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise MlirkitError(f"{file}: not JSON ({e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != SHARD_FORMAT:
+        raise MlirkitError(f"{file}: field 'format' must be {SHARD_FORMAT!r}")
+    for field in ("documents", "vectors", "doc_languages", "lang_counts", "index_meta"):
+        if field not in meta:
+            raise MlirkitError(f"{file}: missing field {field!r}")
+    return meta
+
+
+__all__ = ["INDEXED_VECTOR", "LANG_MEANS_FILE", "SHARD_DIR", "SHARD_FORMAT", "SHARD_META_FILE", "SHIFT_VECTOR",
+           "export_qdrant", "read_shard_meta"]

@@ -1,0 +1,154 @@
+"""A Qdrant Edge shard of an index searches as the FAISS index does: export round trip, the top-10 of the five
+modes (plain, index-time SHIFT, query-time SHIFT ip and cosine, one language's documents) equal to the FAISS
+path, and one-line refusals."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("qdrant_edge")
+
+from mlirkit.base.errors import MlirkitError  # noqa: E402
+from mlirkit.io.records import Doc, Query  # noqa: E402
+from mlirkit.testing.fake_encoder import FakeEncoder  # noqa: E402
+
+WORDS = "ferry file package library image tool night river city paper harbour bridge window garden".split()
+LANGS = ("en", "de", "fr", "ja")  # ja: no pairs, filled from the corpus
+
+
+@pytest.fixture(scope="module")
+def bed(tmp_path_factory):
+    from mlirkit.encode import Indexer
+    from mlirkit.index.qdrant_export import export_qdrant
+    from mlirkit.transforms import ShiftTransform, save_transform
+
+    tmp = tmp_path_factory.mktemp("qdrant")
+    rng = np.random.default_rng(3)
+    enc = FakeEncoder(dim=24, lang_strength=0.8)
+    texts = [" ".join(rng.choice(WORDS, size=4)) for _ in range(30)]
+    x, langs, groups = [], [], []
+    for g, text in enumerate(texts):
+        for la in ("en", "de", "fr"):
+            x.append(enc.encode_docs([text], [la])[0])
+            langs.append(la)
+            groups.append(g)
+    t = ShiftTransform("en").fit(np.asarray(x), langs, groups)
+    t.encoder = enc.fingerprint
+    save_transform(t, tmp / "pivot.shift")
+    docs = [Doc(f"{la}-{i}", " ".join([*rng.choice(WORDS, size=rng.integers(3, 7)), f"{la}{i}"]), la)
+            for la in LANGS for i in range(30)]
+    queries = [Query(f"q-{la}-{i}", " ".join(rng.choice(WORDS, size=3)), la) for la in LANGS for i in range(6)]
+    Indexer(tmp / "plain", enc, save_embeddings=True, show_progress=False).index(docs)
+    Indexer(tmp / "shift", enc, transform=tmp / "pivot.shift", alpha=0.9, save_embeddings=True,
+            show_progress=False).index(docs)
+    for name in ("plain", "shift"):
+        export_qdrant(tmp / name, tmp / f"{name}.qdrant")
+    return tmp, enc, docs, queries
+
+
+def top10(results):
+    return {q: [h.doc_id for h in hits] for q, hits in results.items()}
+
+
+def test_export_round_trip(bed):
+    from mlirkit.index import DenseIndex
+    from mlirkit.index.qdrant_export import INDEXED_VECTOR, SHIFT_VECTOR
+    from mlirkit.search.qdrant_searcher import QdrantShard
+
+    tmp, *_ = bed
+    index = DenseIndex(tmp / "shift")
+    shard = QdrantShard(tmp / "shift.qdrant")
+    records = shard.records()
+    assert [int(r.id) for r in records] == list(range(len(index.docids)))
+    assert [r.payload["docid"] for r in records] == index.docids
+    assert [r.payload["lang"] for r in records] == index.langs
+    np.testing.assert_allclose([r.vector[INDEXED_VECTOR] for r in records], index.indexed_vectors(), atol=1e-6)
+    stored = np.array([r.vector[SHIFT_VECTOR] for r in records])
+    np.testing.assert_allclose(stored[:, :index.dim], index.embeddings(), atol=1e-6)
+    codes = stored[:, index.dim:]
+    assert (codes.sum(axis=1) == 1).all()
+    assert [sorted(LANGS)[int(j)] for j in codes.argmax(axis=1)] == index.langs
+    assert shard.meta["encoder"] == index.encoder and shard.transform == index.transform
+    assert shard.shard.info().payload_schema["lang"].points == len(records)
+
+
+@pytest.mark.parametrize("mode", ["plain", "index-time", "ip", "cosine", "lang", "given-transform"])
+def test_top10_equals_the_faiss_path(bed, mode):
+    from mlirkit.search.qdrant_searcher import QdrantSearcher
+    from mlirkit.search.searcher import Searcher, search_index
+
+    tmp, enc, docs, queries = bed
+    name = "plain" if mode in ("plain", "lang", "given-transform") else "shift"
+    options = {"ip": {"query_shift": "ip"}, "cosine": {"query_shift": "cosine"},  # exact: every document re-scored
+               "given-transform": {"query_shift": "cosine", "transform": tmp / "pivot.shift", "alpha": 0.7}
+               }.get(mode, {})
+    if mode == "lang":
+        import faiss
+
+        from mlirkit.index import DenseIndex
+
+        index = DenseIndex(tmp / "plain")
+        rows = [i for i, la in enumerate(index.langs) if la == "de"]
+        sub = faiss.IndexFlatIP(index.dim)
+        sub.add(index.indexed_vectors()[rows])
+        faiss_searcher = Searcher(tmp / "plain", enc)
+        vectors = faiss_searcher.encode_queries(queries)
+        want = dict(zip([q.query_id for q in queries],
+                        search_index(sub, [index.docids[i] for i in rows], vectors, 10)))
+        got = QdrantSearcher(tmp / "plain.qdrant", enc, lang="de").search(queries, k=10)
+        assert all(h.doc_id.startswith("de-") for hits in got.values() for h in hits)
+    else:
+        want = Searcher(tmp / name, enc, **options).search(queries, k=10)
+        got = QdrantSearcher(tmp / f"{name}.qdrant", enc, **options).search(queries, k=10)
+    assert top10(got) == top10(want)
+    for q in want:
+        np.testing.assert_allclose([h.score for h in got[q]], [h.score for h in want[q]], atol=1e-5)
+
+
+def test_refuses_another_encoder_in_one_line(bed):
+    from mlirkit.search.qdrant_searcher import QdrantSearcher
+
+    tmp, *_ = bed
+    with pytest.raises(MlirkitError) as e:
+        QdrantSearcher(tmp / "plain.qdrant", FakeEncoder(dim=24, lang_strength=0.3))
+    assert "\n" not in str(e.value) and "plain.qdrant" in str(e.value)
+
+
+def test_refuses_a_missing_field_in_one_line(bed, tmp_path):
+    import shutil
+
+    from mlirkit.search.qdrant_searcher import QdrantSearcher
+
+    tmp, enc, *_ = bed
+    broken = tmp_path / "broken"
+    shutil.copytree(tmp / "plain.qdrant", broken)
+    meta = json.loads((broken / "mlirkit_qdrant.json").read_text())
+    del meta["vectors"]
+    (broken / "mlirkit_qdrant.json").write_text(json.dumps(meta))
+    with pytest.raises(MlirkitError, match="mlirkit_qdrant.json: missing field 'vectors'") as e:
+        QdrantSearcher(broken, enc)
+    assert "\n" not in str(e.value)
+    with pytest.raises(MlirkitError, match="needs a SHIFT index or a shift transform"):
+        QdrantSearcher(tmp / "plain.qdrant", enc, query_shift="ip")
+
+
+def test_export_refuses_to_overwrite(bed):
+    from mlirkit.index.qdrant_export import export_qdrant
+
+    tmp, *_ = bed
+    with pytest.raises(MlirkitError):
+        export_qdrant(tmp / "plain", tmp / "plain.qdrant")
+    export_qdrant(tmp / "plain", tmp / "plain.qdrant", overwrite=True)
+
+
+def test_index_cli_writes_a_shard(bed, tmp_path, capsys):
+    from mlirkit.index.cli import main
+    from mlirkit.search.qdrant_searcher import is_qdrant_shard
+
+    tmp, *_ = bed
+    assert main(["qdrant", str(tmp / "shift"), "--output", str(tmp_path / "s"), "--quiet"]) == 0
+    assert is_qdrant_shard(tmp_path / "s") and json.loads(capsys.readouterr().out)["documents"] == 120
+    with pytest.raises(MlirkitError, match="already exists .use --overwrite"):
+        main(["qdrant", str(tmp / "shift"), "--output", str(tmp_path / "s"), "--quiet"])
