@@ -5,8 +5,6 @@ import sys
 from mlirkit.base.cli import run_cli
 from mlirkit.serve.cli import main
 
-__all__ = ["entry"]
-
 
 def entry() -> None:
     sys.exit(run_cli(main))
