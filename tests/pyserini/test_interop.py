@@ -22,7 +22,7 @@ def mlirkit_index(tmp_path_factory, tiny_model_dir):
     toy = write_toy_collection(tmp_path_factory.mktemp("toy"))
     index = tmp_path_factory.mktemp("mlirkit") / "index"
     assert main(["--corpus", str(toy.corpus), "--output", str(index), "--encoder", str(tiny_model_dir),
-                 "--encoder-class", "hf", "--max-length", "64", "--quiet"]) == 0
+                 "--encoder-class", "hf", "--encoder-option", "max_length=64", "--quiet"]) == 0
     return toy, index
 
 

@@ -184,7 +184,7 @@ def test_shift_wrapper_index_equals_mlirkit_encode_transform(jvm, toy, tiny_mode
     assert rc == 0
     ref = tmp_path / "mlirkit-shift"
     assert mlirkit_encode(["--corpus", str(toy.corpus), "--output", str(ref), "--encoder", str(tiny_model_dir),
-                           "--encoder-class", "hf", "--max-length", str(MAX_LENGTH), "--transform", str(shift_file),
+                           "--encoder-class", "hf", "--encoder-option", f"max_length={MAX_LENGTH}", "--transform", str(shift_file),
                            "--alpha", str(alpha), "--quiet"]) == 0
     a, b = DenseIndex(ours), DenseIndex(ref)
     assert a.docids == b.docids and a.langs == b.langs

@@ -87,7 +87,7 @@ def mlirkit_run(index, topics, out, model_dir, *extra) -> dict:
     from mlirkit.search.cli import main
 
     assert main(["--index", str(index), "--topics", str(topics), "--output", str(out), "--encoder", str(model_dir),
-                 "--encoder-class", "hf", "--max-length", str(MAX_LENGTH), "--hits", str(HITS), "--quiet",
+                 "--encoder-class", "hf", "--encoder-option", f"max_length={MAX_LENGTH}", "--hits", str(HITS), "--quiet",
                  *extra]) == 0
     return ranked(out)
 

@@ -29,7 +29,7 @@ def index(toy, tiny_model_dir, tmp_path_factory):
 
     out = tmp_path_factory.mktemp("trust") / "index"
     assert run_cli(main, ["--corpus", str(toy.corpus), "--output", str(out), "--encoder", str(tiny_model_dir),
-                          "--encoder-class", "hf", "--max-length", "64", "--quiet"]) == 0
+                          "--encoder-class", "hf", "--encoder-option", "max_length=64", "--quiet"]) == 0
     return out
 
 
