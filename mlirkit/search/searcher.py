@@ -253,8 +253,8 @@ class Searcher:
             decided_langs = [d.lang for d in decided]
             vectors = unshifted if self.query_transform is None or decided_langs == batch_langs else \
                 transform_and_normalize(raw, decided_langs, "query", self.query_transform, self.alpha)
-            hits = self.search_vectors(vectors, k, _shift_langs(decided, batch_langs, self.langid_threshold) if self.shift is not None
-                                       else None, alpha=alpha)
+            shift_langs = None if self.shift is None else _shift_langs(decided, batch_langs, self.langid_threshold)
+            hits = self.search_vectors(vectors, k, shift_langs, alpha=alpha)
             results += [TextResult(t, d, h) for t, d, h in zip(batch, decided, hits)]
         return results[0] if single else results
 
