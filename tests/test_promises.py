@@ -157,7 +157,7 @@ def test_overwrite_refuses_what_mlirkit_did_not_make(cli, ws, tmp_path, capsys):
         out.write_text("precious notes\n")
     before = listing(tmp_path)
     main, argv = build(ws, out)
-    fails_with_one_line(main, [*argv, "--overwrite"], capsys, "written by mlirkit", "refusing to replace it")
+    fails_with_one_line(main, [*argv, "--overwrite"], capsys, "written by mlirkit", "refusing to replace", "even with --overwrite")
     assert listing(tmp_path) == before
     assert (out / "holiday.jpg").exists() if is_dir else out.read_text() == "precious notes\n"
 
