@@ -11,7 +11,6 @@ import threading
 from typing import Callable, Sequence
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.threads import set_threads  # noqa: F401 (the CLIs' --threads)
 
 
 class _TqdmHandler(logging.StreamHandler):
@@ -178,3 +177,7 @@ def os_error_line(e: OSError) -> str:
 
 def _exit_on_sigterm(signum, frame) -> None:
     raise SystemExit(128 + signum)
+
+
+__all__ = ["ArgumentParser", "configure_logging", "current_command", "examples", "plain_text", "run_cli",
+           "with_examples"]

@@ -51,3 +51,6 @@ def transform_and_normalize(vectors: np.ndarray, langs: Sequence[str | None] | N
     if transform is not None and transform.touches(side):
         vectors = transform.transform(vectors, list(langs), side, alpha, strict=strict)
     return np.ascontiguousarray(l2_normalize(vectors), dtype=np.float32)
+
+
+__all__ = ["check_finite", "l2_normalize", "transform_and_normalize"]

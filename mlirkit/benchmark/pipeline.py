@@ -350,3 +350,6 @@ def _plots(result: EncoderResult, config: BenchmarkConfig, data: BenchmarkData, 
 
 def timing_line(result: BenchmarkResult) -> str:
     return ", ".join(f"{k} {v:.1f}s" for k, v in result.timings.items())
+
+
+__all__ = ["default_command", "run_benchmark"]

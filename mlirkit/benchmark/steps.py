@@ -120,3 +120,7 @@ def write_runs(runs: Mapping[str, Any], names: list[str], folder: Path, out: Pat
                   provenance={"encoder": {"name": encoder}, "benchmark": {"split": folder.name, "system": name}})
         written.append(str(path.relative_to(out)))
     return written
+
+
+__all__ = ["CORPUS_METHODS", "Timer", "cache_variant", "compute_threads", "fit_corpus_methods", "fit_transforms",
+           "write_runs"]

@@ -495,3 +495,7 @@ def _fairness(config: BenchmarkConfig, coll: Collection, scorers: Mapping[str, A
             for i, cols in zip(rows, top):
                 runs[run][qids[i]] = {doc_ids[c]: float(scores[i - a, c]) for c in cols}
     return _evaluate(config, coll, runs, significance=True, metrics=metrics, precomputed=mrc_by_run(config, scorers, coll))
+
+
+__all__ = ["Collection", "LareqaResult", "MLQA", "XquadData", "XquadEncoderResult", "load_collection",
+           "load_pair_sets", "load_xquad", "mrc_by_run", "run_xquad", "shift_run"]

@@ -140,3 +140,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     report.update({"params": params, "queries": len(out), "keep_languages": args.keep_languages})
     print(json.dumps(report))
     return 0
+
+
+__all__ = ["build_parser", "main"]

@@ -126,3 +126,6 @@ def _search(args: argparse.Namespace) -> int:
                       "statistics": statistics, "queries_without_hits": len(empty),
                       "queries_without_terms": len(no_terms)}))
     return 0
+
+
+__all__ = ["build_parser", "main"]

@@ -267,3 +267,6 @@ def staged_output(pyserini_argv: Sequence[str], overwrite: bool, call: Callable[
     except _NotPublished:
         logger.debug("pyserini exited %d: no run written to %s", rc, output)  # its error is the one line
     return rc
+
+
+__all__ = ["DEFAULT_QUERY_BATCH", "build_parser", "main", "staged_output", "topic_langs"]
