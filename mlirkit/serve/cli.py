@@ -31,7 +31,8 @@ def _port(value: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mlirkit.serve", description=__doc__, epilog=examples(
         "python -m mlirkit.serve --index indexes/ddtp-e5 --transform vectors/e5-gettext.shift"))
-    p.add_argument("--index", required=True, help="the index directory to search (python -m mlirkit.encode)")
+    p.add_argument("--index", required=True, help="the index directory to search (python -m mlirkit.encode), or a "
+                        "Qdrant shard of one (python -m mlirkit.index qdrant)")
     p.add_argument("--transform", default=None,
                    help="SHIFT file for the query-time shift (python -m mlirkit.shift fit; needs --save-embeddings "
                         "in the index); without it requests are searched without the shift")
