@@ -179,6 +179,7 @@ def test_cosine_certified_depth_equals_the_exhaustive_search(bed):
     for q in queries:
         depths.append([])
         got[q.query_id] = searcher.search([q], k=10)[q.query_id]
+    del searcher._query  # no reference cycle keeps the shard open
     assert top10(got) == top10(want)
     for q in want:
         np.testing.assert_allclose([h.score for h in got[q]], [h.score for h in want[q]], atol=1e-5)
@@ -210,3 +211,31 @@ def test_export_builds_the_hnsw_graph(bed):
     exact = QdrantSearcher(shard, enc).search(queries, k=10)
     # below full_scan_threshold a search with hnsw_ef scans the segment: the exact top 10
     assert top10(QdrantSearcher(shard, enc, hnsw_ef=16).search(queries, k=10)) == top10(exact)
+
+
+def test_a_tar_of_the_shard_restores_through_the_snapshot_reader(bed, tmp_path):
+    """As far as Qdrant Edge goes (it reads snapshots, it writes none): a tar of the exported ``shard/``, unpacked by
+    ``EdgeShard.unpack_snapshot`` beside the shard's mlirkit files, has the same points and graph and searches alike."""
+    import shutil
+    import tarfile
+
+    import qdrant_edge as qd
+
+    from mlirkit.index.qdrant_export import SHARD_DIR
+    from mlirkit.search.qdrant_searcher import QdrantSearcher, QdrantShard
+
+    tmp, enc, docs, queries = bed
+    source_dir, restored_dir = tmp_path / "source", tmp_path / "restored"
+    shutil.copytree(tmp / "shift.qdrant", source_dir)  # a shard directory is open once per process
+    with tarfile.open(tmp_path / "shard.snapshot", "w") as tar:
+        for part in sorted((source_dir / SHARD_DIR).iterdir()):
+            tar.add(part, arcname=part.name)
+    shutil.copytree(source_dir, restored_dir, ignore=shutil.ignore_patterns(SHARD_DIR))
+    qd.EdgeShard.unpack_snapshot(str(tmp_path / "shard.snapshot"), str(restored_dir / SHARD_DIR))
+    source, restored = QdrantShard(source_dir), QdrantShard(restored_dir)
+    assert [(r.id, r.payload, r.vector) for r in restored.records()] == \
+        [(r.id, r.payload, r.vector) for r in source.records()]
+    assert restored.shard.info().indexed_vectors_count == source.shard.info().indexed_vectors_count
+    options = {"query_shift": "cosine"}
+    assert top10(QdrantSearcher(restored, enc, **options).search(queries, k=10)) == \
+        top10(QdrantSearcher(source, enc, **options).search(queries, k=10))
