@@ -58,9 +58,15 @@ class QdrantShard:
 
     @cached_property
     def shard(self):
+        """The open Qdrant Edge shard (one process at a time: the engine locks its write-ahead log)."""
         import qdrant_edge as qd
 
-        return qd.EdgeShard.load(str(self.path / SHARD_DIR))
+        try:
+            return qd.EdgeShard.load(str(self.path / SHARD_DIR))
+        except Exception as e:  # the engine's errors: one line, the directory named
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            hint = " (another process or QdrantShard holds it open)" if "WouldBlock" in first else ""
+            raise MlirkitError(f"{self.path / SHARD_DIR}: cannot open the Qdrant shard ({first[:200]}){hint}") from None
 
     def records(self, with_vector: bool | list[str] = True) -> list[Any]:
         """Every point (payload and the vectors ``with_vector`` names, all for True), in id order."""

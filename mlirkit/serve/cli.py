@@ -101,9 +101,13 @@ def _serve_on_ray(args: argparse.Namespace) -> int:
         raise MlirkitError(f"{' '.join(_ray_flags(args))} need --engine ray (the local engine serves from this process)")
     if args.mcp or args.encoder:
         raise MlirkitError(f"{'--mcp' if args.mcp else '--encoder'} serves from this process: leave out --engine ray")
+    from mlirkit.search.qdrant_searcher import is_qdrant_shard
     from mlirkit.serve.ray_engine import run_ray
     from mlirkit.serve.service import open_index
 
+    if is_qdrant_shard(args.index):
+        raise MlirkitError(f"{args.index}: a Qdrant Edge shard is opened by one process at a time: serve it with the "
+                           f"local engine (leave out --engine ray), or its points from a Qdrant server (docs/scale.md)")
     open_index(args.index)  # a missing or foreign index is refused here, in one line, before Ray starts
     options = {"index_dir": args.index, "transform": args.transform, "lexical": args.lexical, "corpus": args.corpus}
     run_ray(options, address=args.address, host=args.host, port=args.port, num_workers=args.num_workers or 1,

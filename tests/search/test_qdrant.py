@@ -239,3 +239,17 @@ def test_a_tar_of_the_shard_restores_through_the_snapshot_reader(bed, tmp_path):
     options = {"query_shift": "cosine"}
     assert top10(QdrantSearcher(restored, enc, **options).search(queries, k=10)) == \
         top10(QdrantSearcher(source, enc, **options).search(queries, k=10))
+
+
+def test_a_shard_open_elsewhere_is_one_line(bed, tmp_path):
+    import shutil
+
+    from mlirkit.search.qdrant_searcher import QdrantShard
+
+    tmp, *_ = bed
+    shutil.copytree(tmp / "plain.qdrant", tmp_path / "s")
+    first = QdrantShard(tmp_path / "s")
+    assert first.shard.info().points_count == 120
+    with pytest.raises(MlirkitError, match="cannot open the Qdrant shard .* holds it open") as e:
+        QdrantShard(tmp_path / "s").shard
+    assert "\n" not in str(e.value)

@@ -86,3 +86,13 @@ def test_alpha_per_request_on_a_shard(client, shard_service, tiny_encoder):
 def test_health_on_a_shard(client):
     body = client.get("/health").json()
     assert body["documents"] == 40 and body["shift"] is True and body["index"] == "pivot.qdrant"
+
+
+def test_ray_engine_refuses_a_shard_in_one_line(shard_service):
+    from mlirkit.base.errors import MlirkitError
+    from mlirkit.serve.cli import main
+
+    _, shard_dir, _ = shard_service
+    with pytest.raises(MlirkitError, match="opened by one process at a time") as e:
+        main(["--index", str(shard_dir), "--engine", "ray", "--quiet"])
+    assert "\n" not in str(e.value)
