@@ -60,6 +60,24 @@ def split_recall(bed: Bed, top: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return same, cross
 
 
+def lost_same(bed: Bed, base: np.ndarray, shifted: np.ndarray) -> dict[str, Any]:
+    """The queries whose same-language relevant document is in base's top k and not in ``shifted``'s: how many,
+    its rank in base (0 = first), and how many relevant documents the shifted top k holds instead."""
+    doc_langs = np.asarray(bed.doc_langs)
+    lost, ranks, relevant = 0, [], []
+    for i, (rel, b, s) in enumerate(zip(bed.rel, base, shifted)):
+        for d in rel[doc_langs[rel] == bed.query_langs[i]]:
+            if d in b and d not in s:
+                lost += 1
+                ranks.append(int(np.flatnonzero(b == d)[0]))
+                relevant.append(int(np.isin(s, rel).sum()))
+    relevant_a = np.asarray(relevant)
+    return {"documents_lost": lost, "mean_base_rank": float(np.mean(ranks)) if ranks else None,
+            "share_first_in_base": float(np.mean(np.asarray(ranks) == 0)) if ranks else None,
+            "mean_relevant_in_shifted_top": float(relevant_a.mean()) if lost else None,
+            "share_no_relevant_in_shifted_top": float((relevant_a == 0).mean()) if lost else None}
+
+
 def bed_parser(doc: str) -> argparse.ArgumentParser:
     """The options of an experiment on one bed with one English-pivot SHIFT file (``--output`` the JSON)."""
     p = argparse.ArgumentParser(description=doc.split("\n")[0])
@@ -106,7 +124,8 @@ def main() -> None:
                 d, pl = grouped_randomization(a[sel], b[sel], bed.groups[sel])
                 tests[f"query-shift vs {other}, {part}, {la}"] = {"mean_difference": d, "p": pl}
     out = {"bed": args.bed, "encoder": args.encoder, "transform": args.transform, "alpha": args.alpha, "k": K,
-           "queries": len(bed.query_ids), "documents": len(bed.doc_ids), "recall": table, "tests": tests}
+           "queries": len(bed.query_ids), "documents": len(bed.doc_ids), "recall": table, "tests": tests,
+           "lost_same_language": {name: lost_same(bed, runs["base"], runs[name]) for name in ("pivot", "query-shift")}}
     with open(args.output, "w", encoding="utf-8") as f:
         json.dump(out, f, indent=1)
     for name in runs:
