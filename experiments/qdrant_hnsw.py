@@ -19,7 +19,7 @@ The export's ``full_scan_threshold`` is set to 1 KB here, so that every search w
 (with Qdrant's default, 10,000 KB, a segment of XQuAD-R's 1,920 paragraphs is scanned exactly).
 
     python -m experiments.qdrant_hnsw --bed xquad-r --transform vectors/e5-tatoeba.shift --cache-dir CACHE \\
-        --work /tmp/hnsw --output experiments/results/qdrant_hnsw_xquad-r.json
+        --work WORK --output experiments/results/qdrant_hnsw_xquad-r.json
 """
 from __future__ import annotations
 
