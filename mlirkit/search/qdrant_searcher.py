@@ -6,7 +6,8 @@ query language, and a search restricted to the documents of one language (a payl
   ``[d, c e_l]`` gives ``q.d'_s`` inside the engine (the module docstring of :mod:`mlirkit.index.qdrant_export`).
 - ``query_shift="cosine"``: ``q.d'_s / ||d'_s||`` (:mod:`mlirkit.search.query_shift`); the denominator depends on
   the document and the query's language, so candidates ranked by the inner product come back with their
-  vectors and are re-scored exactly here. By default the depth doubles (from 100) until the top k is certain:
+  vectors and are re-scored exactly here. By default the depth doubles from 100 (every document instead of a
+  depth above half of them) until the top k is certain:
   a document not fetched has ``q.d'_s <= t`` (the last candidate's inner product), so its cosine is at most
   ``t / n_min`` (``t > 0``; else ``t / n_max``), ``n_min``/``n_max`` the smallest/largest ``||d'_s||`` over the
   shard (one pass over its vectors per alpha); when the k-th re-scored cosine exceeds that bound, the top k is the
@@ -247,7 +248,8 @@ class QdrantSearcher(Searcher):
             points = self._query(qa, SHIFT_VECTOR, min(n, max(self.shift_candidates, fetch)), with_vector=True)
             return self._rescore_cosine(q, lang, points, doc_alpha)
         low, high = self._norm_range(alpha, doc_alpha)[:, self.shift.source(lang)]
-        depth = min(n, max(self.FIRST_DEPTH, fetch))
+        depth = max(self.FIRST_DEPTH, fetch)
+        depth = n if depth * self.GROWTH > n else depth  # one fetch of everything rather than two
         while True:
             points = self._query(qa, SHIFT_VECTOR, depth, with_vector=True)
             scored = self._rescore_cosine(q, lang, points, doc_alpha)
@@ -258,7 +260,7 @@ class QdrantSearcher(Searcher):
             kth = sorted((s for _, s in scored), reverse=True)[k - 1]
             if kth > bound + CERTAIN_MARGIN:
                 return scored
-            depth = min(n, depth * self.GROWTH)
+            depth = n if depth * self.GROWTH ** 2 > n else depth * self.GROWTH
 
     def _norm_range(self, alpha: Alpha, doc_alpha: np.ndarray) -> np.ndarray:
         """(2, M): the smallest and largest ``||d'_s||`` over the shard's documents, for each source ``s``
