@@ -253,3 +253,21 @@ def test_a_shard_open_elsewhere_is_one_line(bed, tmp_path):
     with pytest.raises(MlirkitError, match="cannot open the Qdrant shard .* holds it open") as e:
         QdrantShard(tmp_path / "s").shard
     assert "\n" not in str(e.value)
+
+
+def test_a_format_1_shard_unscaled_code_searches_alike(bed, tmp_path, monkeypatch):
+    """Shards written before the language code was scaled (``code_scale`` absent: 1) search as before."""
+    from mlirkit.index import qdrant_export
+    from mlirkit.search.qdrant_searcher import QdrantSearcher
+
+    tmp, enc, docs, queries = bed
+    monkeypatch.setattr(qdrant_export, "CODE_SCALE", 1.0)
+    qdrant_export.export_qdrant(tmp / "shift", tmp_path / "old")
+    meta = json.loads((tmp_path / "old" / "mlirkit_qdrant.json").read_text())
+    del meta["code_scale"]
+    meta["format_version"] = 1
+    (tmp_path / "old" / "mlirkit_qdrant.json").write_text(json.dumps(meta))
+    for metric in ("ip", "cosine"):
+        got = QdrantSearcher(tmp_path / "old", enc, query_shift=metric).search(queries, k=10)
+        want = QdrantSearcher(tmp / "shift.qdrant", enc, query_shift=metric).search(queries, k=10)
+        assert top10(got) == top10(want)
