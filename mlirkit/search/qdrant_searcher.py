@@ -231,7 +231,7 @@ class QdrantSearcher(Searcher):
             return out
         if langs is None or len(langs) != len(vectors):
             raise MlirkitError("the query-time shift needs one language per query")
-        use_alpha = self.shift_alpha if alpha is None else Alpha.coerce(self.shift.transform.check_alpha(alpha))
+        use_alpha = self.shift_alpha if alpha is None else self.shift.transform.check_alpha(alpha)
         doc_alpha = self.shift.doc_alpha(use_alpha)
         for q, lang in zip(np.asarray(vectors, dtype=np.float32), langs):
             qa = self.shift_query(q, lang, doc_alpha)
