@@ -14,6 +14,9 @@ compares query-shift with pivot and with base on the per-query same- and cross-l
 
     python -m experiments.same_language_cost --transform vectors/e5-tatoeba.shift --cache-dir CACHE \
         --output experiments/results/same_language_cost.json
+
+``--bed ddtp-main-job``: DDTP as the main job searches it (:func:`experiments.xquad_beds.load_main_job_ddtp`:
+its pooled corpus, its encoder options and cache entries, the test queries in all 14 languages).
 """
 from __future__ import annotations
 
@@ -23,9 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from experiments.xquad_beds import Bed, grouped_randomization, load_bed
+from experiments.xquad_beds import BEDS, Bed, grouped_randomization, load_bed, load_main_job_ddtp
 
 K = 10
+MAIN_JOB_DDTP = "ddtp-main-job"
 
 
 def pivot_top(bed: Bed, transform: Any, alpha: float, k: int = K) -> np.ndarray:
@@ -56,18 +60,46 @@ def split_recall(bed: Bed, top: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return same, cross
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--bed", default="xquad-r")
+def lost_same(bed: Bed, base: np.ndarray, shifted: np.ndarray) -> dict[str, Any]:
+    """The queries whose same-language relevant document is in base's top k and not in ``shifted``'s: how many,
+    its rank in base (0 = first), and how many relevant documents the shifted top k holds instead."""
+    doc_langs = np.asarray(bed.doc_langs)
+    lost, ranks, relevant = 0, [], []
+    for i, (rel, b, s) in enumerate(zip(bed.rel, base, shifted)):
+        for d in rel[doc_langs[rel] == bed.query_langs[i]]:
+            if d in b and d not in s:
+                lost += 1
+                ranks.append(int(np.flatnonzero(b == d)[0]))
+                relevant.append(int(np.isin(s, rel).sum()))
+    relevant_a = np.asarray(relevant)
+    return {"documents_lost": lost, "mean_base_rank": float(np.mean(ranks)) if ranks else None,
+            "share_first_in_base": float(np.mean(np.asarray(ranks) == 0)) if ranks else None,
+            "mean_relevant_in_shifted_top": float(relevant_a.mean()) if lost else None,
+            "share_no_relevant_in_shifted_top": float((relevant_a == 0).mean()) if lost else None}
+
+
+def bed_parser(doc: str) -> argparse.ArgumentParser:
+    """The options of an experiment on one bed with one English-pivot SHIFT file (``--output`` the JSON)."""
+    p = argparse.ArgumentParser(description=doc.split("\n")[0])
+    p.add_argument("--bed", default="xquad-r", choices=[*BEDS, MAIN_JOB_DDTP])
     p.add_argument("--encoder", default="multilingual-e5-small-q4")
     p.add_argument("--cache-dir", required=True)
     p.add_argument("--transform", required=True, help="a SHIFT file with the English pivot")
     p.add_argument("--alpha", type=float, default=1.0)
     p.add_argument("--output", required=True)
-    args = p.parse_args()
+    return p
+
+
+def bed_of(args: argparse.Namespace) -> Bed:
+    return load_main_job_ddtp(args.encoder, args.cache_dir) if args.bed == MAIN_JOB_DDTP else \
+        load_bed(args.bed, args.encoder, args.cache_dir)
+
+
+def main() -> None:
+    args = bed_parser(__doc__).parse_args()
     from mlirkit.transforms import load_transform
 
-    bed = load_bed(args.bed, args.encoder, args.cache_dir)
+    bed = bed_of(args)
     t = load_transform(args.transform)
     runs = {"base": bed.top(None, 0.0, K), "pivot": pivot_top(bed, t, args.alpha),
             "query-shift": bed.top(bed.shift(t), args.alpha, K)}
@@ -92,7 +124,8 @@ def main() -> None:
                 d, pl = grouped_randomization(a[sel], b[sel], bed.groups[sel])
                 tests[f"query-shift vs {other}, {part}, {la}"] = {"mean_difference": d, "p": pl}
     out = {"bed": args.bed, "encoder": args.encoder, "transform": args.transform, "alpha": args.alpha, "k": K,
-           "queries": len(bed.query_ids), "documents": len(bed.doc_ids), "recall": table, "tests": tests}
+           "queries": len(bed.query_ids), "documents": len(bed.doc_ids), "recall": table, "tests": tests,
+           "lost_same_language": {name: lost_same(bed, runs["base"], runs[name]) for name in ("pivot", "query-shift")}}
     with open(args.output, "w", encoding="utf-8") as f:
         json.dump(out, f, indent=1)
     for name in runs:

@@ -155,6 +155,39 @@ def load_bed(name: str, encoder_name: str, cache_dir: str, threads: int = 1) -> 
                [q.lang for q in queries], groups, [rel[i] for i in keep], encoder_name, encoder.fingerprint)
 
 
+def load_main_job_ddtp(encoder_name: str, cache_dir: str, threads: int = 1) -> Bed:
+    """DDTP as the main job (``python -m mlirkit.benchmark``) searches it: its pooled corpus (every description of
+    both splits) and its encoder options (e5-small: ``max_length`` 256), with the test queries in every language
+    (``mlirkit/ddtp/multi/test``, the main job's "test translations" for MRC), each a group of one description's
+    translations; embeddings read from the main job's cache entries (the same labels), encoded only if absent."""
+    from mlirkit.benchmark.config import DEFAULT_BENCHMARK, DEFAULT_ENCODER_OPTIONS
+    from mlirkit.benchmark.data import load_benchmark
+    from mlirkit.encoders import load_encoder
+    from mlirkit.io.qrels import read_qrels
+    from mlirkit.io.topics import read_topics
+
+    data = load_benchmark(DEFAULT_BENCHMARK, ("en",))
+    wanted = set((data.splits["test"].query_groups or {}).values())
+    source = f"{DEFAULT_BENCHMARK}/multi/test"
+    queries = [q for q in read_topics(source) if getattr(q, "group_id", None) in wanted]
+    options = {k: v for k, v in DEFAULT_ENCODER_OPTIONS.get(encoder_name, {}).items() if k != "backend"}
+    encoder = load_encoder(encoder_name, threads=threads, **options)
+    docs = data.docs
+    D = embed(encoder, encoder_name, cache_dir, f"{data.name}-corpus", "doc", docs)
+    Q = embed(encoder, encoder_name, cache_dir, f"{data.name}-test-translations", "query", queries)
+    qrels = read_qrels(source)
+    row = {d.doc_id: i for i, d in enumerate(docs)}
+    rel = [np.array(sorted(row[d] for d, r in qrels.get(q.query_id, {}).items() if r > 0 and d in row), dtype=np.intp)
+           for q in queries]
+    keep = [i for i, r in enumerate(rel) if len(r)]
+    group_of: dict[str, int] = {}
+    groups = np.array([group_of.setdefault(queries[i].group_id, len(group_of)) for i in keep])
+    Qb = Q[keep]
+    return Bed("ddtp-main-job", D, [d.doc_id for d in docs], [d.lang for d in docs],
+               Qb / np.linalg.norm(Qb, axis=1, keepdims=True), [queries[i].query_id for i in keep],
+               [queries[i].lang for i in keep], groups, [rel[i] for i in keep], encoder_name, encoder.fingerprint)
+
+
 def question_group(query_id: str) -> str:
     """The question a query translates: XQuAD-R ``{lang}_{squad id}``, DDTP ``q/{package}/{lang}``."""
     return query_id.split("/")[1] if query_id.startswith("q/") else query_id.split("_", 1)[1]

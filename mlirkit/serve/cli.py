@@ -31,7 +31,8 @@ def _port(value: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="python -m mlirkit.serve", description=__doc__, epilog=examples(
         "python -m mlirkit.serve --index indexes/ddtp-e5 --transform vectors/e5-gettext.shift"))
-    p.add_argument("--index", required=True, help="the index directory to search (python -m mlirkit.encode)")
+    p.add_argument("--index", required=True, help="the index directory to search (python -m mlirkit.encode), or a "
+                        "Qdrant shard of one (python -m mlirkit.index qdrant)")
     p.add_argument("--transform", default=None,
                    help="SHIFT file for the query-time shift (python -m mlirkit.shift fit; needs --save-embeddings "
                         "in the index); without it requests are searched without the shift")
@@ -100,9 +101,13 @@ def _serve_on_ray(args: argparse.Namespace) -> int:
         raise MlirkitError(f"{' '.join(_ray_flags(args))} need --engine ray (the local engine serves from this process)")
     if args.mcp or args.encoder:
         raise MlirkitError(f"{'--mcp' if args.mcp else '--encoder'} serves from this process: leave out --engine ray")
+    from mlirkit.search.qdrant_searcher import is_qdrant_shard
     from mlirkit.serve.ray_engine import run_ray
     from mlirkit.serve.service import open_index
 
+    if is_qdrant_shard(args.index):
+        raise MlirkitError(f"{args.index}: a Qdrant Edge shard is opened by one process at a time: serve it with the "
+                           f"local engine (leave out --engine ray), or its points from a Qdrant server (docs/scale.md)")
     open_index(args.index)  # a missing or foreign index is refused here, in one line, before Ray starts
     options = {"index_dir": args.index, "transform": args.transform, "lexical": args.lexical, "corpus": args.corpus}
     run_ray(options, address=args.address, host=args.host, port=args.port, num_workers=args.num_workers or 1,

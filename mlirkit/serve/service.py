@@ -1,6 +1,7 @@
 """``SearchService``: one index, one encoder, searched without and with the query-time shift, for every front end.
 
-Opened from an index directory (``transform``: a SHIFT file for the query-time shift; ``lexical``: a BM25
+Opened from an index directory or a Qdrant shard directory (:mod:`mlirkit.index.qdrant_export`, searched by
+:class:`~mlirkit.search.qdrant_searcher.QdrantSearcher`, exactly) (``transform``: a SHIFT file for the query-time shift; ``lexical``: a BM25
 index of mlirkit.lexical for reciprocal rank fusion; ``corpus``: where the documents' texts are, default the
 corpus recorded in the index's ``meta.json``). Requests are plain dicts or :mod:`mlirkit.serve.schemas` models;
 concurrent requests share one encoder call (:class:`~mlirkit.serve.batcher.MicroBatcher`). Nothing in a request
@@ -38,13 +39,15 @@ class UnknownDocument(RequestError):
 
 
 def open_index(index_dir: str | os.PathLike):
-    """The :class:`~mlirkit.index.DenseIndex` at ``index_dir``, read completely now (FAISS file, ids, languages),
-    so that a missing, truncated or foreign index fails here in one line."""
+    """The :class:`~mlirkit.index.DenseIndex` at ``index_dir`` (or the
+    :class:`~mlirkit.search.qdrant_searcher.QdrantShard`, for a shard directory), read completely now (FAISS file or
+    Qdrant shard, ids, languages), so that a missing, truncated or foreign index fails here in one line."""
     from mlirkit.index import DenseIndex
+    from mlirkit.search.qdrant_searcher import QdrantShard, is_qdrant_shard
 
-    index = DenseIndex(index_dir)
+    index = QdrantShard(index_dir) if is_qdrant_shard(index_dir) else DenseIndex(index_dir)
     try:
-        _ = index.faiss_index, index.langs
+        _ = (index.shard, index.docids) if isinstance(index, QdrantShard) else index.faiss_index, index.langs
     except MlirkitError:
         raise
     except Exception as e:  # FAISS's RuntimeError of a cut or foreign file: one line, no C++ trace
@@ -61,12 +64,14 @@ class SearchService:
                  language_identifier: str | None = None, langid_threshold: float | None = None,
                  max_wait: float = 0.005) -> None:
         from mlirkit.search import Searcher
+        from mlirkit.search.qdrant_searcher import QdrantSearcher, QdrantShard
 
         self.index = open_index(index_dir)
+        searcher = QdrantSearcher if isinstance(self.index, QdrantShard) else Searcher  # both share the open index
         common = {"language_identifier": language_identifier, "langid_threshold": langid_threshold}
-        self.plain = Searcher(self.index, encoder, **common)
+        self.plain = searcher(self.index, encoder, **common)
         self.encoder = self.plain.encoder
-        self.shifted = None if transform is None else Searcher(self.index, self.encoder, query_shift="cosine",
+        self.shifted = None if transform is None else searcher(self.index, self.encoder, query_shift="cosine",
                                                                transform=transform, **common)
         self.lexical_dir = None if lexical is None else str(lexical)
         self._lexical = None

@@ -67,8 +67,9 @@ def test_export_round_trip(bed):
     np.testing.assert_allclose([r.vector[INDEXED_VECTOR] for r in records], index.indexed_vectors(), atol=1e-6)
     stored = np.array([r.vector[SHIFT_VECTOR] for r in records])
     np.testing.assert_allclose(stored[:, :index.dim], index.embeddings(), atol=1e-6)
-    codes = stored[:, index.dim:]
-    assert (codes.sum(axis=1) == 1).all()
+    codes = stored[:, index.dim:] / shard.shard_meta["code_scale"]
+    np.testing.assert_allclose(codes.sum(axis=1), 1, atol=1e-6)
+    assert ((codes < 1e-6) | (codes > 1 - 1e-6)).all()
     assert [sorted(LANGS)[int(j)] for j in codes.argmax(axis=1)] == index.langs
     assert shard.meta["encoder"] == index.encoder and shard.transform == index.transform
     assert shard.shard.info().payload_schema["lang"].points == len(records)
@@ -152,3 +153,121 @@ def test_index_cli_writes_a_shard(bed, tmp_path, capsys):
     assert is_qdrant_shard(tmp_path / "s") and json.loads(capsys.readouterr().out)["documents"] == 120
     with pytest.raises(MlirkitError, match="already exists .use --overwrite"):
         main(["qdrant", str(tmp / "shift"), "--output", str(tmp_path / "s"), "--quiet"])
+
+
+def test_cosine_certified_depth_equals_the_exhaustive_search(bed):
+    """The cosine re-scoring stops once the k-th cosine clears the bound of the documents not fetched: the
+    top 10 is the FAISS path's exhaustive one, and some queries stop before every document is fetched."""
+    from mlirkit.search.qdrant_searcher import QdrantSearcher, QdrantShard
+    from mlirkit.search.searcher import Searcher
+
+    tmp, enc, docs, queries = bed
+    shard = QdrantShard(tmp / "shift.qdrant")
+    options = {"query_shift": "cosine", "transform": tmp / "pivot.shift", "alpha": 0.7}
+    want = Searcher(tmp / "shift", enc, **options).search(queries, k=10)
+    searcher = QdrantSearcher(shard, enc, **options)
+    searcher.FIRST_DEPTH = 11  # the tiny shard: start below its 120 documents
+    depths: list[list[int]] = []
+    query = searcher._query
+
+    def counting(vector, using, limit, with_vector=False):
+        depths[-1].append(limit)
+        return query(vector, using, limit, with_vector)
+
+    searcher._query = counting
+    got = {}
+    for q in queries:
+        depths.append([])
+        got[q.query_id] = searcher.search([q], k=10)[q.query_id]
+    del searcher._query  # no reference cycle keeps the shard open
+    assert top10(got) == top10(want)
+    for q in want:
+        np.testing.assert_allclose([h.score for h in got[q]], [h.score for h in want[q]], atol=1e-5)
+    assert any(max(d) < len(docs) for d in depths)  # certified early
+    assert any(len(d) > 1 for d in depths)  # and deeper where it had to
+
+
+def test_alpha_per_call_equals_a_searcher_built_with_it(bed):
+    from mlirkit.search.qdrant_searcher import QdrantSearcher, QdrantShard
+
+    tmp, enc, docs, queries = bed
+    shard = QdrantShard(tmp / "plain.qdrant")
+    options = {"query_shift": "cosine", "transform": tmp / "pivot.shift"}
+    vectors = QdrantSearcher(shard, enc).encode_queries(queries)
+    langs = [q.lang for q in queries]
+    want = QdrantSearcher(shard, enc, alpha=0.4, **options).search_vectors(vectors, 10, langs)
+    searcher = QdrantSearcher(shard, enc, **options)
+    assert searcher.search_vectors(vectors, 10, langs, alpha=0.4) == want
+    assert searcher.search_vectors(vectors, 10, langs) != want
+
+
+def test_export_builds_the_hnsw_graph(bed):
+    from mlirkit.search.qdrant_searcher import QdrantSearcher, QdrantShard
+
+    tmp, enc, docs, queries = bed
+    shard = QdrantShard(tmp / "plain.qdrant")
+    assert shard.shard.info().indexed_vectors_count == 2 * len(docs)  # indexed and shift, every point
+    assert shard.shard_meta["hnsw"]["m"] == 16
+    exact = QdrantSearcher(shard, enc).search(queries, k=10)
+    # below full_scan_threshold a search with hnsw_ef scans the segment: the exact top 10
+    assert top10(QdrantSearcher(shard, enc, hnsw_ef=16).search(queries, k=10)) == top10(exact)
+
+
+def test_a_tar_of_the_shard_restores_through_the_snapshot_reader(bed, tmp_path):
+    """As far as Qdrant Edge goes (it reads snapshots, it writes none): a tar of the exported ``shard/``, unpacked by
+    ``EdgeShard.unpack_snapshot`` beside the shard's mlirkit files, has the same points and graph and searches alike."""
+    import shutil
+    import tarfile
+
+    import qdrant_edge as qd
+
+    from mlirkit.index.qdrant_export import SHARD_DIR
+    from mlirkit.search.qdrant_searcher import QdrantSearcher, QdrantShard
+
+    tmp, enc, docs, queries = bed
+    source_dir, restored_dir = tmp_path / "source", tmp_path / "restored"
+    shutil.copytree(tmp / "shift.qdrant", source_dir)  # a shard directory is open once per process
+    with tarfile.open(tmp_path / "shard.snapshot", "w") as tar:
+        for part in sorted((source_dir / SHARD_DIR).iterdir()):
+            tar.add(part, arcname=part.name)
+    shutil.copytree(source_dir, restored_dir, ignore=shutil.ignore_patterns(SHARD_DIR))
+    qd.EdgeShard.unpack_snapshot(str(tmp_path / "shard.snapshot"), str(restored_dir / SHARD_DIR))
+    source, restored = QdrantShard(source_dir), QdrantShard(restored_dir)
+    assert [(r.id, r.payload, r.vector) for r in restored.records()] == \
+        [(r.id, r.payload, r.vector) for r in source.records()]
+    assert restored.shard.info().indexed_vectors_count == source.shard.info().indexed_vectors_count
+    options = {"query_shift": "cosine"}
+    assert top10(QdrantSearcher(restored, enc, **options).search(queries, k=10)) == \
+        top10(QdrantSearcher(source, enc, **options).search(queries, k=10))
+
+
+def test_a_shard_open_elsewhere_is_one_line(bed, tmp_path):
+    import shutil
+
+    from mlirkit.search.qdrant_searcher import QdrantShard
+
+    tmp, *_ = bed
+    shutil.copytree(tmp / "plain.qdrant", tmp_path / "s")
+    first = QdrantShard(tmp_path / "s")
+    assert first.shard.info().points_count == 120
+    with pytest.raises(MlirkitError, match="cannot open the Qdrant shard .* holds it open") as e:
+        QdrantShard(tmp_path / "s").shard
+    assert "\n" not in str(e.value)
+
+
+def test_a_format_1_shard_unscaled_code_searches_alike(bed, tmp_path, monkeypatch):
+    """Shards written before the language code was scaled (``code_scale`` absent: 1) search as before."""
+    from mlirkit.index import qdrant_export
+    from mlirkit.search.qdrant_searcher import QdrantSearcher
+
+    tmp, enc, docs, queries = bed
+    monkeypatch.setattr(qdrant_export, "CODE_SCALE", 1.0)
+    qdrant_export.export_qdrant(tmp / "shift", tmp_path / "old")
+    meta = json.loads((tmp_path / "old" / "mlirkit_qdrant.json").read_text())
+    del meta["code_scale"]
+    meta["format_version"] = 1
+    (tmp_path / "old" / "mlirkit_qdrant.json").write_text(json.dumps(meta))
+    for metric in ("ip", "cosine"):
+        got = QdrantSearcher(tmp_path / "old", enc, query_shift=metric).search(queries, k=10)
+        want = QdrantSearcher(tmp / "shift.qdrant", enc, query_shift=metric).search(queries, k=10)
+        assert top10(got) == top10(want)
