@@ -152,3 +152,14 @@ def test_index_cli_writes_a_shard(bed, tmp_path, capsys):
     assert is_qdrant_shard(tmp_path / "s") and json.loads(capsys.readouterr().out)["documents"] == 120
     with pytest.raises(MlirkitError, match="already exists .use --overwrite"):
         main(["qdrant", str(tmp / "shift"), "--output", str(tmp_path / "s"), "--quiet"])
+
+
+def test_index_cli_refuses_a_foreign_output_before_reading_the_index(tmp_path):
+    from mlirkit.index.cli import main
+
+    out = tmp_path / "s"
+    out.mkdir()
+    (out / "holiday.jpg").write_bytes(b"\xff\xd8")
+    with pytest.raises(MlirkitError, match="s exists but is not an mlirkit Qdrant shard directory written by mlirkit"):
+        main(["qdrant", str(tmp_path / "no-such-index"), "--output", str(out), "--overwrite", "--quiet"])
+    assert [p.name for p in out.iterdir()] == ["holiday.jpg"]
