@@ -92,8 +92,10 @@ def check_writable(path: Path, directory: Path) -> None:
     probe = directory / f".{path.name}.probe-{os.getpid()}-{os.urandom(4).hex()}"
     try:
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileNotFoundError:  # the directory went away meanwhile: the write itself will say so
-        return
+    except FileNotFoundError as e:
+        if not directory.is_dir():  # the directory went away meanwhile: the write itself will say so
+            return
+        raise write_error(path, OSError(e.errno, f"{directory} takes no new files ({e.strerror})")) from None
     except OSError as e:
         raise write_error(path, e) from None
     try:

@@ -312,3 +312,23 @@ def test_an_output_name_that_is_not_utf8_is_one_line(tmp_path):
     one_line(e)
     assert list(tmp_path.iterdir()) == []
 
+
+def test_a_directory_that_takes_no_new_files_is_one_line_not_a_held_lock(tmp_path, monkeypatch):
+    """/proc/self exists but creating a file there is ENOENT: 'cannot write', never 'another process holds
+    the lock' (the probe's FileNotFoundError used to be taken for a directory that went away)."""
+    real_open = os.open
+
+    def no_new_files(path, flags, *args):
+        if flags & os.O_CREAT and os.path.dirname(path) == str(tmp_path):
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", no_new_files)
+    with pytest.raises(MlirkitError, match=f"cannot write {tmp_path / 'run.trec'}: {tmp_path} takes no new files") as e:
+        refuse_existing(tmp_path / "run.trec", False, "run")
+    one_line(e)
+    if os.path.isdir("/proc/self"):
+        monkeypatch.setattr(os, "open", real_open)
+        with pytest.raises(MlirkitError, match="cannot write /proc/self/run.trec: /proc/self takes no new files"):
+            with atomic_file("/proc/self/run.trec", kind="run"):
+                pass
