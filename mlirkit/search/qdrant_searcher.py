@@ -25,7 +25,9 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN, canonical
-from mlirkit.index.qdrant_export import INDEXED_VECTOR, LANG_MEANS_FILE, SHARD_DIR, SHIFT_VECTOR, read_shard_meta
+from mlirkit.base.vectors import check_finite
+from mlirkit.index.qdrant_export import (INDEXED_VECTOR, LANG_MEANS_FILE, SHARD_DIR, SHARD_META_FILE, SHIFT_VECTOR,
+                                         read_shard_meta)
 from mlirkit.search.query_shift import DEFAULT_CANDIDATES, METRICS, shift_for_index
 from mlirkit.search.results import Hit
 from mlirkit.search.searcher import TIE_SLACK, Searcher
@@ -54,9 +56,21 @@ class QdrantShard:
 
     @cached_property
     def shard(self):
+        """The open Qdrant Edge shard, its point count checked against ``documents`` (a damaged, emptied or
+        foreign shard is one line, not a traceback or a run of empty rankings)."""
         import qdrant_edge as qd
 
-        return qd.EdgeShard.load(str(self.path / SHARD_DIR))
+        where = self.path / SHARD_DIR
+        try:
+            shard = qd.EdgeShard.load(str(where))
+            points = shard.info().points_count
+        except Exception as e:  # noqa: BLE001 (qdrant-edge raises a bare Exception for every failure)
+            raise _shard_error(where, e) from None
+        if points != self.shard_meta["documents"]:
+            shard.close()
+            raise MlirkitError(f"{where}: holds {points} points where {SHARD_META_FILE} says "
+                               f"{self.shard_meta['documents']} documents (a damaged or foreign shard)")
+        return shard
 
     def records(self) -> list[Any]:
         """Every point (payload and vectors), in id order."""
@@ -85,6 +99,7 @@ class QdrantSearcher(Searcher):
         shard = shard_dir if isinstance(shard_dir, QdrantShard) else QdrantShard(shard_dir)
         super().__init__(shard, encoder, force=force, encoder_overrides=encoder_overrides, query_shift=query_shift,
                          alpha=alpha, candidates=candidates, transform=transform, missing=missing)
+        _ = shard.shard  # opened and its points counted now: a damaged shard fails here, before any query
 
     def _setup_query_shift(self, metric: str, alpha: Any, transform: Any, candidates: int | None,
                            force: bool, missing: str | None) -> None:
@@ -108,10 +123,15 @@ class QdrantSearcher(Searcher):
         if not isinstance(transform, ShiftTransform):
             raise MlirkitError(f"the query-time shift needs a shift transform, not {transform.method!r}")
         doc_langs = shard.shard_meta["doc_languages"]
-        means = np.load(shard.path / LANG_MEANS_FILE, allow_pickle=False)
-        if means.shape != (len(doc_langs), shard.dim):
-            raise MlirkitError(f"{shard.path / LANG_MEANS_FILE}: shape {means.shape}, expected "
-                               f"({len(doc_langs)}, {shard.dim})")
+        means_file = shard.path / LANG_MEANS_FILE
+        try:
+            means = np.load(means_file, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as e:  # missing, truncated, a pickled object array
+            raise MlirkitError(f"{means_file}: {getattr(e, 'strerror', None) or ' '.join(str(e).split())}") from None
+        if not isinstance(means, np.ndarray) or means.shape != (len(doc_langs), shard.dim) or means.dtype.kind != "f":
+            raise MlirkitError(f"{means_file}: shape {getattr(means, 'shape', None)} "
+                               f"{getattr(means, 'dtype', '')}, expected ({len(doc_langs)}, {shard.dim}) floats")
+        check_finite("the language means", means, means_file)
         policy = missing if missing is not None else (meta_transform.get("missing_languages") or {}).get("policy")
         transform = fill_missing(transform, shard.shard_meta["lang_counts"], dict(zip(doc_langs, means)),
                                  policy=policy, origin=str(shard.path), explicit=missing is not None)
@@ -152,7 +172,11 @@ class QdrantSearcher(Searcher):
                                with_vector=[SHIFT_VECTOR] if with_vector else None)
 
     def _query(self, vector: np.ndarray, using: str, limit: int, with_vector: bool = False) -> list[Any]:
-        return self.index.shard.query(self._request(vector, using, limit, with_vector))
+        shard = self.index.shard
+        try:
+            return shard.query(self._request(vector, using, limit, with_vector))
+        except Exception as e:  # noqa: BLE001 (qdrant-edge raises a bare Exception for every failure)
+            raise _shard_error(self.index.path / SHARD_DIR, e) from None
 
     def _source(self, lang: str | None) -> int:
         code = canonical(lang) or UNKNOWN
@@ -202,10 +226,14 @@ def _top(hits: Sequence[tuple[str, float]], k: int) -> list[Hit]:
 
 
 def is_qdrant_shard(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a shard directory written by :func:`mlirkit.index.qdrant_export.export_qdrant`."""
-    from mlirkit.index.qdrant_export import SHARD_META_FILE
+    """Whether ``path`` is a shard directory written by :func:`mlirkit.index.qdrant_export.export_qdrant` (its
+    ``mlirkit_qdrant.json`` there, even when not a regular file: reading it then says what is wrong)."""
+    return os.path.lexists(Path(path) / SHARD_META_FILE)
 
-    return (Path(path) / SHARD_META_FILE).is_file()
+
+def _shard_error(where: Path, e: Exception) -> MlirkitError:
+    first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    return MlirkitError(f"{where}: cannot read the Qdrant shard ({first[:200]})")
 
 
 __all__ = ["QdrantSearcher", "QdrantShard", "is_qdrant_shard"]
