@@ -22,8 +22,9 @@ kind           an existing path counts as mlirkit's when
 ``qdrant-shard`` a directory holding ``mlirkit_qdrant.json`` (:mod:`mlirkit.index.qdrant_export`)
 ``checkpoint`` a directory holding ``trainer_state.pt``
 ``directory``  (the default of :func:`~mlirkit.base.fs.atomic_directory`) only an empty directory
+``figure``     a PNG whose ``Software`` text is ``mlirkit``, or an SVG whose creator is (:mod:`mlirkit.eval.plots`)
 ``file``       (the default of :func:`~mlirkit.base.fs.atomic_file`) a regular file (never a directory):
-               derived files such as plots and caches
+               derived files such as caches
 =============  ==========================================================================================
 
 An empty directory counts as anyone's (nothing is lost by replacing it). Every directory kind but
@@ -231,6 +232,19 @@ def _checkpoint(path: Path) -> bool:
     return (path / "trainer_state.pt").is_file()
 
 
+#: what mlirkit's figures carry (:mod:`mlirkit.eval.plots`): PNG ``tEXt`` Software, SVG ``<dc:creator>``
+FIGURE_MARK = "mlirkit"
+
+
+@output_kind("figure", directory=False, description="a figure")
+def _figure(path: Path) -> bool:
+    with open(path, "rb") as f:
+        head = f.read(65536)
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return b"tEXtSoftware\x00" + FIGURE_MARK.encode() in head
+    return head.lstrip().startswith((b"<?xml", b"<svg")) and b"<dc:title>" + FIGURE_MARK.encode() + b"</dc:title>" in head
+
+
 @output_kind("directory", directory=True, description="an empty directory")
 def _directory(path: Path) -> bool:
     return False  # only an empty one (is_ours) may be replaced
@@ -241,6 +255,6 @@ def _file(path: Path) -> bool:
     return True
 
 
-__all__ = ["BENCHMARK_ENTRIES", "DENSE_INDEX_ENTRIES", "INDEX_ENTRIES", "INDEX_FORMAT", "LUCENE_INDEX_ENTRIES",
+__all__ = ["BENCHMARK_ENTRIES", "DENSE_INDEX_ENTRIES", "FIGURE_MARK", "INDEX_ENTRIES", "INDEX_FORMAT", "LUCENE_INDEX_ENTRIES",
            "LUCENE_INDEX_FORMAT", "PROVENANCE_FORMAT", "QDRANT_SHARD_ENTRIES", "SNIFF_RECORDS", "TRANSFORM_FORMAT",
            "foreign_entry", "has_format", "is_ours", "kind_info", "output_kind"]
