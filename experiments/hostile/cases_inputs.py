@@ -239,7 +239,25 @@ def _planted(kind):
     return build
 
 
+def _user_figure(overwrite):
+    """The user's own figure.png (matplotlib's, not mlirkit's) where `eval plot alpha --output figure` writes."""
+    def build(ws):
+        import json as json_
+
+        from mlirkit.eval.cli import main
+
+        (ws["tmp"] / "figure.png").write_bytes(b"\x89PNG\r\n\x1a\n the user's own figure")
+        sweep = ws["tmp"] / "sweep.json"
+        sweep.write_text(json_.dumps({"0.0": {"ndcg@20": 0.5, "tlr@20": 0.1}, "1.0": {"ndcg@20": 0.6, "tlr@20": 0.2}}))
+        return main, ["plot", "alpha", "--sweep", str(sweep), "--output", str(ws["tmp"] / "figure"),
+                      *(["--overwrite"] if overwrite else [])]
+    return build
+
+
 FS = [
+    fs_case("eval plot alpha --output onto the user's figure.png", _user_figure(False), "figure.png already exists"),
+    fs_case("eval plot alpha --output --overwrite onto the user's figure.png", _user_figure(True),
+            "figure.png exists but is not a figure written by mlirkit"),
     fs_case("encode --overwrite on an index holding the user's notes.txt", _planted("index"), "notes.txt is not mlirkit's"),
     fs_case("index qdrant --overwrite on a shard holding the user's notes.txt", _planted("qdrant"),
             "notes.txt is not mlirkit's"),

@@ -6,6 +6,8 @@ from __future__ import annotations
 __all__ = ["ARGUED", "FIXED"]
 
 FIXED = {
+    "eval plot alpha --output onto the user's figure.png": '085f845',
+    "eval plot alpha --output --overwrite onto the user's figure.png": '085f845',
     'output under /proc/self': 'c090aa2',
     "encode --overwrite on an index holding the user's notes.txt": '8778ff1',
     "index qdrant --overwrite on a shard holding the user's notes.txt": '8778ff1',
