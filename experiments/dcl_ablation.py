@@ -415,7 +415,8 @@ def figure3(model: Any, cache: Any, bed: EvalBed, args: argparse.Namespace, work
     extra = []
     if (work / "fig3-untrained.npy").is_file():
         extra = [("untrained e5-small", np.load(work / "fig3-untrained.npy"))]
-    for path in plot_dcl_components(comps, [d.lang for d in docs], work / "fig3-full", extra=extra, max_points=2000):
+    for path in plot_dcl_components(comps, [d.lang for d in docs], work / "fig3-full", extra=extra, max_points=2000,
+                                    overwrite=True):
         logger.info("wrote %s", path)
 
 

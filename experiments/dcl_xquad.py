@@ -358,7 +358,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 results.setdefault(row + "+shift", {})[str(seed)] = {**timed("evaluate", lambda: score(bed, d, q)), **info}
                 if seed == args.seeds[0]:
                     comps = dcl_components(model, texts["doc"], cache=cache, max_length=args.eval_max_length)
-                    for path in plot_dcl_components(comps, bed.doc_langs, work / "fig3-full", max_points=2000):
+                    for path in plot_dcl_components(comps, bed.doc_langs, work / "fig3-full", max_points=2000,
+                                                    overwrite=True):
                         logger.info("wrote %s", path)
                     shutil.rmtree(work / "model-full", ignore_errors=True)
                     shutil.move(str(final), str(work / "model-full"))

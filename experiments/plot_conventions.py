@@ -3,7 +3,8 @@
 Run from the repository root: ``PYTHONPATH=. python experiments/plot_conventions.py docs/figures/evaluation``
 It writes ``mix-pooled.png``/``.svg`` (several query languages: each query's own language is one segment,
 so a system that keeps every query in its own language shows one full bar, not a balanced-looking mix of
-the pooled languages) and ``alpha-chosen.png``/``.svg`` (the alpha chosen on dev marked on the sweep).
+the pooled languages) and ``alpha-chosen.png``/``.svg`` (the alpha chosen on dev marked on the sweep), replacing
+the figures it drew before (figures drawn before mlirkit marked its figures as its own are refused: remove them).
 """
 from __future__ import annotations
 
@@ -33,12 +34,12 @@ def main(out: Path) -> None:
         return out_run
 
     plot_language_mix({"base": run(8), "shift": run(3)}, doc_langs, query_langs, 10, out / "mix-pooled",
-                      title="Worked example: 4 query languages pooled, languages of the top 10")
+                      title="Worked example: 4 query languages pooled, languages of the top 10", overwrite=True)
     sweep = {a / 10: {"ndcg@20": 0.50 + 0.03 * a / 10 - 0.02 * (a / 10) ** 2, "tlr@20": 0.40 + 0.05 * a / 10}
              for a in range(0, 11, 2)}
     plot_alpha_curves(sweep, out / "alpha-chosen", ["ndcg@20", "tlr@20"], {"base": {"ndcg@20": 0.5, "tlr@20": 0.4}},
                       title="Worked example: SHIFT's alpha on the test split, alpha chosen on the dev split marked",
-                      chosen=0.6)
+                      chosen=0.6, overwrite=True)
 
 
 if __name__ == "__main__":

@@ -162,6 +162,55 @@ def test_overwrite_refuses_what_mlirkit_did_not_make(cli, ws, tmp_path, capsys):
     assert (out / "holiday.jpg").exists() if is_dir else out.read_text() == "precious notes\n"
 
 
+def _qdrant(ws, out):
+    from mlirkit.index.cli import main
+    return main, ["qdrant", str(ws["root"] / "index"), "--output", str(out), "--quiet"]
+
+
+#: every CLI whose output is a directory: (command builder, output name); datasets export, benchmark and
+#: train have theirs in tests/datasets/test_export.py, tests/benchmark/test_pipeline.py, tests/train
+DIRECTORY_CLIS = {**{cli: (build, name) for cli, (build, name, is_dir) in CLIS.items() if is_dir},
+                  "index-qdrant": (_qdrant, "shard")}
+
+
+@pytest.mark.parametrize("cli", [pytest.param(c, marks=[pytest.mark.slow, pytest.mark.jvm]) if c in JVM_CLIS else c
+                                 for c in sorted(DIRECTORY_CLIS)])
+@pytest.mark.parametrize("planted", ["notes.txt", ".DS_Store", "my-run/run.trec"])
+def test_overwrite_refuses_an_output_holding_a_user_file(cli, planted, ws, tmp_path, capsys):
+    """An output mlirkit wrote, with a file of the user's added: --overwrite is refused, naming the file,
+    before any work; the output and the file stay as they were."""
+    build, name = DIRECTORY_CLIS[cli]
+    out = tmp_path / name
+    main, argv = build(ws, out)
+    assert run_cli(main, argv) == 0, capsys.readouterr().err
+    user = out / planted
+    user.parent.mkdir(exist_ok=True)
+    user.write_text("the user's own\n")
+    before = {p: p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()}
+    top = out / planted.split("/")[0]
+    fails_with_one_line(main, [*argv, "--overwrite"], capsys, f"{top} is not mlirkit's", "even with --overwrite")
+    assert {p: p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()} == before
+
+
+#: CLIs that write a run and its provenance sidecar
+RUN_CLIS = [pytest.param(c, marks=[pytest.mark.slow, pytest.mark.jvm]) if c in JVM_CLIS else c
+            for c in ("fuse", "lexical-search", "search")]
+
+
+@pytest.mark.parametrize("cli", RUN_CLIS)
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_a_user_file_where_the_sidecar_goes_is_never_replaced(cli, overwrite, ws, tmp_path, capsys):
+    from mlirkit.io.provenance import sidecar_path
+
+    build, name, _ = CLIS[cli]
+    out = tmp_path / name
+    sidecar_path(out).write_text('{"my": "notes"}\n')
+    main, argv = build(ws, out)
+    fails_with_one_line(main, [*argv, "--overwrite"] if overwrite else argv, capsys, "refusing to replace")
+    assert listing(tmp_path) == [sidecar_path(out).name]
+    assert sidecar_path(out).read_text() == '{"my": "notes"}\n'
+
+
 @pytest.mark.parametrize("cli", CLI_PARAMS)
 def test_wrong_type_of_existing_output(cli, ws, tmp_path, capsys):
     build, name, is_dir = CLIS[cli]

@@ -52,7 +52,7 @@ def publish_mode(path: Path) -> None:
 def refuse_existing(path: str | os.PathLike, overwrite: bool, kind: str = "file", *, probe: bool = True) -> None:
     """Raise unless ``path`` may be written: it does not exist, or ``overwrite`` and mlirkit made it; with
     ``probe``, also unless its directory (or the nearest one that exists) takes a byte (:func:`check_writable`)."""
-    from mlirkit.base.outputs import foreign_entry, is_ours, kind_info
+    from mlirkit.base.outputs import foreign_entry, has_format, kind_info
 
     path = Path(path)
     try:
@@ -77,8 +77,8 @@ def refuse_existing(path: str | os.PathLike, overwrite: bool, kind: str = "file"
         raise MlirkitError(f"{path} is a file, not {description}: refusing to replace it")
     if not overwrite:
         raise MlirkitError(f"{path} already exists (use {option('overwrite', True)} to replace it)")
-    if not is_ours(path, kind):
-        foreign = foreign_entry(path, kind)
+    foreign = None
+    if not has_format(path, kind) or (foreign := foreign_entry(path, kind)) is not None:
         what = (f"{foreign} is not mlirkit's" if foreign is not None
                 else f"{path} exists but is not {description} written by mlirkit")
         raise MlirkitError(f"{what}: refusing to replace {path} even with {option('overwrite', True)} "
@@ -92,8 +92,10 @@ def check_writable(path: Path, directory: Path) -> None:
     probe = directory / f".{path.name}.probe-{os.getpid()}-{os.urandom(4).hex()}"
     try:
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileNotFoundError:  # the directory went away meanwhile: the write itself will say so
-        return
+    except FileNotFoundError as e:
+        if not directory.is_dir():  # the directory went away meanwhile: the write itself will say so
+            return
+        raise write_error(path, OSError(e.errno, f"{directory} takes no new files ({e.strerror})")) from None
     except OSError as e:
         raise write_error(path, e) from None
     try:

@@ -22,14 +22,16 @@ kind           an existing path counts as mlirkit's when
 ``qdrant-shard`` a directory holding ``mlirkit_qdrant.json`` (:mod:`mlirkit.index.qdrant_export`)
 ``checkpoint`` a directory holding ``trainer_state.pt``
 ``directory``  (the default of :func:`~mlirkit.base.fs.atomic_directory`) only an empty directory
+``figure``     a PNG whose ``Software`` text is ``mlirkit``, or an SVG whose creator is (:mod:`mlirkit.eval.plots`)
 ``file``       (the default of :func:`~mlirkit.base.fs.atomic_file`) a regular file (never a directory):
-               derived files such as plots and caches
+               derived files such as caches
 =============  ==========================================================================================
 
-An empty directory counts as anyone's (nothing is lost by replacing it). A directory kind registered with
-``entries`` (glob patterns of the names mlirkit writes at its top level: ``dcl-model``, ``checkpoint``,
-``export``) counts as mlirkit's only while it holds nothing else: a file a user added there (notes, a
-fine-tuned head) makes the whole directory foreign, and :func:`foreign_entry` names it.
+An empty directory counts as anyone's (nothing is lost by replacing it). Every directory kind but
+``directory`` is registered with ``entries``, glob patterns of the names mlirkit writes at its top level
+(:data:`INDEX_ENTRIES`, :data:`BENCHMARK_ENTRIES`, ...), and counts as mlirkit's only while it holds
+nothing else: a file a user added there (notes, a fine-tuned head, a hand-made figure) makes the whole
+directory foreign, and :func:`foreign_entry` names it.
 """
 from __future__ import annotations
 
@@ -48,6 +50,18 @@ INDEX_FORMAT = "mlirkit-dense-index"
 LUCENE_INDEX_FORMAT = "mlirkit-lucene-index"
 TRANSFORM_FORMAT = "mlirkit-transform"
 PROVENANCE_FORMAT = "mlirkit-run-provenance"
+#: a dense index (:mod:`mlirkit.io.index_files`: Pyserini's ``index`` and ``docid``, mlirkit's sidecars)
+DENSE_INDEX_ENTRIES = ("index", "docid", "langs", "meta.json", "embeddings.npy", "transform.safetensors")
+#: a BM25 index (:mod:`mlirkit.lexical.layout`): mlirkit's sidecars and Lucene's files, named as Lucene names
+#: them (``IndexFileNames``: ``segments_N``, ``write.lock``, codec files ``_<segment>[_<suffix>].<ext>``)
+LUCENE_INDEX_ENTRIES = ("docid", "langs", "meta.json", "segments_*", "pending_segments_*", "write.lock",
+                        "_[0-9a-z]*.*")
+#: either index format: ``--overwrite`` may replace one with the other
+INDEX_ENTRIES = tuple(dict.fromkeys(DENSE_INDEX_ENTRIES + LUCENE_INDEX_ENTRIES))
+#: ``python -m mlirkit.benchmark --output`` (:mod:`mlirkit.benchmark.pipeline`)
+BENCHMARK_ENTRIES = ("report.json", "report.md", "runs", "plots", "transforms")
+#: ``python -m mlirkit.index qdrant`` (:mod:`mlirkit.index.qdrant_export`)
+QDRANT_SHARD_ENTRIES = ("shard", "mlirkit_qdrant.json", "lang_means.npy", "transform.safetensors")
 #: records read by the TREC checks (a run of millions of lines is not read whole to decide)
 SNIFF_RECORDS = 10_000
 
@@ -89,6 +103,11 @@ def kind_info(kind: str) -> tuple[bool, str, Callable[[Path], bool]]:
 
 def is_ours(path: Path, kind: str) -> bool:
     """Whether the existing ``path`` is an output of ``kind`` that mlirkit wrote (see the table above)."""
+    return has_format(path, kind) and foreign_entry(path, kind) is None
+
+
+def has_format(path: Path, kind: str) -> bool:
+    """Whether the existing ``path`` is in the format of ``kind`` (its entries not looked at)."""
     directory, _, check = kind_info(kind)
     if path.is_symlink():
         return False
@@ -103,7 +122,7 @@ def is_ours(path: Path, kind: str) -> bool:
     elif directory or not path.is_file():
         return False
     try:
-        return bool(check(path)) and foreign_entry(path, kind) is None
+        return bool(check(path))
     except (OSError, ValueError, UnicodeDecodeError, EOFError, struct.error, RecursionError):
         return False
 
@@ -177,7 +196,7 @@ def _provenance(path: Path) -> bool:
     return isinstance(data, dict) and data.get("format") == PROVENANCE_FORMAT
 
 
-@output_kind("index", directory=True, description="an index directory")
+@output_kind("index", directory=True, description="an index directory", entries=INDEX_ENTRIES)
 def _index(path: Path) -> bool:
     meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
     return isinstance(meta, dict) and meta.get("format") in (INDEX_FORMAT, LUCENE_INDEX_FORMAT)
@@ -189,7 +208,8 @@ def _dcl_model(path: Path) -> bool:
     return (path / "mlirkit_dcl.json").is_file()
 
 
-@output_kind("benchmark", directory=True, description="a benchmark output directory")
+@output_kind("benchmark", directory=True, description="a benchmark output directory",
+             entries=BENCHMARK_ENTRIES)
 def _benchmark(path: Path) -> bool:
     return (path / "report.json").is_file() and (path / "runs").is_dir()
 
@@ -200,7 +220,8 @@ def _export(path: Path) -> bool:
     return (path / "corpus.jsonl").is_file()
 
 
-@output_kind("qdrant-shard", directory=True, description="an mlirkit Qdrant shard directory")
+@output_kind("qdrant-shard", directory=True, description="an mlirkit Qdrant shard directory",
+             entries=QDRANT_SHARD_ENTRIES)
 def _qdrant_shard(path: Path) -> bool:
     return (path / "mlirkit_qdrant.json").is_file()
 
@@ -209,6 +230,19 @@ def _qdrant_shard(path: Path) -> bool:
              entries=("model", "trainer_state.pt", "train_config.json", "rng-rank*.pt", "alignments-rank*.json"))
 def _checkpoint(path: Path) -> bool:
     return (path / "trainer_state.pt").is_file()
+
+
+#: what mlirkit's figures carry (:mod:`mlirkit.eval.plots`): PNG ``tEXt`` Software, SVG ``<dc:creator>``
+FIGURE_MARK = "mlirkit"
+
+
+@output_kind("figure", directory=False, description="a figure")
+def _figure(path: Path) -> bool:
+    with open(path, "rb") as f:
+        head = f.read(65536)
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return b"tEXtSoftware\x00" + FIGURE_MARK.encode() in head
+    return head.lstrip().startswith((b"<?xml", b"<svg")) and b"<dc:title>" + FIGURE_MARK.encode() + b"</dc:title>" in head
 
 
 @output_kind("directory", directory=True, description="an empty directory")
@@ -221,5 +255,6 @@ def _file(path: Path) -> bool:
     return True
 
 
-__all__ = ["INDEX_FORMAT", "LUCENE_INDEX_FORMAT", "PROVENANCE_FORMAT", "SNIFF_RECORDS", "TRANSFORM_FORMAT", "foreign_entry", "is_ours",
-           "kind_info", "output_kind"]
+__all__ = ["BENCHMARK_ENTRIES", "DENSE_INDEX_ENTRIES", "FIGURE_MARK", "INDEX_ENTRIES", "INDEX_FORMAT", "LUCENE_INDEX_ENTRIES",
+           "LUCENE_INDEX_FORMAT", "PROVENANCE_FORMAT", "QDRANT_SHARD_ENTRIES", "SNIFF_RECORDS", "TRANSFORM_FORMAT",
+           "foreign_entry", "has_format", "is_ours", "kind_info", "output_kind"]

@@ -143,6 +143,9 @@ def locate(relpath: str) -> Path | None:
             p = root / name
             if p.is_file():
                 return p
+            if os.path.lexists(p):  # the user's own copy, unusable: never the bundled one in its place, unsaid
+                raise MlirkitError(f"{p}: not a regular file (a directory, a device, a broken link); mlirkit reads "
+                                   "a dataset's files only from regular files: replace or remove it")
     return None
 
 

@@ -37,12 +37,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from mlirkit.base.errors import format_error
+from mlirkit.base.errors import InputFormatError, format_error
 
 from mlirkit.datasets import _benchmark
 from mlirkit.datasets._io import read_json
 from mlirkit.datasets.records import Collection, qrels_from_dict
 from mlirkit.datasets.sources import BundledFile, SourceFile, all_local, bundled_available, bundled_source, fetch_all
+from mlirkit.io.fields import check_id
 from mlirkit.io.records import Doc, ParallelQuery
 
 NAME = "xquad-r"
@@ -138,9 +139,16 @@ def parse(path: Path | BundledFile) -> list[list[Paragraph]]:
                 raise format_error(path, None, f"{where}: 'sentences' and 'sentence_breaks' ([start, end] pairs) "
                                                "should be lists of the same length")
             context = par["context"]
+            if not context.strip():  # a document of no text: no reader takes it back from an export
+                raise format_error(path, None, f"{where}.context: empty or whitespace only")
             if any(not 0 <= a <= b <= len(context) for a, b in breaks):
                 raise format_error(path, None, f"{where}.sentence_breaks: a break outside the context "
                                                f"(0 ... {len(context)})")
+            if any(breaks[i][0] < breaks[i - 1][1] for i in range(1, len(breaks))):
+                # the answer's sentence is the last break starting at or before it: out of order or overlapping
+                # breaks would make another sentence the relevant one
+                raise format_error(path, None, f"{where}.sentence_breaks: breaks out of order or overlapping "
+                                               "(each must start at or after the end of the one before)")
             qas = []
             for k, qa in enumerate(par["qas"]):
                 answers = qa.get("answers") if isinstance(qa, dict) else None
@@ -155,6 +163,10 @@ def parse(path: Path | BundledFile) -> list[list[Paragraph]]:
                                                    f"the context (0 ... {len(context)})")
                 if not qa["id"].strip() or not qa["question"].strip():
                     raise format_error(path, None, f"{where}.qas[{k}]: an empty 'id' or 'question'")
+                try:  # the id becomes query ids of runs and qrels: no whitespace, no control characters
+                    check_id(qa["id"], f"{where}.qas[{k}]", "'id'")
+                except InputFormatError as e:
+                    raise format_error(path, None, str(e)) from None
                 if qa["id"] in seen:
                     raise format_error(path, None, f"{where}.qas[{k}].id: {qa['id']!r} is also the id of "
                                                    f"{seen[qa['id']]}.qas: one question per id")

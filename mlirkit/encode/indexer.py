@@ -18,6 +18,7 @@ from mlirkit.encoders.base import Encoder
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.option_names import option
 from mlirkit.index.layout import TRANSFORM_FILE
+from mlirkit.io.fields import check_text
 from mlirkit.io.records import Doc
 from mlirkit.transforms.alpha import Alpha, AlphaLike
 from mlirkit.transforms.transform import LanguageTransform
@@ -120,6 +121,8 @@ class Indexer:
                 shutil.copyfile(self.transform_path, writer.tmp / TRANSFORM_FILE)
             fill = _CorpusFill(self.transform, writer) if self._fills_from_corpus() else None
             for chunk in chunked(docs, self.chunk_size):
+                for d in chunk:  # a record built in Python: its text a string of valid Unicode, named by its id
+                    check_text(d.text, f"document {d.doc_id!r}")
                 ids = [d.doc_id for d in chunk]
                 langs = [d.lang for d in chunk]
                 raw = self.encoder.encode_docs([d.text for d in chunk], langs, batch_size=self.batch_size)

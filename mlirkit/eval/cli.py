@@ -108,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-provenance-mismatch", action="store_true",
                    help="score a run whose provenance sidecar names other topics or another collection than the "
                         "qrels (default: refuse it)")
-    p.add_argument("--overwrite", action="store_true", help="replace existing report files")
+    p.add_argument("--overwrite", action="store_true", help="replace existing report files and --plot-mix figures (those mlirkit wrote)")
     add_verbosity_args(p)
     commands = p.add_subparsers(dest="command", title="subcommands", metavar="plot")
     _add_plot_commands(commands.add_parser(
@@ -178,6 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for path in args.report:
         report_format(path)
         refuse_existing(Path(path), args.overwrite, "report")
+    for path in figure_paths(args.plot_mix):
+        refuse_existing(path, args.overwrite, "figure")
     qrels = read_qrels(args.qrels)
     args.runs = run_files(args.runs)
     runs = _read_runs(args.runs, args.names)
@@ -216,7 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mlirkit.eval.plots import plot_language_mix
 
         k = result.settings.get("breakdown_k") or 20
-        for path in plot_language_mix(runs, doc_langs, query_langs, k, args.plot_mix, qrels=qrels):
+        for path in plot_language_mix(runs, doc_langs, query_langs, k, args.plot_mix, qrels=qrels,
+                                      overwrite=args.overwrite):
             logger.info("wrote %s", path)
     return 0
 
@@ -284,6 +287,7 @@ def _add_plot_commands(p: argparse.ArgumentParser) -> None:
     j.add_argument("--output", dest="out", required=True, metavar="PREFIX",
                    help="output file prefix (PREFIX.png and PREFIX.svg)")
     for sp in (a, m, j):
+        sp.add_argument("--overwrite", action="store_true", help="replace PREFIX.png/.svg that mlirkit drew")
         add_verbosity_args(sp)
         sp.epilog = PLOT_EXAMPLES[sp.prog.rsplit(" ", 1)[-1]]
 
@@ -357,7 +361,8 @@ def _plot_alpha(args) -> list[Path]:
     for spec in args.baseline:
         label, rest = split_key_value(spec, "--baseline", expected="LABEL=REPORT.json[:RUN]")
         baselines[label] = _report_values(rest, None)[0]
-    return plot_alpha_curves(sweep, args.out, metrics=args.metrics, baselines=baselines, title=args.title)
+    return plot_alpha_curves(sweep, args.out, metrics=args.metrics, baselines=baselines, title=args.title,
+                             overwrite=args.overwrite)
 
 
 def _plot_mix(args) -> list[Path]:
@@ -370,7 +375,7 @@ def _plot_mix(args) -> list[Path]:
     runs = _read_runs(run_files(args.runs), args.names)
     qrels = read_qrels(args.qrels) if args.qrels else None
     return plot_language_mix(runs, read_doc_langs(args.doc_langs), query_langs, args.k, args.out, qrels=qrels,
-                             title=args.title)
+                             title=args.title, overwrite=args.overwrite)
 
 
 def _plot_projection(args) -> list[Path]:
@@ -379,10 +384,19 @@ def _plot_projection(args) -> list[Path]:
 
     p = projection_inputs(args.index, after_index=args.after_index, transform=args.transform, alpha=args.alpha)
     return plot_projection(p.before, p.after, p.langs, args.out, method=args.method, max_points=args.max_points,
-                           seed=args.seed, titles=p.titles)
+                           seed=args.seed, titles=p.titles, overwrite=args.overwrite)
+
+
+def figure_paths(prefix: str | None) -> list[Path]:
+    """``PREFIX.png`` and ``PREFIX.svg`` (none without a prefix): what a figure option writes."""
+    return [] if not prefix else [Path(f"{prefix}.{ext}") for ext in ("png", "svg")]
 
 
 def _plot(args: argparse.Namespace) -> int:
+    from mlirkit.base.fs import refuse_existing
+
+    for path in figure_paths(args.out):  # before the inputs are read
+        refuse_existing(path, args.overwrite, "figure")
     paths = {"alpha": _plot_alpha, "mix": _plot_mix, "projection": _plot_projection}[args.kind](args)
     for path in paths:
         print(path)

@@ -32,19 +32,25 @@ def _figure(width: float, height: float):
     return Figure(figsize=(width, height), dpi=120, layout="constrained")
 
 
-def _save(fig, out_prefix: str | os.PathLike) -> list[Path]:
-    """Write ``<prefix>.png`` and ``<prefix>.svg`` atomically (deterministic SVG ids, no dates)."""
+def _save(fig, out_prefix: str | os.PathLike, overwrite: bool = False) -> list[Path]:
+    """Write ``<prefix>.png`` and ``<prefix>.svg`` atomically (deterministic SVG ids, no dates), marked as mlirkit's
+    (PNG ``Software``, SVG creator); an existing one is replaced only with ``overwrite`` and when mlirkit drew it
+    (:mod:`mlirkit.base.outputs`), both checked before either is written."""
     import matplotlib
 
-    from mlirkit.base.fs import atomic_file, made_directory
+    from mlirkit.base.fs import atomic_file, made_directory, refuse_existing
+    from mlirkit.base.outputs import FIGURE_MARK
 
     prefix = Path(out_prefix)
+    formats = (("png", {"Software": FIGURE_MARK}), ("svg", {"Date": None, "Creator": FIGURE_MARK}))
+    targets = [prefix.with_name(prefix.name + "." + ext) for ext, _ in formats]
+    for path in targets:
+        refuse_existing(path, overwrite, "figure")
     paths: list[Path] = []
     with made_directory(prefix.parent), matplotlib.rc_context({"svg.hashsalt": "mlirkit", "svg.fonttype": "none"}):
         try:
-            for ext, meta in (("png", {"Software": None}), ("svg", {"Date": None})):
-                path = prefix.with_name(prefix.name + "." + ext)
-                with atomic_file(path, overwrite=True, mode="wb") as f:
+            for path, (ext, meta) in zip(targets, formats):
+                with atomic_file(path, overwrite=overwrite, mode="wb", kind="figure") as f:
                     fig.savefig(f, format=ext, metadata=meta)
                 paths.append(path)
         except BaseException:  # both files or neither
@@ -70,9 +76,10 @@ def _colours(langs: Sequence[str]) -> dict[str, tuple]:
 def plot_alpha_curves(sweep: Mapping[float, Mapping[str, float]], out_prefix: str | os.PathLike,
                       metrics: Sequence[str] = ("ndcg@20", "tlr@20"),
                       baselines: Mapping[str, Mapping[str, float]] | None = None, *,
-                      title: str | None = None, chosen: float | None = None) -> list[Path]:
-    """:func:`alpha_curves_figure` written to ``<out_prefix>.png`` and ``.svg``."""
-    return _save(alpha_curves_figure(sweep, metrics, baselines, title=title, chosen=chosen), out_prefix)
+                      title: str | None = None, chosen: float | None = None, overwrite: bool = False) -> list[Path]:
+    """:func:`alpha_curves_figure` written to ``<out_prefix>.png`` and ``.svg`` (existing ones of mlirkit's replaced
+    only with ``overwrite``)."""
+    return _save(alpha_curves_figure(sweep, metrics, baselines, title=title, chosen=chosen), out_prefix, overwrite)
 
 
 def alpha_curves_figure(sweep: Mapping[float, Mapping[str, float]], metrics: Sequence[str] = ("ndcg@20", "tlr@20"),
@@ -158,9 +165,11 @@ def _wrapped(title: str, width_inches: float) -> str:
 
 def plot_language_mix(runs: Mapping[str, Mapping[str, Mapping[str, float]]], doc_langs: Mapping[str, str],
                       query_langs: Mapping[str, str] | str, k: int, out_prefix: str | os.PathLike, *,
-                      qrels: Mapping[str, Mapping[str, int]] | None = None, title: str | None = None) -> list[Path]:
-    """:func:`language_mix_figure` written to ``<out_prefix>.png`` and ``.svg``."""
-    return _save(language_mix_figure(runs, doc_langs, query_langs, k, qrels=qrels, title=title), out_prefix)
+                      qrels: Mapping[str, Mapping[str, int]] | None = None, title: str | None = None,
+                      overwrite: bool = False) -> list[Path]:
+    """:func:`language_mix_figure` written to ``<out_prefix>.png`` and ``.svg`` (existing ones of mlirkit's replaced
+    only with ``overwrite``)."""
+    return _save(language_mix_figure(runs, doc_langs, query_langs, k, qrels=qrels, title=title), out_prefix, overwrite)
 
 
 def language_mix_figure(runs: Mapping[str, Mapping[str, Mapping[str, float]]], doc_langs: Mapping[str, str],
@@ -242,7 +251,7 @@ def language_silhouette(x: np.ndarray, langs: Sequence[str], seed: int = 0, max_
 
 def plot_projection(embeddings_before: np.ndarray, embeddings_after: np.ndarray | None, langs: Sequence[str],
                     out_prefix: str | os.PathLike, method: str = "pca", *, max_points: int = 3000, seed: int = 0,
-                    titles: Sequence[str] = ("before", "after")) -> list[Path]:
+                    titles: Sequence[str] = ("before", "after"), overwrite: bool = False) -> list[Path]:
     """Scatter of the 2-D projection coloured by language; two panels when ``embeddings_after`` is given."""
     before = np.asarray(embeddings_before, dtype=np.float32)
     panels = [(titles[0], before)]
@@ -251,12 +260,13 @@ def plot_projection(embeddings_before: np.ndarray, embeddings_after: np.ndarray 
         if after.shape != before.shape:
             raise MlirkitError(f"embeddings before {before.shape} and after {after.shape} differ in shape")
         panels.append((titles[1], after))
-    return plot_projection_panels(panels, langs, out_prefix, method, max_points=max_points, seed=seed)
+    return plot_projection_panels(panels, langs, out_prefix, method, max_points=max_points, seed=seed,
+                                  overwrite=overwrite)
 
 
 def plot_projection_panels(panels: Sequence[tuple[str, np.ndarray]], langs: Sequence[str],
                            out_prefix: str | os.PathLike, method: str = "pca", *, max_points: int = 3000,
-                           seed: int = 0) -> list[Path]:
+                           seed: int = 0, overwrite: bool = False) -> list[Path]:
     """One projection panel per ``(title, embeddings)``, the same items (rows) in each, coloured by
     language, with the language silhouette of each space (e.g. the DCL paper's Figure 3: base, semantic
     and language components). Panels may differ in dimension, not in rows."""
@@ -290,7 +300,7 @@ def plot_projection_panels(panels: Sequence[tuple[str, np.ndarray]], langs: Sequ
         ax.set_xticks([])
         ax.set_yticks([])
     axes[-1].legend(fontsize=7, markerscale=2.5, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
-    return _save(fig, out_prefix)
+    return _save(fig, out_prefix, overwrite)
 
 
 __all__ = ["OWN_LANGUAGE", "alpha_curves_figure", "language_mix", "language_mix_figure", "language_silhouette", "plot_alpha_curves", "plot_language_mix", "plot_projection",

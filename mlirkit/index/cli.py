@@ -57,8 +57,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 order=args.order, show_progress=not args.quiet)
         print(json.dumps(summary, ensure_ascii=False))
     elif args.command == "qdrant":
+        from mlirkit.base.fs import refuse_existing
         from mlirkit.index.qdrant_export import export_qdrant
 
+        refuse_existing(Path(args.output), args.overwrite, "qdrant-shard")  # before the index is read
         print(json.dumps(export_qdrant(args.index, args.output, overwrite=args.overwrite), ensure_ascii=False))
     else:
         print(json.dumps(index_info(args.index), ensure_ascii=False, indent=2))

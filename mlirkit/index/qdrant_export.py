@@ -123,21 +123,54 @@ def _qdrant_version() -> str | None:
 
 
 def read_shard_meta(path: str | os.PathLike) -> dict[str, Any]:
-    """``mlirkit_qdrant.json`` of a shard directory, checked (one line naming the file and field)."""
+    """``mlirkit_qdrant.json`` of a shard directory, checked field by field (one line naming the file and field):
+    ``documents`` >= 1, ``vectors`` {name: size >= 1}, ``doc_languages`` language codes, ``lang_counts``
+    {language: count} (when the index had embeddings: over ``doc_languages`` but ``und``, summing to ``documents``
+    less the undetermined ones)."""
+    from mlirkit.base.langs import UNKNOWN
+    from mlirkit.io.json_fields import (NON_NEGATIVE_INT, POSITIVE_INT, check_json, list_of, map_of, read_json_file,
+                                        record, value)
+
     file = Path(path) / SHARD_META_FILE
     if not file.is_file():
+        if os.path.lexists(file):
+            raise MlirkitError(f"{file}: not a regular file")
         raise MlirkitError(f"{path} is not an mlirkit Qdrant shard (no {SHARD_META_FILE}; write one with "
                            f"python -m mlirkit.index qdrant)")
-    try:
-        meta = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise MlirkitError(f"{file}: not JSON ({e})") from None
+    if file.stat().st_size > MAX_META_BYTES:
+        raise MlirkitError(f"{file}: larger than {MAX_META_BYTES // 2**20} MiB: not a shard's metadata")
+    meta = read_json_file(file)
     if not isinstance(meta, dict) or meta.get("format") != SHARD_FORMAT:
         raise MlirkitError(f"{file}: field 'format' must be {SHARD_FORMAT!r}")
     for field in ("documents", "vectors", "doc_languages", "lang_counts", "index_meta"):
         if field not in meta:
             raise MlirkitError(f"{file}: missing field {field!r}")
+    lang = value("string", test=_is_lang, what="a language code")
+    check_json(file, meta, record({
+        "documents": POSITIVE_INT, "vectors": map_of(POSITIVE_INT), "doc_languages": list_of(lang),
+        "lang_counts": map_of(NON_NEGATIVE_INT), "index_meta": value("object")}))
+    counts, known = meta["lang_counts"], [la for la in meta["doc_languages"] if la != UNKNOWN]
+    total = sum(counts.values())
+    if counts and (sorted(counts) != known or total > meta["documents"]
+                   or (total != meta["documents"] and known == meta["doc_languages"])):
+        raise MlirkitError(f"{file}: fields 'doc_languages', 'lang_counts' and 'documents' disagree (lang_counts "
+                           f"counts the documents of each language but {UNKNOWN!r}, sorted as doc_languages)")
+    if len(set(meta["doc_languages"])) != len(meta["doc_languages"]):
+        raise MlirkitError(f"{file}: field 'doc_languages' names a language twice")
     return meta
+
+
+#: the largest ``mlirkit_qdrant.json`` read (it holds the index's meta.json: a few kB)
+MAX_META_BYTES = 64 * 2**20
+
+
+def _is_lang(value: str) -> bool:
+    from mlirkit.base.langs import check_lang
+
+    try:
+        return check_lang(value, "") == value
+    except MlirkitError:
+        return False
 
 
 __all__ = ["CODE_SCALE", "INDEXED_VECTOR", "LANG_MEANS_FILE", "SHARD_DIR", "SHARD_FORMAT", "SHARD_META_FILE", "SHIFT_VECTOR",

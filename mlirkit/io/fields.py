@@ -7,7 +7,8 @@ is accepted and converted to its decimal text (BEIR files often write ``"_id": 1
 boolean, a list, an object or ``null`` is refused, never stringified.
 
 A **text** is a string (a JSON number is refused, never stringified) that is valid Unicode (JSON
-escapes can produce lone surrogates, which no UTF-8 file can hold).
+escapes can produce lone surrogates, which no UTF-8 file can hold). A text is **blank** when it has no
+visible character: only whitespace, control and format characters (zero-width spaces, direction marks).
 
 Languages follow :func:`mlirkit.base.langs.check_lang`. Every error starts with ``where``
 (``file:line``, or a dataset id and record number).
@@ -48,4 +49,12 @@ def check_text(value: object, where: object, field: str = "text") -> str:
     return value
 
 
-__all__ = ["check_id", "check_text"]
+def is_blank(text: str) -> bool:
+    """Whether ``text`` has no visible character (whitespace, control and format characters only: ``"  "``,
+    ``"\\u200b"``, ``"\\u202e"``); what a query must not be."""
+    import unicodedata
+
+    return all(c.isspace() or unicodedata.category(c) in ("Cc", "Cf") for c in text)
+
+
+__all__ = ["check_id", "check_text", "is_blank"]

@@ -40,6 +40,8 @@ logger = logging.getLogger(__name__)
 
 #: what Pyserini's documentation indexes with (positions for phrase queries, term vectors for RM3, raw JSON)
 STORE_ARGS = ("-storePositions", "-storeDocvectors", "-storeRaw")
+#: the longest term Lucene indexes (``IndexWriter.MAX_TERM_LENGTH``, UTF-8 bytes): a document id is one term
+MAX_TERM_BYTES = 32766
 
 
 @dataclass
@@ -130,6 +132,10 @@ def build_bm25_index(corpus: str | os.PathLike, index: str | os.PathLike, *, def
         try:
             with tqdm(total=total, unit="doc", desc="bm25 index", disable=not show_progress) as bar:
                 for doc in docs:
+                    if len(doc.doc_id.encode("utf-8")) > MAX_TERM_BYTES:  # the id is one term of the 'id' field
+                        raise MlirkitError(f"{corpus}: document id {doc.doc_id[:40]!r}... is "
+                                           f"{len(doc.doc_id.encode('utf-8')):,} bytes: a Lucene term holds at most "
+                                           f"{MAX_TERM_BYTES:,} (IndexWriter.MAX_TERM_LENGTH)")
                     if doc.lang not in parts:
                         analyzer = analyzer_for(doc.lang, fb, where=f"{corpus}: document {doc.doc_id!r}, field lang")
                         parts[doc.lang] = _Part(doc.lang, analyzer, parts_dir / f"part{len(parts)}", threads,

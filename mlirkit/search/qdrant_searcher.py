@@ -30,7 +30,9 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import lookup
-from mlirkit.index.qdrant_export import INDEXED_VECTOR, LANG_MEANS_FILE, SHARD_DIR, SHIFT_VECTOR, read_shard_meta
+from mlirkit.base.vectors import check_finite
+from mlirkit.index.qdrant_export import (INDEXED_VECTOR, LANG_MEANS_FILE, SHARD_DIR, SHARD_META_FILE, SHIFT_VECTOR,
+                                         read_shard_meta)
 from mlirkit.search.query_shift import METRICS, shift_for_index
 from mlirkit.search.results import Hit
 from mlirkit.search.searcher import TIE_SLACK, Searcher
@@ -59,15 +61,25 @@ class QdrantShard:
 
     @cached_property
     def shard(self):
-        """The open Qdrant Edge shard (one process at a time: the engine locks its write-ahead log)."""
+        """The open Qdrant Edge shard (one process at a time: the engine locks its write-ahead log), its point
+        count checked against ``documents`` (a damaged, emptied or foreign shard is one line, not a traceback or a
+        run of empty rankings)."""
         import qdrant_edge as qd
 
+        where = self.path / SHARD_DIR
         try:
-            return qd.EdgeShard.load(str(self.path / SHARD_DIR))
-        except Exception as e:  # the engine's errors: one line, the directory named
-            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            hint = " (another process or QdrantShard holds it open)" if "WouldBlock" in first else ""
-            raise MlirkitError(f"{self.path / SHARD_DIR}: cannot open the Qdrant shard ({first[:200]}){hint}") from None
+            shard = qd.EdgeShard.load(str(where))
+        except Exception as e:  # noqa: BLE001 (qdrant-edge raises a bare Exception for every failure)
+            raise _shard_error(where, e, "open") from None
+        try:
+            points = shard.info().points_count
+        except Exception as e:  # noqa: BLE001
+            raise _shard_error(where, e) from None
+        if points != self.shard_meta["documents"]:
+            shard.close()
+            raise MlirkitError(f"{where}: holds {points} points where {SHARD_META_FILE} says "
+                               f"{self.shard_meta['documents']} documents (a damaged or foreign shard)")
+        return shard
 
     def records(self, with_vector: bool | list[str] = True) -> list[Any]:
         """Every point (payload and the vectors ``with_vector`` names, all for True), in id order."""
@@ -149,6 +161,7 @@ class QdrantSearcher(Searcher):
         super().__init__(shard, encoder, force=force, encoder_overrides=encoder_overrides, query_shift=query_shift,
                          alpha=alpha, candidates=candidates, transform=transform, missing=missing,
                          language_identifier=language_identifier, langid_threshold=langid_threshold)
+        _ = shard.shard  # opened and its points counted now: a damaged shard fails here, before any query
 
     def _setup_query_shift(self, metric: str, alpha: Any, transform: Any, candidates: int | None,
                            force: bool, missing: str | None) -> None:
@@ -174,10 +187,15 @@ class QdrantSearcher(Searcher):
         if not isinstance(transform, ShiftTransform):
             raise MlirkitError(f"the query-time shift needs a shift transform, not {transform.method!r}")
         doc_langs = shard.shard_meta["doc_languages"]
-        means = np.load(shard.path / LANG_MEANS_FILE, allow_pickle=False)
-        if means.shape != (len(doc_langs), shard.dim):
-            raise MlirkitError(f"{shard.path / LANG_MEANS_FILE}: shape {means.shape}, expected "
-                               f"({len(doc_langs)}, {shard.dim})")
+        means_file = shard.path / LANG_MEANS_FILE
+        try:
+            means = np.load(means_file, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as e:  # missing, truncated, a pickled object array
+            raise MlirkitError(f"{means_file}: {getattr(e, 'strerror', None) or ' '.join(str(e).split())}") from None
+        if not isinstance(means, np.ndarray) or means.shape != (len(doc_langs), shard.dim) or means.dtype.kind != "f":
+            raise MlirkitError(f"{means_file}: shape {getattr(means, 'shape', None)} "
+                               f"{getattr(means, 'dtype', '')}, expected ({len(doc_langs)}, {shard.dim}) floats")
+        check_finite("the language means", means, means_file)
         policy = missing if missing is not None else (meta_transform.get("missing_languages") or {}).get("policy")
         transform = fill_missing(transform, shard.shard_meta["lang_counts"], dict(zip(doc_langs, means)),
                                  policy=policy, origin=str(shard.path), explicit=missing is not None)
@@ -207,7 +225,11 @@ class QdrantSearcher(Searcher):
                                with_vector=[SHIFT_VECTOR] if with_vector else None)
 
     def _query(self, vector: np.ndarray, using: str, limit: int, with_vector: bool = False) -> list[Any]:
-        return self.index.shard.query(self._request(vector, using, limit, with_vector))
+        shard = self.index.shard
+        try:
+            return shard.query(self._request(vector, using, limit, with_vector))
+        except Exception as e:  # noqa: BLE001 (qdrant-edge raises a bare Exception for every failure)
+            raise _shard_error(self.index.path / SHARD_DIR, e) from None
 
     def shift_query(self, q: np.ndarray, lang: str | None, doc_alpha: np.ndarray | None = None) -> np.ndarray:
         """``[q, alpha_l m_l (q.V_s - q.V_l) / c]_l`` (the shard's document languages) for a query of ``lang``."""
@@ -319,10 +341,15 @@ def _top(hits: Sequence[tuple[str, float]], k: int) -> list[Hit]:
 
 
 def is_qdrant_shard(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a shard directory written by :func:`mlirkit.index.qdrant_export.export_qdrant`."""
-    from mlirkit.index.qdrant_export import SHARD_META_FILE
+    """Whether ``path`` is a shard directory written by :func:`mlirkit.index.qdrant_export.export_qdrant` (its
+    ``mlirkit_qdrant.json`` there, even when not a regular file: reading it then says what is wrong)."""
+    return os.path.lexists(Path(path) / SHARD_META_FILE)
 
-    return (Path(path) / SHARD_META_FILE).is_file()
+
+def _shard_error(where: Path, e: Exception, action: str = "read") -> MlirkitError:
+    first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    hint = " (another process or QdrantShard holds it open)" if "WouldBlock" in first else ""
+    return MlirkitError(f"{where}: cannot {action} the Qdrant shard ({first[:200]}){hint}")
 
 
 __all__ = ["QdrantSearcher", "QdrantShard", "ShardShift", "is_qdrant_shard"]

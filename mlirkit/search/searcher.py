@@ -228,11 +228,13 @@ class Searcher:
         (:class:`~mlirkit.search.langid.QueryLanguage` says which, and how it was decided); ``alpha`` replaces the
         searcher's for this call."""
         from mlirkit.base.langs import canonical, check_lang
+        from mlirkit.io.fields import check_text, is_blank
 
         single = isinstance(texts, str)
         items = [texts] if single else _check_text_list(texts)
         for i, text in enumerate(items):
-            if not text.strip():
+            check_text(text, "the query text" if single else f"texts[{i}]")  # a lone surrogate: no tokenizer takes it
+            if is_blank(text):
                 raise MlirkitError(f"texts[{i}] is empty" if not single else "the query text is empty")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise MlirkitError(f"k must be a positive integer, got {k!r}")

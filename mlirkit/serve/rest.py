@@ -12,13 +12,14 @@ from importlib import resources
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
+from starlette.exceptions import HTTPException
 from fastapi.staticfiles import StaticFiles
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.serve.schemas import BatchRequest, BatchResponse, DocumentOut, HealthOut, SearchRequest, SearchResponse
 from mlirkit.serve.service import RequestError, SearchService, UnknownDocument
 
-__all__ = ["create_app"]
+__all__ = ["MAX_BODY_BYTES", "create_app"]
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +31,46 @@ def _field(loc) -> str:
 
 def _error(status: int, field: str, message: str) -> JSONResponse:
     return JSONResponse(status_code=status, content={"detail": f"{field}: {message}", "field": field})
+
+
+#: the largest request body read: a batch of ``MAX_BATCH`` queries of ``MAX_QUERY_CHARS`` characters, each written
+#: as an escaped surrogate pair (12 bytes), is about 770 kB; a bigger body is answered 413 before it is read whole
+MAX_BODY_BYTES = 2**20
+
+#: the field a bad request of each HTTP status names (docs/serve.md: every 4xx names one)
+_STATUS_FIELD = {400: "body", 404: "path", 405: "method", 413: "body"}
+
+
+class _BodyLimit:
+    """ASGI middleware: a request body over :data:`MAX_BODY_BYTES` (declared or streamed) is refused with 413."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope.get("headers") or []).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            return await _too_large()(scope, receive, send)
+        seen = 0
+
+        async def limited():
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > MAX_BODY_BYTES:
+                raise HTTPException(413, _TOO_LARGE)
+            return message
+
+        await self.app(scope, limited, send)
+
+
+_TOO_LARGE = f"larger than {MAX_BODY_BYTES // 2**20} MiB (no request needs that much)"
+
+
+def _too_large() -> JSONResponse:
+    return _error(413, "body", _TOO_LARGE)
 
 
 def create_app(service: SearchService) -> FastAPI:
@@ -47,6 +88,12 @@ def create_app(service: SearchService) -> FastAPI:
         if err.get("type") == "json_invalid":
             return _error(400, "body", f"malformed JSON ({err.get('ctx', {}).get('error', 'cannot parse')})")
         return _error(422, _field(err.get("loc", ())), str(err.get("msg", "invalid")))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:  # routing, body size, parsing
+        field = _STATUS_FIELD.get(exc.status_code, "request")
+        detail = exc.detail if exc.status_code != 404 or field != "path" else f"no endpoint {request.url.path}"
+        return _error(exc.status_code, field, str(detail))
 
     @app.exception_handler(UnknownDocument)
     async def unknown(request: Request, exc: UnknownDocument) -> JSONResponse:
@@ -92,4 +139,5 @@ def create_app(service: SearchService) -> FastAPI:
         return FileResponse(str(static / "index.html"))
 
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
+    app.add_middleware(_BodyLimit)
     return app

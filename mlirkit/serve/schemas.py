@@ -18,7 +18,7 @@ SNIPPET_CHARS = 240     # characters of a hit's text snippet
 Query = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="the query text, any language")
 Lang = Field(default=None, min_length=1, max_length=MAX_LANG_CHARS,
              description="the query's language (a code such as de); null: identified from the text")
-K = Field(default=10, ge=1, le=MAX_K, description="hits to return")
+K = Field(default=10, ge=1, le=MAX_K, strict=True, description="hits to return (a JSON integer: true is no count)")
 Shift = Field(default=True, description="score with the query-time shift of the query's language (when the "
                                         "service has one)")
 Alpha = Field(default=None, ge=0.0, le=1.0, description="the shift's strength for this request (null: the service's)")

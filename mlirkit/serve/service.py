@@ -15,7 +15,9 @@ from collections import defaultdict
 from typing import Any, Mapping, Sequence
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.langs import canonical, check_lang, lookup
 from mlirkit.base.registry import did_you_mean
+from mlirkit.io.fields import is_blank
 from mlirkit.serve.batcher import MicroBatcher
 from mlirkit.serve.schemas import MAX_BATCH, SNIPPET_CHARS, SearchRequest
 
@@ -143,9 +145,17 @@ class SearchService:
             except ValidationError as e:
                 err = e.errors()[0]
                 raise RequestError(where + ".".join(map(str, err["loc"])), err["msg"]) from None
-        if request.lang is not None and request.lang not in self.languages:
-            raise RequestError(where + "lang", f"unknown language {request.lang!r}{did_you_mean(request.lang, self.languages)}"
-                               f" (this index: {', '.join(self.languages)})")
+        if is_blank(request.query):
+            raise RequestError(where + "query", "no text: only whitespace or invisible characters")
+        if request.lang is not None:
+            try:  # in its BCP 47 case (DE -> de), meeting the service's languages by lookup (de-CH -> de)
+                lang = canonical(check_lang(request.lang, "lang", known=True))
+            except MlirkitError:
+                lang = None
+            if lang is None or lookup(lang, self.languages) is None:
+                raise RequestError(where + "lang", f"unknown language {request.lang!r}"
+                                   f"{did_you_mean(request.lang, self.languages)} (this index: {', '.join(self.languages)})")
+            request = request.model_copy(update={"lang": lang})
         if request.alpha is not None and not (request.shift and self.shifted is not None):
             raise RequestError(where + "alpha", "alpha is for the query-time shift: " + (
                 "this service has none (start it with --transform)" if self.shifted is None else 'ask "shift": true'))

@@ -52,13 +52,15 @@ def dcl_components(model: Any, texts: Sequence[str], *, side: str = "doc", batch
 
 def plot_dcl_components(components: dict[str, np.ndarray], langs: Sequence[str], out_prefix: str | Path, *,
                         method: str = "pca", max_points: int = 3000, seed: int = 0,
-                        extra: Sequence[tuple[str, np.ndarray]] = ()) -> list[Path]:
-    """Figure 3: one panel per component (base, semantic, language head) plus ``extra`` panels."""
+                        extra: Sequence[tuple[str, np.ndarray]] = (), overwrite: bool = False) -> list[Path]:
+    """Figure 3: one panel per component (base, semantic, language head) plus ``extra`` panels (existing figures
+    of mlirkit's replaced only with ``overwrite``)."""
     from mlirkit.eval.plots import plot_projection_panels
 
     titles = {"base": "base h = f(x)", "semantic": "semantic W_s h", "language": "language head W_l h"}
     panels = list(extra) + [(titles[k], components[k]) for k in ("base", "semantic", "language") if k in components]
-    return plot_projection_panels(panels, langs, out_prefix, method, max_points=max_points, seed=seed)
+    return plot_projection_panels(panels, langs, out_prefix, method, max_points=max_points, seed=seed,
+                                  overwrite=overwrite)
 
 
 __all__ = ["dcl_components", "plot_dcl_components"]

@@ -18,6 +18,8 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import check_lang
 from mlirkit.base.registry import Registry
 
+#: the largest integer a config field takes (steps, sizes, counts: 32-bit signed)
+MAX_INT = 2**31 - 1
 
 @dataclass
 class TrainConfig:
@@ -99,7 +101,9 @@ class TrainConfig:
 
     def validate(self) -> "TrainConfig":
         def bad(name: str, why: str) -> MlirkitError:
-            return MlirkitError(f"config field {name!r}: {why} (got {getattr(self, name)!r})")
+            got = repr(getattr(self, name))
+            got = got if len(got) <= 60 else f"{got[:20]}... ({len(got)} characters)"
+            return MlirkitError(f"config field {name!r}: {why} (got {got})")
 
         if not self.backbone:
             raise bad("backbone", "required")
@@ -121,6 +125,12 @@ class TrainConfig:
             value = getattr(self, f.name)
             if isinstance(value, float) and not math.isfinite(value):
                 raise bad(f.name, "must be a finite number")
+        if not 0 <= self.seed < 2**32:
+            raise bad("seed", "must be in 0 .. 2**32 - 1 (the seeds numpy and torch take)")
+        for f in fields(self):  # no count, size or step of a run needs more than 32 bits (float() of it overflows)
+            value = getattr(self, f.name)
+            if f.name != "seed" and isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+                raise bad(f.name, f"must be at most {MAX_INT}")
         for name in ("tau_ret", "tau_sent", "tau_tok", "tau_rho", "tau_ldcl", "lr"):
             if not getattr(self, name) > 0:
                 raise bad(name, "must be > 0")

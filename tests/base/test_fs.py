@@ -269,7 +269,19 @@ def test_two_processes_one_wins_the_other_fails_at_once(tmp_path):
 #: directory kinds whose every top-level entry is listed: kind -> what mlirkit writes there
 _LISTED = {"dcl-model": ("backbone/config.json", "heads.safetensors", "mlirkit_dcl.json", "train_config.json"),
            "checkpoint": ("model/mlirkit_dcl.json", "trainer_state.pt", "rng-rank0.pt", "alignments-rank0.json"),
-           "export": ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv")}
+           "export": ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"),
+           "index": ("index", "docid", "langs", "meta.json", "embeddings.npy", "transform.safetensors"),
+           "lucene-index": ("docid", "langs", "meta.json", "segments_1", "write.lock", "_f.fdt", "_f_Lucene99_0.tim"),
+           "benchmark": ("report.json", "report.md", "runs/e5/test/shift.trec", "plots/e5/mix.png",
+                         "transforms/e5/corpus-shift.safetensors"),
+           "qdrant-shard": ("shard/edge_config.json", "mlirkit_qdrant.json", "lang_means.npy", "transform.safetensors")}
+_META = {"index": {"format": "mlirkit-dense-index"}, "lucene-index": {"format": "mlirkit-lucene-index"}}
+
+
+def test_every_directory_kind_lists_its_entries():
+    from mlirkit.base.outputs import _ENTRIES, _KINDS
+
+    assert {k for k, (directory, _, _) in _KINDS.items() if directory} - set(_ENTRIES) == {"directory"}
 
 
 @pytest.mark.parametrize("kind", sorted(_LISTED))
@@ -278,7 +290,8 @@ def test_a_user_file_inside_an_output_makes_it_foreign(tmp_path, kind, planted):
     out = tmp_path / "out"
     for name in _LISTED[kind]:
         (out / name).parent.mkdir(parents=True, exist_ok=True)
-        (out / name).write_text("{}", encoding="utf-8")
+        (out / name).write_text(json.dumps(_META.get(kind, {})), encoding="utf-8")
+    kind = "index" if kind == "lucene-index" else kind
     assert is_ours(out, kind)
     refuse_existing(out, True, kind)
     (out / planted).parent.mkdir(parents=True, exist_ok=True)
@@ -298,3 +311,24 @@ def test_an_output_name_that_is_not_utf8_is_one_line(tmp_path):
             pass
     one_line(e)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_directory_that_takes_no_new_files_is_one_line_not_a_held_lock(tmp_path, monkeypatch):
+    """/proc/self exists but creating a file there is ENOENT: 'cannot write', never 'another process holds
+    the lock' (the probe's FileNotFoundError used to be taken for a directory that went away)."""
+    real_open = os.open
+
+    def no_new_files(path, flags, *args):
+        if flags & os.O_CREAT and os.path.dirname(path) == str(tmp_path):
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", no_new_files)
+    with pytest.raises(MlirkitError, match=f"cannot write {tmp_path / 'run.trec'}: {tmp_path} takes no new files") as e:
+        refuse_existing(tmp_path / "run.trec", False, "run")
+    one_line(e)
+    if os.path.isdir("/proc/self"):
+        monkeypatch.setattr(os, "open", real_open)
+        with pytest.raises(MlirkitError, match="cannot write /proc/self/run.trec: /proc/self takes no new files"):
+            with atomic_file("/proc/self/run.trec", kind="run"):
+                pass

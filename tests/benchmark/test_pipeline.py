@@ -217,6 +217,26 @@ def test_output_exists_refused_then_overwritten(tmp_path):
     assert (cfg.output / "report.json").is_file()
 
 
+def test_overwrite_refuses_an_output_holding_a_user_file(tmp_path, capsys):
+    """A benchmark output with a file of the user's added: --overwrite is refused in one line naming it,
+    through the CLI before any work and in Python; nothing is removed."""
+    from mlirkit.base.cli import run_cli
+    from mlirkit.benchmark.cli import main
+
+    cfg = config(tmp_path, plots=True)
+    run(cfg, FakeEncoder(dim=16))
+    assert sorted(p.name for p in cfg.output.iterdir()) == ["plots", "report.json", "report.md", "runs", "transforms"]
+    (cfg.output / "my-notes.md").write_text("what I saw\n")
+    before = sorted(p for p in tmp_path.rglob("*"))
+    with pytest.raises(MlirkitError, match="my-notes.md is not mlirkit's"):
+        run(cfg.with_(overwrite=True), FakeEncoder(dim=16))
+    assert run_cli(main, ["--output", str(cfg.output), "--overwrite", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()  # (logging other tests configured may precede it)
+    assert [line for line in err if "error" in line] == err[-1:] and "Traceback" not in "".join(err)
+    assert "my-notes.md is not mlirkit's" in err[-1] and "even with --overwrite" in err[-1]
+    assert sorted(p for p in tmp_path.rglob("*")) == before
+
+
 # ---------------------------------------------------------------------------- cache
 def test_second_run_reuses_the_cache(tmp_path):
     enc = CountingEncoder(dim=16)

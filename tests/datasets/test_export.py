@@ -73,3 +73,18 @@ def test_a_clean_dataset_round_trips_through_mlirkit_readers(tmp_path, monkeypat
     assert export("fake", "trec", tmp_path / "out") == {"docs": 1, "queries": 1, "qrels": 1}
     assert [(q.query_id, q.text) for q in read_topics(tmp_path / "out" / "topics.tsv")] == [("q1", "where?")]
     assert dict(read_qrels(tmp_path / "out" / "qrels.txt")) == {"q1": {"d1": 1}}
+
+
+def test_overwrite_refuses_an_export_holding_a_user_file(tmp_path, monkeypatch):
+    import ir_datasets
+
+    monkeypatch.setattr(ir_datasets, "load", lambda _: _dataset())
+    out = tmp_path / "out"
+    export("any/dataset", "beir", out)
+    (out / "notes.txt").write_text("mine\n")
+    with pytest.raises(MlirkitError, match="notes.txt is not mlirkit's") as e:
+        export("any/dataset", "beir", out, overwrite=True)
+    assert "\n" not in str(e.value) and (out / "notes.txt").read_text() == "mine\n"
+    (out / "notes.txt").unlink()
+    export("any/dataset", "trec", out, overwrite=True)  # its own output: replaced
+    assert sorted(p.name for p in out.iterdir()) == ["corpus.jsonl", "qrels.txt", "topics.tsv"]

@@ -258,3 +258,19 @@ def test_module_entry_point_exit_codes(tmp_path):
                           "--output", str(tmp_path / "o")], capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and bad.stderr.startswith("error: missing file belebele/data/acm_Arab.jsonl")
     assert "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "directory", "broken-link"])
+def test_a_local_file_that_is_not_a_regular_file_is_refused_not_replaced_by_the_bundle(tmp_path, monkeypatch, kind):
+    """The user's de.json a link to /dev/zero, a directory or a broken link: one line naming it; the bundled
+    copy was read in its place without a word."""
+    monkeypatch.setenv("MLIRKIT_DATA", str(tmp_path))
+    path = tmp_path / "xquad-r" / "de.json"
+    path.parent.mkdir()
+    if kind == "directory":
+        path.mkdir()
+    else:
+        path.symlink_to("/dev/zero" if kind == "dev-zero" else tmp_path / "gone.json")
+    with pytest.raises(MlirkitError, match=r"xquad-r/de\.json: not a regular file") as e:
+        list(ir_datasets.load("mlirkit/xquad-r/de").docs_iter())
+    assert "\n" not in str(e.value)

@@ -118,6 +118,47 @@ def test_xquad_r_bad_structure():
         list(ir_datasets.load("mlirkit/xquad-r/en").docs_iter())
 
 
+def _first_paragraph(doc: dict) -> dict:
+    return doc["data"][0]["paragraphs"][0]
+
+
+def _two_sentences(par: dict) -> None:
+    ctx = par["context"]
+    cut = ctx.index(".") + 1
+    par["sentences"], par["sentence_breaks"] = [ctx[:cut], ctx[cut:]], [[0, cut], [cut, len(ctx)]]
+
+
+def _reversed(par):
+    _two_sentences(par)
+    par["sentences"].reverse()
+    par["sentence_breaks"].reverse()
+
+
+def _overlapping(par):
+    _two_sentences(par)
+    par["sentence_breaks"][1][0] = 0
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda p: p.update(context=" " * len(p["context"])), r"paragraphs\[0\]\.context: empty or whitespace only"),
+    (_reversed, r"paragraphs\[0\]\.sentence_breaks: breaks out of order or overlapping"),
+    (_overlapping, r"paragraphs\[0\]\.sentence_breaks: breaks out of order or overlapping"),
+    (lambda p: p["qas"][0].update(id="q 1"), r"paragraphs\[0\]\.qas\[0\]: invalid 'id' 'q 1'"),
+    (lambda p: p["qas"][0].update(id="q\x1b1"), r"paragraphs\[0\]\.qas\[0\]: invalid 'id'"),
+])
+def test_xquad_r_refuses_what_would_change_the_collection_silently(change, message):
+    """A blank paragraph (a document no reader takes back), sentence breaks out of order or overlapping (the
+    answer's sentence is the last break starting before it: another sentence would become the relevant one),
+    a question id no TREC file can hold: one line naming the file and the field, before anything is built."""
+    write_xquad(root())
+    doc = xquad_doc("de")
+    change(_first_paragraph(doc))
+    (root() / "xquad-r" / "de.json").write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(InputFormatError, match=r"de\.json: data\[0\]\." + message) as e:
+        list(ir_datasets.load("mlirkit/lareqa-xquad-r/de").docs_iter())
+    assert "\n" not in str(e.value)
+
+
 # ---------------------------------------------------------------- MLQA
 X, Y = "a" * 40, "b" * 40
 X_CTX = {"de": "X Kontext", "en": "X context", "es": "X contexto"}  # instance X: contexts de, en, es

@@ -110,6 +110,18 @@ def test_encoder_output_with_nan_is_refused(tmp_path, tiny_encoder):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("text, message", [(None, "document 'd2': field 'text' must be a string, got null"),
+                                           ("a \ud800", "document 'd2': field 'text' is not valid Unicode")])
+def test_a_python_record_whose_text_no_encoder_takes_is_named_by_its_id(tmp_path, tiny_encoder, text, message):
+    """Doc("d2", None) was 'text 1 is a NoneType' (no id); a lone surrogate the tokenizer's TypeError."""
+    from mlirkit.encode import Indexer
+    from mlirkit.io.records import Doc
+
+    with pytest.raises(MlirkitError, match=message):
+        Indexer(tmp_path / "index", tiny_encoder, show_progress=False).index([Doc("d1", "a", "en"), Doc("d2", text, "de")])
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.fixture(scope="module")
 def index_dir(tmp_path_factory, tiny_encoder):
     from mlirkit.encode import Indexer

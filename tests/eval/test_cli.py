@@ -117,6 +117,17 @@ def test_plot_cli_alpha_and_mix(files, capsys):
                  "--default-lang", "en", "--k", "2", "--output", str(files / "m")]) == 0
     assert (files / "m.png").is_file()
     assert run_cli(main, ["plot", "alpha", "--point", "x=1", "--output", str(files / "z")]) == 2
+    again = ["plot", "alpha", "--point", *reports, "--output", str(files / "alpha")]
+    capsys.readouterr()
+    assert run_cli(main, again) == 2  # (replaced without a word before)
+    assert "alpha.png already exists (use --overwrite" in capsys.readouterr().err
+    assert run_cli(main, [*again, "--overwrite"]) == 0
+    (files / "user.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'><!-- mine --></svg>\n")
+    mix = ["--qrels", str(files / "qrels.txt"), "--runs", str(files / "base.trec"), "--metrics", "ndcg@20",
+           "--doc-langs", str(files / "langs.tsv"), "--default-lang", "en", "--plot-mix", str(files / "user")]
+    assert run_cli(main, [*mix, "--overwrite"]) == 2
+    assert "user.svg exists but is not a figure written by mlirkit" in capsys.readouterr().err
+    assert "mine" in (files / "user.svg").read_text() and not (files / "user.png").exists()
 
 
 def test_cli_parsers_import_nothing_heavy():

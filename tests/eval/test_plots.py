@@ -93,3 +93,24 @@ def test_projection_and_silhouette(tmp_path):
         plot_projection(before, None, langs[:3], tmp_path / "x")
     with pytest.raises(MlirkitError, match="unknown projection"):
         plot_projection(before, None, langs, tmp_path / "x", method="umap")
+
+
+def test_a_figure_is_replaced_only_with_overwrite_and_only_when_mlirkit_drew_it(tmp_path):
+    """plot_* wrote PREFIX.png/.svg over anything there (a user's figure included), with no --overwrite."""
+    from mlirkit.base.outputs import is_ours
+
+    sweep = {a / 10: {"ndcg@20": 0.5 + a / 100, "tlr@20": 0.1 + a / 50} for a in range(0, 11, 2)}
+    png, svg = plot_alpha_curves(sweep, tmp_path / "alpha")
+    assert is_ours(png, "figure") and is_ours(svg, "figure")  # marked: PNG Software, SVG creator
+    with pytest.raises(MlirkitError, match="alpha.png already exists .use overwrite=True"):
+        plot_alpha_curves(sweep, tmp_path / "alpha")
+    assert plot_alpha_curves(sweep, tmp_path / "alpha", overwrite=True) == [png, svg]
+    import matplotlib.pyplot as plt
+
+    mine = tmp_path / "mine.png"
+    plt.figure().savefig(mine)  # a user's own figure (matplotlib's, not mlirkit's)
+    plt.close("all")
+    before = mine.read_bytes()
+    with pytest.raises(MlirkitError, match="mine.png exists but is not a figure written by mlirkit") as e:
+        plot_alpha_curves(sweep, tmp_path / "mine", overwrite=True)
+    assert "\n" not in str(e.value) and mine.read_bytes() == before and not (tmp_path / "mine.svg").exists()

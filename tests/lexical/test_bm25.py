@@ -190,6 +190,16 @@ def test_language_without_analyzer_is_one_line_exit_2_and_nothing_left(tmp_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl"]
 
 
+def test_a_document_id_longer_than_a_lucene_term_is_named(tmp_path, capsys):
+    """A 40,000-byte id ended in "Anserini indexed 1 of 2 documents ... drops Lucene's reason": no id named."""
+    docs = [{"id": "e1", "contents": "the ferry", "lang": "en"}, {"id": "d" * 40_000, "contents": "x", "lang": "en"}]
+    corpus = _write_jsonl(tmp_path / "corpus.jsonl", docs)
+    assert run_cli(main, ["index", "--corpus", str(corpus), "--output", str(tmp_path / "index"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "document id 'dddd" in err and "40,000 bytes: a Lucene term holds at most 32,766" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl"]
+
+
 def test_search_refuses_query_language_without_analyzer_and_existing_outputs(toy_index, tmp_path, capsys):
     corpus = _write_jsonl(tmp_path / "corpus.jsonl", [r for r in TOY if r["lang"] != "vi"])
     index = tmp_path / "index"

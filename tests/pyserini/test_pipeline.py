@@ -116,6 +116,24 @@ def test_cli_index_is_a_full_mlirkit_index(cli_index, toy, tiny_encoder):
     np.testing.assert_allclose(index.indexed_vectors(), want, atol=1e-5)
 
 
+def test_encode_into_an_index_holding_a_user_file_is_refused_naming_it(cli_index, toy, tiny_model_dir, tmp_path):
+    """The wrapper replaces an index it wrote (as Pyserini does), never one a user added a file to."""
+    import shutil
+
+    out = tmp_path / "index"
+    shutil.copytree(cli_index, out)
+    (out / "notes.txt").write_text("mine\n")
+    before = sorted(p.name for p in out.iterdir())
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run(
+        [sys.executable, "-m", "mlirkit.pyserini.encode", "--encoder-option", f"max_length={MAX_LENGTH}",
+         *pyserini_encode_argv(toy.corpus, out, tiny_model_dir)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    last = proc.stderr.strip().splitlines()[-1]
+    assert proc.returncode != 0 and "notes.txt is not mlirkit's" in last and "Traceback" not in proc.stderr, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == before and (out / "notes.txt").read_text() == "mine\n"
+
+
 def test_faiss_searcher_and_mlirkit_search_agree_on_the_pyserini_index(jvm, cli_index, toy, tiny_encoder):
     from pyserini.search.faiss import FaissSearcher
 

@@ -180,6 +180,11 @@ def test_search_wrapper_refuses_existing_output_before_the_jvm(tmp_path):
     with pytest.raises(MlirkitError, match="already exists.*--overwrite"):
         main(["--index", str(tmp_path), "--topics", "t.tsv", "--output", str(existing)])
     assert jvm_running() == was_running and existing.read_text() == "q1 Q0 d1 1 1.0 x\n"
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    with pytest.raises(MlirkitError, match="notes.txt exists but is not a TREC run file written by mlirkit"):
+        main(["--index", str(tmp_path), "--topics", "t.tsv", "--output", str(notes), "--overwrite"])
+    assert jvm_running() == was_running and notes.read_text() == "my notes\n"
 
 
 def test_trec_eval_wrapper_refuses_a_missing_run_file(tmp_path):

@@ -271,3 +271,69 @@ def test_a_format_1_shard_unscaled_code_searches_alike(bed, tmp_path, monkeypatc
         got = QdrantSearcher(tmp_path / "old", enc, query_shift=metric).search(queries, k=10)
         want = QdrantSearcher(tmp / "shift.qdrant", enc, query_shift=metric).search(queries, k=10)
         assert top10(got) == top10(want)
+
+
+def test_index_cli_refuses_a_foreign_output_before_reading_the_index(tmp_path):
+    from mlirkit.index.cli import main
+
+    out = tmp_path / "s"
+    out.mkdir()
+    (out / "holiday.jpg").write_bytes(b"\xff\xd8")
+    with pytest.raises(MlirkitError, match="s exists but is not an mlirkit Qdrant shard directory written by mlirkit"):
+        main(["qdrant", str(tmp_path / "no-such-index"), "--output", str(out), "--overwrite", "--quiet"])
+    assert [p.name for p in out.iterdir()] == ["holiday.jpg"]
+
+
+def _cut_segments(shard):
+    for p in sorted((shard / "shard").rglob("*")):
+        if p.is_file() and p.stat().st_size > 64:
+            p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
+
+
+def _empty_segments(shard):
+    import shutil
+
+    for p in (shard / "shard" / "segments").iterdir():
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
+
+
+def _meta_change(change):
+    def damage(shard):
+        meta = json.loads((shard / "mlirkit_qdrant.json").read_text())
+        change(meta)
+        (shard / "mlirkit_qdrant.json").write_text(json.dumps(meta))
+    return damage
+
+
+def _meta_link(shard):
+    (shard / "mlirkit_qdrant.json").unlink()
+    (shard / "mlirkit_qdrant.json").symlink_to("/dev/zero")
+
+
+@pytest.mark.parametrize("damage, message", [
+    (_cut_segments, r"shard: cannot open the Qdrant shard \(Service runtime error"),
+    (_empty_segments, "shard: holds 0 points where mlirkit_qdrant.json says 120 documents"),
+    (lambda s: (s / "mlirkit_qdrant.json").write_text("[" * 100_000 + "]" * 100_000), "mlirkit_qdrant.json: not valid JSON"),
+    (_meta_link, "mlirkit_qdrant.json: not a regular file"),
+    (_meta_change(lambda m: m.update(doc_languages=["de\0", "en", "fr", "ja"])),
+     r"field 'doc_languages\[0\]' must be a language code"),
+    (_meta_change(lambda m: m.update(documents=999)), "fields 'doc_languages', 'lang_counts' and 'documents' disagree"),
+    (_meta_change(lambda m: m.update(vectors=[24])), "field 'vectors' must be an object"),
+    (lambda s: np.save(s / "lang_means.npy", np.array([None] * 4, dtype=object), allow_pickle=True),
+     "lang_means.npy: Object arrays cannot be loaded"),
+    (lambda s: np.save(s / "lang_means.npy", np.full((4, 24), np.nan)), "lang_means.npy: the language means contains NaN"),
+])
+def test_a_damaged_or_forged_shard_is_one_line(bed, tmp_path, damage, message):
+    """Each of these ended in a traceback (qdrant-edge's bare Exception, KeyError, RecursionError, numpy's
+    ValueError) or in a run of empty or NaN rankings, exit 0."""
+    import shutil
+
+    from mlirkit.search.qdrant_searcher import QdrantSearcher
+
+    tmp, enc, _, queries = bed
+    shard = tmp_path / "shift.qdrant"
+    shutil.copytree(tmp / "shift.qdrant", shard)
+    damage(shard)
+    with pytest.raises(MlirkitError, match=message) as e:
+        QdrantSearcher(shard, enc, query_shift="cosine").search(queries[:2], k=3)
+    assert "\n" not in str(e.value)

@@ -101,6 +101,9 @@ def test_alpha_per_call_equals_a_searcher_built_with_it(shift_index, tiny_encode
     (5, None, TypeError, "texts must be a string"),
     ("", None, MlirkitError, "empty"),
     ("   \n", None, MlirkitError, "empty"),
+    ("\u200b\u200b", None, MlirkitError, "empty"),
+    ("the river \ud800", None, MlirkitError, "not valid Unicode"),  # the tokenizer's TypeError before  # zero-width spaces: no visible text (searched before)
+    (["a river", "\u202e\u2066"], None, MlirkitError, r"texts\[1\] is empty"),  # direction marks only
     ([], None, MlirkitError, "empty list"),
     (["a river", 3], None, TypeError, r"texts\[1\] is int"),
     (["a", "b"], ["de"], MlirkitError, "one per text"),

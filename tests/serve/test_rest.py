@@ -2,6 +2,8 @@
 request is a 4xx JSON body naming its field."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -106,6 +108,12 @@ BAD = [  # (path, body, status, field, words in the message)
     ("/v1/search/batch", {"queries": [{"query": "a"}, {"query": ""}]}, 422, "queries.1.query", "at least 1"),
     ("/v1/search/batch", {"queries": [{"query": "a"}, {"query": "b", "lang": "fx"}]}, 422, "queries[1].lang",
      "did you mean: fr"),
+    # a query of no visible text was searched (200) before; a boolean k was read as 1
+    ("/v1/search", {"query": "   "}, 422, "query", "no text"),
+    ("/v1/search", {"query": "\u200b\u200b\u202e"}, 422, "query", "no text"),
+    ("/v1/search/batch", {"queries": [{"query": "a"}, {"query": " \t"}]}, 422, "queries[1].query", "no text"),
+    ("/v1/search", {"query": "a", "k": True}, 422, "k", "integer"),
+    ("/v1/search", {"query": "a", "lang": "de\u0000"}, 422, "lang", "unknown language"),
 ]
 
 
@@ -116,6 +124,40 @@ def test_bad_requests_are_4xx_json_naming_the_field(client, path, body, status, 
     got = r.json()
     assert got["field"] == field and got["detail"].startswith(f"{field}: ") and words in got["detail"], got
     assert "Traceback" not in r.text
+
+
+@pytest.mark.parametrize("lang", ["DE", "de-CH", "deu"])
+def test_a_language_tag_is_taken_in_its_bcp47_case_and_meets_the_service_languages(client, lang):
+    """'DE' and 'deu' were unknown languages (422) although every CLI reads them as de; de-CH meets de by lookup."""
+    r = client.post("/v1/search", json={"query": "der Garten", "k": 3, "lang": lang})
+    assert r.status_code == 200, r.text
+    assert r.json()["language"]["how"] == "given"
+
+
+def test_a_body_larger_than_any_request_is_413_before_it_is_read_whole(client):
+    """A 20 MB body (whitespace padding, or an unknown field) was read whole and answered 200 / 422."""
+    from mlirkit.serve.rest import MAX_BODY_BYTES
+
+    for body in (b'{"query": "ferry"' + b" " * (MAX_BODY_BYTES + 1) + b"}",
+                 b'{"query": "ferry", "x": "' + b"a" * (20 * 2**20) + b'"}'):
+        r = client.post("/v1/search", content=body, headers={"Content-Type": "application/json"})
+        assert r.status_code == 413 and r.json() == {"detail": "body: larger than 1 MiB (no request needs that much)",
+                                                     "field": "body"}
+
+    def chunks():  # no Content-Length: counted as it streams
+        for _ in range(3):
+            yield b" " * (MAX_BODY_BYTES // 2)
+    r = client.post("/v1/search", content=chunks(), headers={"Content-Type": "application/json"})
+    assert r.status_code == 413 and r.json()["field"] == "body"
+    biggest = {"queries": [{"query": "\U0001F6A2" * MAX_QUERY_CHARS}] * MAX_BATCH}  # the largest valid request
+    assert len(json.dumps(biggest).encode()) < MAX_BODY_BYTES
+
+
+def test_unknown_paths_and_methods_name_their_field(client):
+    r = client.get("/v1/documents/..%2F..%2Fetc%2Fpasswd")
+    assert r.status_code == 404 and r.json()["field"] == "path" and "no endpoint" in r.json()["detail"]
+    r = client.get("/v1/search")
+    assert r.status_code == 405 and r.json() == {"detail": "method: Method Not Allowed", "field": "method"}
 
 
 def test_malformed_json_and_unknown_document(client):

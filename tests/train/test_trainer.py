@@ -421,6 +421,22 @@ def test_out_of_range_hyperparameters_are_refused(tmp_path, data, changes, field
         make_cfg(tmp_path, data, **changes).validate()
 
 
+@pytest.mark.parametrize("name", [f.name for f in dataclasses.fields(TrainConfig)
+                                  if str(f.type).startswith("int") and f.name != "seed"])
+def test_every_int_field_refuses_what_no_run_needs(tmp_path, data, name):
+    """A 400-digit max_steps passed validation and ended in an OverflowError of the progress bar (float())."""
+    with pytest.raises(MlirkitError, match=f"config field '{name}': must be at most 2147483647 .got 10000") as e:
+        make_cfg(tmp_path, data, **{name: 10**400}).validate()
+    assert len(str(e.value)) < 200
+
+
+@pytest.mark.parametrize("seed", [-1, 2**32])
+def test_a_seed_numpy_cannot_take_is_refused(tmp_path, data, seed):
+    """seed -1 passed validation and ended in numpy's ValueError traceback when training started."""
+    with pytest.raises(MlirkitError, match="config field 'seed': must be in 0 .. 2[*][*]32 - 1"):
+        make_cfg(tmp_path, data, seed=seed).validate()
+
+
 @pytest.mark.parametrize("poison", ["loss", "weight"])
 def test_a_non_finite_loss_or_weight_stops_training_without_a_model(base_model, tmp_path, data, poison):
     cfg = make_cfg(tmp_path, data, max_steps=3)

@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if output and not HELP_FLAGS & set(rest):
         from mlirkit.base.fs import refuse_existing
 
-        refuse_existing(Path(output), args.overwrite)
+        refuse_existing(Path(output), args.overwrite, "run")
     configure_logging(args.verbose, quiet=args.quiet)
     if peek_option(rest, "--batch-size") is None:
         rest = [*rest, "--batch-size", str(DEFAULT_QUERY_BATCH)]
