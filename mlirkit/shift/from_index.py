@@ -19,7 +19,7 @@ from mlirkit.base.option_names import option
 from mlirkit.index import DenseIndex
 from mlirkit.index.layout import LANGS_FILE
 from mlirkit.transforms.alpha_select import AlphaSelection, select_alpha
-from mlirkit.transforms.shift_transform import DEFAULT_INDEX_STATISTICS
+from mlirkit.transforms.defaults import DEFAULT_INDEX_STATISTICS
 from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)

@@ -159,7 +159,7 @@ def select_alpha(embs: np.ndarray, langs: Sequence[str | None], transform: Langu
     grid = checked_grid(grid)
     embs, lang_list = known_rows(embs, langs)
     counts = Counter(lang_list)
-    src = transform.source_lang
+    src = transform.source_lang_
     if criterion != "centroid" and transform.transforms_source and transform.touches("doc") \
             and not transform.touches("query"):
         logger.warning("%s moves the source-language documents but not the queries: the kNN criterion keeps "

@@ -53,5 +53,5 @@ class CenteringTransform(OffsetTransform):
         return LanguageSums(dim)
 
     def _finalize(self, stats: LanguageSums) -> dict[str, np.ndarray]:
-        self._fit_info = {"pairs": dict(stats.counts)}
+        self.fit_info_ = {"pairs": dict(stats.counts)}
         return stats.means()

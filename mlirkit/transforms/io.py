@@ -76,7 +76,7 @@ def save_transform(t: LanguageTransform, path: str | os.PathLike, overwrite: boo
 
     path = Path(path)
     tensors: dict[str, np.ndarray] = t.tensors()
-    meta = {**t.meta, "method": t.method, "encoder": t.encoder, "source_lang": t.source_lang, "dim": t.dim,
+    meta = {**t.meta, "method": t.method, "encoder": t.encoder, "source_lang": t.source_lang_, "dim": t.dim,
             "languages": t.languages}
     meta.setdefault("mlirkit_version", __version__)
     if "created" not in meta:
