@@ -23,6 +23,8 @@ from mlirkit.transforms.defaults import DEFAULT_MIN_DOCS
 if TYPE_CHECKING:
     from mlirkit.transforms.transform import LanguageTransform
 
+__all__ = ["EXAMPLES", "build_parser", "main"]
+
 logger = logging.getLogger(__name__)
 
 

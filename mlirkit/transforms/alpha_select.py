@@ -56,6 +56,9 @@ from mlirkit.base.langs import is_unknown
 from mlirkit.transforms.alpha import ALPHA_MAX, ALPHA_MIN
 from mlirkit.transforms.transform import LanguageTransform
 
+__all__ = ["AlphaSelection", "CRITERIA", "DEFAULT_GRID", "DEFAULT_K", "DEFAULT_MAX_PROBES", "DEFAULT_TOLERANCE",
+           "checked_grid", "known_rows", "plateau_start", "select_alpha"]
+
 logger = logging.getLogger(__name__)
 
 CRITERIA = ("knn", "knn-source", "centroid")

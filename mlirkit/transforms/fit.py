@@ -23,6 +23,8 @@ from mlirkit.transforms.parallel import ParallelGroup
 from mlirkit.transforms.registry import TRANSFORMS
 from mlirkit.transforms.transform import LanguageTransform
 
+__all__ = ["FitReport", "LANGID_MAX_PER_LANG", "estimator", "fit_from_pairs", "fit_groups"]
+
 logger = logging.getLogger(__name__)
 
 #: passages per language the language classifier (``fit_langid=True``) is fitted on

@@ -44,6 +44,9 @@ from mlirkit.transforms.defaults import DEFAULT_MIN_DOCS, DEFAULT_MISSING, MISSI
 from mlirkit.transforms.shift_transform import ShiftTransform
 from mlirkit.transforms.transform import LanguageTransform
 
+__all__ = ["check_missing_policy", "describe_missing", "fill_missing", "fill_missing_from_corpus", "filled_any",
+           "hybrid_shift", "missing_languages", "needs_means", "policy_of", "resolve_missing"]
+
 logger = logging.getLogger(__name__)
 
 

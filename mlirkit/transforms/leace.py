@@ -32,6 +32,8 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms.centering import LanguageSums
 from mlirkit.transforms.transform import ProjectionTransform
 
+__all__ = ["CovarianceStats", "LEACETransform", "ZERO_TOL", "leace_fitter"]
+
 #: columns of ``proj_left`` (and rows of ``proj_right``) whose weight is below this fraction of the largest are
 #: dropped (the package's trace-constrained eraser is stored as a full d x d factorisation, mostly zeros)
 ZERO_TOL = 1e-9

@@ -19,6 +19,8 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms.centering import rows_by_language
 from mlirkit.transforms.transform import PerLanguageTransform
 
+__all__ = ["GramMatrices", "LIRTransform"]
+
 logger = logging.getLogger(__name__)
 
 

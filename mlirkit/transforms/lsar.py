@@ -32,6 +32,8 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms.centering import LanguageSums
 from mlirkit.transforms.transform import ProjectionTransform
 
+__all__ = ["LSARTransform", "NULL_TOL", "lsar_subspace"]
+
 #: singular values of ``P`` below this fraction of the largest are null directions (not removed)
 NULL_TOL = 1e-10
 

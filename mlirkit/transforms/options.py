@@ -20,6 +20,8 @@ from mlirkit.transforms.defaults import DEFAULT_ALPHA
 if TYPE_CHECKING:
     from mlirkit.transforms.transform import LanguageTransform
 
+__all__ = ["TransformOptions", "add_alpha_arg", "add_missing_arg", "add_transform_args", "transform_from_args"]
+
 
 @dataclass(frozen=True)
 class TransformOptions:

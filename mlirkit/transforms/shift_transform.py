@@ -38,6 +38,8 @@ from mlirkit.transforms.centering import LanguageSums
 from mlirkit.transforms.defaults import DEFAULT_MIN_DOCS, DEFAULT_MISSING, MISSING_POLICIES, STATISTICS
 from mlirkit.transforms.transform import OffsetTransform
 
+__all__ = ["CorpusMeans", "PairDifferences", "RowStore", "ShiftTransform", "derive_source"]
+
 
 
 class PairDifferences:

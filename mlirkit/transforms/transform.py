@@ -39,8 +39,9 @@ Two kinds of methods share the contract. **Per-language** methods (:class:`PerLa
 centering, LIR) hold parameters per language: rows of unknown language (:func:`mlirkit.base.langs.is_unknown`)
 are left unchanged (or, with :meth:`use_langid`, transformed with the predicted language when its confidence
 reaches the threshold); a known language without parameters is left unchanged, counted in the caller's
-``counts`` and logged (once per ``counts``; ``strict=True`` makes it an error). **Shared** methods (:class:`ProjectionTransform`: LSAR, LEACE)
-apply one map to every row, whatever its language; a row's language only selects its alpha.
+``counts`` and logged (once per ``counts``; ``strict=True`` makes it an error). **Shared** methods
+(:class:`ProjectionTransform`: LSAR, LEACE) apply one map to every row, whatever its language; a row's language
+only selects its alpha.
 
 A method is one file under ``mlirkit/transforms/`` with its class, and one entry in
 :data:`mlirkit.transforms.registry.TRANSFORMS`; the CLIs, the file format, the array builders and the
@@ -63,6 +64,9 @@ from mlirkit.base.option_names import option
 from mlirkit.base.vectors import check_finite
 from mlirkit.transforms.alpha import Alpha, AlphaLike
 from mlirkit.transforms.defaults import DEFAULT_ALPHA
+
+__all__ = ["Block", "FileRecord", "LanguageTransform", "NotFittedError", "OffsetTransform", "PROJECTION_TOL",
+           "PerLanguageTransform", "ProjectionTransform", "SIDES", "canonical_params"]
 
 logger = logging.getLogger(__name__)
 
@@ -271,7 +275,8 @@ class LanguageTransform(BaseEstimator):
 
     @property
     def languages(self) -> list[str]:
-        """``languages_``: the languages with parameters (per-language methods) or fitted on (shared methods), sorted."""
+        """``languages_``: the languages with parameters (per-language methods) or fitted on (shared methods),
+        sorted."""
         self._check_fitted()
         return list(self.languages_)
 
