@@ -5,8 +5,6 @@ import sys
 from mlirkit.base.cli import run_cli
 from mlirkit.shift.cli import main
 
-__all__ = ["entry"]  # the console script mlirkit-shift
-
 
 def entry() -> None:
     sys.exit(run_cli(main))

@@ -237,13 +237,14 @@ def _save(args: argparse.Namespace, t: "LanguageTransform", report: dict[str, An
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
-    from mlirkit.shift.posthoc import apply_to_index, fill_missing_from_index
+    from mlirkit.shift.posthoc import apply_to_index, fill_missing_from_index, refuse_input_as_output
     from mlirkit.transforms.options import transform_from_args
 
     opts = transform_from_args(args)
     if args.alpha is None:
         logger.info("alpha %s for every language: the default, SHIFT's published strength (the best alpha measured "
                     "lies between 0.7 and 1.2 with the vectors; select-alpha chooses one without labels)", opts.alpha)
+    refuse_input_as_output(args.index, args.output)  # before the fit step reads the index
     # the fit step for the index's languages the transform lacks, then the apply step (which never fits)
     transform = fill_missing_from_index(args.index, opts.transform, missing=opts.missing, doc_langs=args.doc_langs,
                                         force=opts.force)

@@ -39,7 +39,7 @@ from mlirkit.transforms.defaults import DEFAULT_ALPHA
 if TYPE_CHECKING:
     from mlirkit.transforms.transform import LanguageTransform
 
-__all__ = ["WRITER_KEYS", "apply_to_index", "fill_missing_from_index"]
+__all__ = ["WRITER_KEYS", "apply_to_index", "fill_missing_from_index", "refuse_input_as_output"]
 
 logger = logging.getLogger(__name__)
 
@@ -84,8 +84,7 @@ def apply_to_index(index_dir: str | os.PathLike, transform: "LanguageTransform |
 
     alpha = Alpha.coerce(alpha)
     index_dir, output = Path(index_dir), Path(output)
-    if output.resolve() == index_dir.resolve():
-        raise MlirkitError(f"{option('output')} {output} is the input index; post-hoc apply never modifies its input")
+    refuse_input_as_output(index_dir, output)
     given, src, langs, encoder = _open(index_dir, transform, doc_langs, force)
     if not filled_any(given) and (given.path is None or not Path(given.path).is_file()):
         raise MlirkitError("the transform must be saved to a file before it is applied to an index")
@@ -116,6 +115,12 @@ def apply_to_index(index_dir: str | os.PathLike, transform: "LanguageTransform |
         stats["missing_languages"] = t.meta["missing_languages"]
     logger.info("wrote %s (%d documents, %s)", output, n, ", ".join(f"{k}={v}" for k, v in sorted(counts.items())) or "all transformed")
     return stats
+
+
+def refuse_input_as_output(index_dir: str | os.PathLike, output: str | os.PathLike) -> None:
+    """Post-hoc apply never modifies its input: ``output`` naming the input index is refused."""
+    if Path(output).resolve() == Path(index_dir).resolve():
+        raise MlirkitError(f"{option('output')} {output} is the input index; post-hoc apply never modifies its input")
 
 
 def _open(index_dir: str | os.PathLike, transform: "LanguageTransform | str | os.PathLike",

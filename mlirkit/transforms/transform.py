@@ -251,7 +251,7 @@ class LanguageTransform(BaseEstimator):
         """A fitted transform from its learned tensors (named as in the file, without the prefix: a
         language for per-language methods); what :func:`~mlirkit.transforms.io.load_transform` and the
         transforms derived from others (re-based, hybrid, imported) build."""
-        t = cls(source_lang=source_lang, **recipe)
+        t = cls(source_lang=canonical(check_lang(source_lang, "source language", known=True)), **recipe)
         t.check_params()
         t.meta = dict(meta or {})
         if not t.per_language:
