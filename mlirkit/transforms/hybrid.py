@@ -28,6 +28,12 @@ and the same transform re-based to ``s`` (``shift derive``) and filled at index 
 same vector. A language with fewer than ``min_docs`` documents, or a corpus without pivot-language documents,
 cannot give a corpus vector: it is kept, and the record says why. Other methods (centering, LIR) have no
 corpus fill: their missing languages are kept; LSAR and LEACE transform every row and miss no language.
+
+Filling is a fit: :func:`fill_missing` (from a corpus's language counts and means) and
+:func:`fill_missing_from_corpus` (from its embeddings) are the one step that computes it, run once per corpus,
+and the transform they return (the filled vectors in its tensors, the record in its metadata) is what is saved
+and applied. Applying never fits: :func:`resolve_missing` handles the languages a transform lacks without the
+corpus's vectors (kept, or left as the transform's record decided) and refuses one the step would still fill.
 """
 from __future__ import annotations
 
