@@ -188,7 +188,7 @@ def refuse_partial_fill(transform: LanguageTransform, doc_langs: Iterable[str | 
         return
     lacking = missing_languages(transform, Counter(la for la in doc_langs if la))
     if lacking:
-        raise MlirkitError(f"{what}: transform {transform._name()} has no vector for "
+        raise MlirkitError(f"{what}: transform {transform.label} has no vector for "
                            f"{', '.join(f'{la} ({n} documents)' for la, n in lacking.items())}, which a single-process "
                            f"encode fills from the whole corpus and each part would fill from its own documents; "
                            f"encode without {option('transform')} (with {option('save_embeddings', True)}), merge and "

@@ -135,7 +135,7 @@ def _open(index_dir: str | os.PathLike, transform: "LanguageTransform | str | os
     src = DenseIndex(index_dir)
     n, dim = len(src.docids), src.dim
     if dim != t.dim:
-        raise MlirkitError(f"index {index_dir} has dimension {dim} but transform {t._name()} has {t.dim}")
+        raise MlirkitError(f"index {index_dir} has dimension {dim} but transform {t.label} has {t.dim}")
     encoder = src.encoder
     if encoder is None:
         logger.warning("%s has no meta.json: its encoder cannot be checked against the transform's", index_dir)

@@ -268,6 +268,11 @@ class LanguageTransform(BaseEstimator):
         return {}
 
     @property
+    def label(self) -> str:
+        """What messages call the transform: its file, else ``<method>``."""
+        return str(self.path) if self.path is not None else f"<{self.method}>"
+
+    @property
     def dim(self) -> int:
         """``dim_``: the embedding dimension."""
         self._check_fitted()
@@ -316,7 +321,7 @@ class LanguageTransform(BaseEstimator):
         alpha = Alpha.coerce(alpha)
         unknown = sorted(set(alpha.overrides) - set(self.languages) - {self.source_lang_})
         if unknown:
-            raise MlirkitError(f"{option('alpha')} for {', '.join(repr(l) for l in unknown)}: transform {self._name()} has no "
+            raise MlirkitError(f"{option('alpha')} for {', '.join(repr(l) for l in unknown)}: transform {self.label} has no "
                                f"parameters for {'it' if len(unknown) == 1 else 'them'} "
                                f"(languages: {', '.join(self.languages)})")
         return alpha
@@ -332,12 +337,12 @@ class LanguageTransform(BaseEstimator):
 
         other_dim = dim if dim is not None else fingerprint.get("dim")
         if other_dim is not None and int(other_dim) != self.dim:
-            raise MlirkitError(f"transform {self._name()} has dimension {self.dim} but the encoder gives {other_dim}")
+            raise MlirkitError(f"transform {self.label} has dimension {self.dim} but the encoder gives {other_dim}")
         if not self.encoder:
-            logger.info("transform %s records no encoder: only its dimension is checked", self._name())
+            logger.info("transform %s records no encoder: only its dimension is checked", self.label)
             return
         try:
-            check_same_encoder(self.encoder, fingerprint, f"transform {self._name()}")
+            check_same_encoder(self.encoder, fingerprint, f"transform {self.label}")
         except MlirkitError as e:
             if not force:
                 raise MlirkitError(f"{e}; use {option('force', True)} to apply it anyway") from None
@@ -347,7 +352,7 @@ class LanguageTransform(BaseEstimator):
         """Predict the language of unknown-language rows with the stored classifier (None switches it off)."""
         if threshold is not None:
             if self.langid is None:
-                raise MlirkitError(f"transform {self._name()} has no language classifier (fit it with {option('langid', True)})")
+                raise MlirkitError(f"transform {self.label} has no language classifier (fit it with {option('langid', True)})")
             if not (0.0 <= float(threshold) <= 1.0):
                 raise MlirkitError(f"language-identification threshold {threshold} is outside [0, 1]")
             threshold = float(threshold)
@@ -371,7 +376,7 @@ class LanguageTransform(BaseEstimator):
         if embs.ndim != 2:
             raise MlirkitError(f"embeddings must be a 2-d array, got shape {embs.shape}")
         if embs.shape[1] != self.dim:
-            raise MlirkitError(f"embeddings have dimension {embs.shape[1]} but transform {self._name()} has {self.dim}")
+            raise MlirkitError(f"embeddings have dimension {embs.shape[1]} but transform {self.label} has {self.dim}")
         if len(langs) != embs.shape[0]:
             raise MlirkitError(f"{len(langs)} languages for {embs.shape[0]} embeddings")
         if out is None:
@@ -428,8 +433,6 @@ class LanguageTransform(BaseEstimator):
                         counts: Counter[str]) -> None:
         raise NotImplementedError
 
-    def _name(self) -> str:
-        return str(self.path) if self.path is not None else f"<{self.method}>"
 
 
 class PerLanguageTransform(LanguageTransform):
@@ -511,7 +514,7 @@ class PerLanguageTransform(LanguageTransform):
                                         and (self.transforms_source or not self.is_source(langs[i])))
         if missing:
             if strict:
-                raise MlirkitError(f"transform {self._name()} has no {self.method} parameters for language(s) "
+                raise MlirkitError(f"transform {self.label} has no {self.method} parameters for language(s) "
                                    f"{', '.join(f'{k} ({v} rows)' for k, v in sorted(missing.items()))} "
                                    f"(known: {', '.join(self.languages)})")
             for lang, n in missing.items():
@@ -519,7 +522,7 @@ class PerLanguageTransform(LanguageTransform):
                 counts[f"missing:{lang}"] += n
                 if first:
                     logger.warning("transform %s has no %s parameters for language %r: those rows are left "
-                                   "unchanged (counted; %s makes this an error)", self._name(), self.method, lang,
+                                   "unchanged (counted; %s makes this an error)", self.label, self.method, lang,
                                    option("strict", True))
         return codes
 
