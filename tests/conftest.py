@@ -28,6 +28,18 @@ def _isolated_ir_datasets_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HF_HOME", str(tmp_path_factory.mktemp("hf_home")))
 
 
+@pytest.fixture(autouse=True)
+def _mlirkit_logging_restored():
+    """A CLI run in-process configures the ``mlirkit`` logger; the next test starts from the state before it."""
+    import logging
+
+    package = logging.getLogger("mlirkit")
+    before = (list(package.handlers), package.propagate, package.level)
+    yield
+    package.handlers[:], package.propagate = before[0], before[1]
+    package.setLevel(before[2])
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory) -> Path:
     """A tiny random-init XLM-R style encoder with the real multilingual-e5 tokenizer (never downloaded)."""

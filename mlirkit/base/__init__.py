@@ -9,3 +9,5 @@
 - :mod:`~mlirkit.base.cache`: where converted models and caches live;
 - :mod:`~mlirkit.base.cli`: the CLI error boundary and logging set-up (only CLIs call it).
 """
+
+__all__: list[str] = []

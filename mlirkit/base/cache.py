@@ -20,3 +20,6 @@ def cache_dir(*parts: str, create: bool = True) -> Path:
     if not create:
         return (Path(root).expanduser() if root else default).joinpath(*parts)
     return env_directory("MLIRKIT_CACHE", default, *parts)
+
+
+__all__ = ["cache_dir"]

@@ -11,7 +11,6 @@ import threading
 from typing import Callable, Sequence
 
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.threads import set_threads  # noqa: F401 (the CLIs' --threads)
 
 
 class _TqdmHandler(logging.StreamHandler):
@@ -123,34 +122,24 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"error: {self.prog}: {message} (see --help)\n")
 
 
-_COMMAND: list[str] | None = None
-
-
-def current_command() -> list[str] | None:
-    """The command :func:`run_cli` is running, ``["python", "-m", "mlirkit.search", ARGS...]`` (None outside
-    one): what provenance records (:mod:`mlirkit.io.provenance`)."""
-    return None if _COMMAND is None else list(_COMMAND)
-
-
-def _command_of(main: Callable, argv: Sequence[str] | None) -> list[str]:
-    module = getattr(main, "__module__", "") or ""
+def cli_command(module: str, argv: Sequence[str] | None = None) -> list[str]:
+    """The command line of the CLI ``module`` run with ``argv`` (``sys.argv[1:]`` when None), as a run's
+    provenance records it: ``cli_command("mlirkit.search.cli", ["--hits", "5"])`` is ``["python", "-m",
+    "mlirkit.search", "--hits", "5"]``. Each CLI that writes a run passes it to the writer
+    (``write_run(..., provenance={"command": ...})``, :mod:`mlirkit.io.provenance`)."""
     module = module.removesuffix(".cli").removesuffix(".__main__")
-    args = list(sys.argv[1:] if argv is None else argv)
-    return ["python", "-m", module, *map(str, args)] if module.startswith("mlirkit") else [*sys.argv[:1], *args]
+    return ["python", "-m", module, *map(str, sys.argv[1:] if argv is None else argv)]
 
 
 def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
     """Run ``main(argv)``; a :class:`MlirkitError` becomes ``error: <message>`` on stderr and exit 2.
 
-    SIGTERM is turned into ``SystemExit(143)`` so that writers clean up their temporary outputs. The command
-    is recorded for the provenance of what it writes (:func:`current_command`).
+    SIGTERM is turned into ``SystemExit(143)`` so that writers clean up their temporary outputs.
     """
     import signal
 
-    global _COMMAND
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    previous, _COMMAND = _COMMAND, _command_of(main, argv)
     try:
         return main(argv)
     except MlirkitError as e:
@@ -163,8 +152,6 @@ def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    finally:
-        _COMMAND = previous
 
 
 def os_error_line(e: OSError) -> str:
@@ -178,3 +165,7 @@ def os_error_line(e: OSError) -> str:
 
 def _exit_on_sigterm(signum, frame) -> None:
     raise SystemExit(128 + signum)
+
+
+__all__ = ["ArgumentParser", "cli_command", "configure_logging", "examples", "plain_text", "run_cli",
+           "with_examples"]

@@ -14,3 +14,6 @@ def format_error(path: object, line: int | None, message: str) -> InputFormatErr
     """``InputFormatError('corpus.jsonl:12: missing field "text"')``."""
     where = f"{path}:{line}" if line is not None else f"{path}"
     return InputFormatError(f"{where}: {message}")
+
+
+__all__ = ["InputFormatError", "MlirkitError", "format_error"]

@@ -422,3 +422,8 @@ def replace_path(src: Path, dst: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(src, dst)
+
+
+__all__ = ["atomic_directory", "atomic_file", "check_writable", "claim_output", "claim_outputs",
+           "clean_stale_temporaries", "fsync_file", "made_directory", "refuse_existing", "replace_path",
+           "write_durably"]

@@ -67,3 +67,6 @@ def to_iso639_1(code: str) -> str:
     primary, sep, rest = code.partition("-")
     mapped = TO_ISO639_1.get(primary.lower())
     return mapped + sep + rest if mapped else code
+
+
+__all__ = ["to_iso639_1"]

@@ -177,3 +177,7 @@ def _inspect_running_jvm(home: Path) -> JvmInfo:
     java_home_prop = Path(str(system.getProperty("java.home")))
     return JvmInfo(java_home=java_home_prop if java_home_prop.exists() else home,
                    java_version=version, classpath=classpath)
+
+
+__all__ = ["VECTOR_MODULE", "anserini_jar", "boot_jvm", "java_environment", "java_home", "jvm_running",
+           "put_java_on_path"]

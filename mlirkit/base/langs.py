@@ -253,3 +253,8 @@ def _suggest(lang: str, present: list[str]) -> str:
 
     close = [p for p in present if key(p) == key(lang)] or difflib.get_close_matches(lang, present, n=3, cutoff=0.67)
     return f" (did you mean: {', '.join(close)}?)" if close else ""
+
+
+__all__ = ["ALIASES", "UNKNOWN", "bcp47_case", "canonical", "canonical_codes", "check_lang", "did_you_mean_lang",
+           "is_known", "is_lang_code", "is_unknown", "log_fallback", "lookup", "meeting_codes", "meets",
+           "normalize_unknown", "require_langs"]

@@ -142,3 +142,6 @@ def language_group(lang: str, key: str) -> str:
     if key == "resource_level":
         return resource_level(info.resource)
     return getattr(info, key)
+
+
+__all__ = ["GROUP_KEYS", "JOSHI_NAMES", "LANGUAGES", "UNKNOWN", "base_code", "language_group", "resource_level"]

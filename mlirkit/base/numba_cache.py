@@ -60,3 +60,6 @@ def announce_first_compile(part: str, what: str) -> bool:
     logger.info("ranx compiles its %s kernels with numba on this first use (about a minute of CPU; cached in %s "
                 "for later runs)", what, path)
     return True
+
+
+__all__ = ["announce_first_compile", "import_ranx", "numba_cache_dir"]

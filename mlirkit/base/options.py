@@ -127,3 +127,7 @@ def add_verbosity_args(container: Any, quiet_help: str = "only warnings and erro
     """``-q/--quiet`` and ``-v/--verbose``, the same on every command line (docs/cli.md)."""
     container.add_argument("-q", "--quiet", action="store_true", help=quiet_help)
     container.add_argument("-v", "--verbose", action="store_true", help="debug messages")
+
+
+__all__ = ["LANG_LIST_HELP", "LangListAction", "add_verbosity_args", "lang_code", "non_negative_int",
+           "parse_key_values", "positive_int", "split_key_value", "split_lang_list", "typed_value"]

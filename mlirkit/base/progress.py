@@ -11,3 +11,6 @@ def plural(word: str) -> str:
     if word.endswith("y") and word[-2:-1] not in "aeiou":
         return word[:-1] + "ies"
     return word + ("es" if word.endswith(("s", "x", "ch", "sh")) else "s")
+
+
+__all__ = ["plural"]

@@ -62,3 +62,6 @@ class Registry(Generic[T]):
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+__all__ = ["Registry", "UnknownNameError", "did_you_mean"]

@@ -43,3 +43,6 @@ def _capped(threads: int, get: Callable[[], int], set_: Callable[[int], None]) -
         yield
     finally:
         set_(before)
+
+
+__all__ = ["faiss_threads", "set_threads", "torch_threads"]

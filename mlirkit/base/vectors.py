@@ -53,3 +53,6 @@ def transform_and_normalize(vectors: np.ndarray, langs: Sequence[str | None] | N
         options = {} if counts is None else {"counts": counts}
         vectors = transform.transform(vectors, list(langs), side, alpha, strict=strict, **options)
     return np.ascontiguousarray(l2_normalize(vectors), dtype=np.float32)
+
+
+__all__ = ["check_finite", "l2_normalize", "transform_and_normalize"]

@@ -43,3 +43,6 @@ def id_ranks(doc_ids: Sequence[str]) -> np.ndarray:
     out = np.empty(len(doc_ids), dtype=np.intp)
     out[order] = np.arange(len(doc_ids))
     return out
+
+
+__all__ = ["average_precision", "id_ranks"]

@@ -211,3 +211,6 @@ class EmbeddingCache:
             if other.suffix == ".npy":
                 self.stats.removed_stale += 1
                 logger.info("removed stale cache entry %s", other)
+
+
+__all__ = ["EmbeddingCache", "data_digest"]

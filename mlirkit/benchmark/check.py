@@ -258,3 +258,6 @@ def _some(cells: list[str], n: int = 3) -> str:
 
 def _fmt(value: Any) -> str:
     return "n/a" if value is None else f"{value:.4f}"
+
+
+__all__ = ["check", "figures", "load_reference", "read_report", "reference_dir", "tolerance", "write_reference"]

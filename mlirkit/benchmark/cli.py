@@ -209,3 +209,6 @@ def _check(report: dict[str, Any]) -> int:
         print(f"check FAILED: {line}")
     print(f"check: {'FAILED, ' + str(len(failures)) + ' cells' if failures else 'every checked cell within its tolerance'}")
     return 1 if failures else 0
+
+
+__all__ = ["build_parser", "encoder_options", "main"]

@@ -179,3 +179,8 @@ class BenchmarkConfig:
         d["fit_sources"] = {k: list(v) for k, v in self.fit_sources.items()}
         d["xquad_pair_sources"] = {k: list(v) for k, v in self.xquad_pair_sources.items()}
         return d
+
+
+__all__ = ["BenchmarkConfig", "DEFAULT_BENCHMARK", "DEFAULT_ENCODERS", "DEFAULT_ENCODER_OPTIONS",
+           "DEFAULT_FIT_SOURCES", "DEFAULT_LAREQA", "DEFAULT_MLQA", "DEFAULT_XQUAD", "METRICS",
+           "XQUAD_BASELINE_SOURCE"]

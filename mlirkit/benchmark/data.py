@@ -240,3 +240,6 @@ def load_parallel(name: str, sources: Sequence[str], *, source_lang: str, target
         raise MlirkitError(f"{name}: no translation pairs for {', '.join(t for t in target_langs if t != source_lang)} "
                            f"in {', '.join(sources)}")
     return out
+
+
+__all__ = ["BenchmarkData", "ParallelSet", "Rows", "Split", "load_benchmark", "load_parallel", "select"]

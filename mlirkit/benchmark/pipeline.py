@@ -21,7 +21,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -62,9 +62,13 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
     is built with :func:`mlirkit.encoders.load_encoder` and ``config.options_for(name)``. ``data``,
     ``xquad``, ``mlqa`` and ``parallel_rows`` replace the registered DDTP benchmark, XQuAD-R and MLQA-R
     collections and parallel sets (tests). ``config.benchmark`` / ``config.xquad`` / ``config.mlqa`` None
-    skips that part.
+    skips that part. ``command`` (default :func:`default_command`) is what the report and every run's
+    provenance sidecar record.
     """
     from mlirkit.base.fs import atomic_directory
+
+    command = command or default_command()
+    argv = shlex.split(command)
 
     clock = StageClock()
     timer = Timer(clock, "setup")
@@ -103,18 +107,19 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
             loaded = _Encoders(name, encoders, clock)
             if data is not None:
                 encoder = loaded.get("ddtp", config.options_for(name))
-                results.append(_run_encoder(name, encoder, config, data, parallel, cache, out, clock=clock))
+                results.append(_run_encoder(name, encoder, config, data, parallel, cache, out, clock=clock,
+                                            command=argv))
             if xquad is not None:
                 encoder = loaded.get("xquad-r", config.xquad_options_for(name))
                 start = time.perf_counter()
                 xquad_results.append(run_xquad(name, encoder, config, xquad, pairs, lareqa_pairs, cache, out,
-                                               clock=clock))
+                                               clock=clock, command=argv))
                 timer.seconds[f"XQuAD-R {name}"] = round(time.perf_counter() - start, 3)
             if mlqa is not None:
                 encoder = loaded.get(MLQA, config.xquad_options_for(name))
                 start = time.perf_counter()
                 mlqa_results.append(run_xquad(name, encoder, config, mlqa, mlqa_pairs, None, cache, out, part=MLQA,
-                                              clock=clock))
+                                              clock=clock, command=argv))
                 timer.seconds[f"MLQA-R {name}"] = round(time.perf_counter() - start, 3)
         groups = summary.get("groups", {})
         statement = SPLIT_STATEMENT.format(metric=config.select_metric, dev=groups.get("dev", "?"),
@@ -126,7 +131,7 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
                    "texts_encoded": cache.stats.texts_encoded, "texts_reused": cache.stats.texts_reused,
                    "removed_stale": cache.stats.removed_stale,
                    "entries": cache.stats.entries},
-            timings=timer.seconds, output=Path(config.output), command=command or default_command(),
+            timings=timer.seconds, output=Path(config.output), command=command,
             stages=clock,
             xquad=xquad_results, xquad_data={} if xquad is None else xquad.summary(),
             mlqa=mlqa_results, mlqa_data={} if mlqa is None else mlqa.summary())
@@ -163,7 +168,7 @@ def _load_encoder(name: str, options: dict[str, Any]) -> Any:
 
 def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: BenchmarkData,
                  parallel: Mapping[str, ParallelSet], cache: EmbeddingCache, out: Path, *,
-                 clock: StageClock | None = None) -> EncoderResult:
+                 clock: StageClock | None = None, command: Sequence[str] | None = None) -> EncoderResult:
     from tqdm.auto import tqdm
 
     from mlirkit.transforms import save_transform
@@ -242,7 +247,8 @@ def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: Ben
                            test_sweep=test_sweep, versus_shift=versus_shift)
     with timer("write runs"):
         result.files["runs"] = [f for split, runs_ in split_runs.items()
-                                for f in write_runs(runs_, main_runs, out / "runs" / safe / split, out, name)]
+                                for f in write_runs(runs_, main_runs, out / "runs" / safe / split, out, name,
+                                                   command=command)]
     result.files["transforms"] = [f for info in parallel_info.values() for f in info["transform_files"].values()] + \
         corpus_files
     if config.plots:
@@ -350,3 +356,6 @@ def _plots(result: EncoderResult, config: BenchmarkConfig, data: BenchmarkData, 
 
 def timing_line(result: BenchmarkResult) -> str:
     return ", ".join(f"{k} {v:.1f}s" for k, v in result.timings.items())
+
+
+__all__ = ["default_command", "run_benchmark"]

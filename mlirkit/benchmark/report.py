@@ -47,12 +47,12 @@ def _sweep_table(enc: "EncoderResult", source: str, metrics: list[str]) -> str:
 
 
 def _per_language(enc: "EncoderResult") -> str:
-    from mlirkit.eval.report import _fmt_cell
+    from mlirkit.eval.report import format_cell
 
     parts = []
     for name, df in enc.test.per_language.items():
         head = ["run"] + [str(c) for c in df.columns]
-        body = [[str(r)] + [_fmt_cell(str(r), df.loc[r, c], 3) for c in df.columns] for r in df.index]
+        body = [[str(r)] + [format_cell(str(r), df.loc[r, c], 3) for c in df.columns] for r in df.index]
         parts.append(f"**{name}** (test split)\n\n" + table(head, body))
     return "\n\n".join(parts)
 
@@ -147,7 +147,7 @@ def _ddtp_markdown(result: "BenchmarkResult") -> list[str]:
 
 
 def to_json(result: "BenchmarkResult") -> dict[str, Any]:
-    from mlirkit.eval.result import _clean
+    from mlirkit.eval.result import json_safe
 
     header, rows = main_rows(result)
     encoders = {}
@@ -162,7 +162,7 @@ def to_json(result: "BenchmarkResult") -> dict[str, Any]:
                            for run in enc.test_sweep.runs},
             "files": enc.files, "timings": enc.timings,
         }
-    return _clean({
+    return json_safe({
         "command": result.command, "mlirkit_version": _version(), "cpus": _cpus(),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "config": result.config.to_dict(), "data": result.data, "split": result.split_statement,
@@ -200,3 +200,6 @@ def _cpus() -> int:
     from mlirkit.benchmark.result import cpu_count
 
     return cpu_count()
+
+
+__all__ = ["main_table", "write_reports"]

@@ -58,3 +58,6 @@ class BenchmarkResult:
 
 def cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+__all__ = ["BenchmarkResult", "EncoderResult", "cpu_count"]

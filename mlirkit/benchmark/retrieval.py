@@ -115,3 +115,6 @@ def score_rows(condition: Condition, doc_embs: np.ndarray, doc_langs: Sequence[s
         return out
 
     return scores
+
+
+__all__ = ["Condition", "encode_side", "retrieve", "score_rows", "search", "transform_for_query_lang"]

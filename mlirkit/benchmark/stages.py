@@ -77,3 +77,6 @@ class StageClock:
         if total_wall is not None:
             rows.append(["not in a stage", *([""] * len(stages)), f"{total_wall - sum(self.wall.values()):.0f}"])
         return table(["part", *stages, "total"], rows)
+
+
+__all__ = ["STAGES", "StageClock", "stage_of"]

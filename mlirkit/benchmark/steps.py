@@ -6,7 +6,7 @@ import re
 import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -105,10 +105,10 @@ def fit_corpus_methods(doc_embs: np.ndarray, doc_langs: list[str], fingerprint: 
 
 
 def write_runs(runs: Mapping[str, Any], names: list[str], folder: Path, out: Path, encoder: str, *,
-               suffix: str = ".trec", k: int | None = None) -> list[str]:
+               suffix: str = ".trec", k: int | None = None, command: Sequence[str] | None = None) -> list[str]:
     """TREC runs ``folder/<name><suffix>`` of the runs ``names`` (tag ``<encoder>.<name>``, a provenance
-    sidecar naming the encoder, the split folder and the system); the paths written, relative to the output
-    directory ``out``."""
+    sidecar naming the command, the encoder, the split folder and the system); the paths written, relative to
+    the output directory ``out``."""
     from mlirkit.io.trec import write_run
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -117,6 +117,11 @@ def write_runs(runs: Mapping[str, Any], names: list[str], folder: Path, out: Pat
         path = folder / f"{name}{suffix}"
         tag = f"{encoder}.{name}".replace("@", "_a").replace("/", "_")
         write_run(runs[name], path, re.sub(r"[^A-Za-z0-9._-]+", "_", tag), k=k,
-                  provenance={"encoder": {"name": encoder}, "benchmark": {"split": folder.name, "system": name}})
+                  provenance={**({} if command is None else {"command": list(command)}), "encoder": {"name": encoder},
+                              "benchmark": {"split": folder.name, "system": name}})
         written.append(str(path.relative_to(out)))
     return written
+
+
+__all__ = ["CORPUS_METHODS", "Timer", "cache_variant", "compute_threads", "fit_corpus_methods", "fit_transforms",
+           "write_runs"]

@@ -114,3 +114,7 @@ def precisions(encoders: Sequence[Any]) -> str:
         how = ", ".join(f"{k} {fp[k]}" for k in ("backend", "precision", "quantize") if fp.get(k))
         parts.append(f"`{enc.name}`: {how or 'its own computation'}")
     return "Precision: " + "; ".join(parts) + "."
+
+
+__all__ = ["DAGGER", "METRIC_LABELS", "comparisons_table", "fairness_note", "fmt", "label", "metric_digits",
+           "metric_rows", "precisions", "system_alpha", "table"]

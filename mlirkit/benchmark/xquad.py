@@ -33,7 +33,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -207,10 +207,11 @@ def shift_run(shift: Any, query_embs: np.ndarray, query_ids: list[str], query_la
 
 def run_xquad(name: str, encoder: Any, config: BenchmarkConfig, data: XquadData,
               pairs: Mapping[str, ParallelSet], lareqa_pairs: Mapping[str, ParallelSet] | None,
-              cache: EmbeddingCache, out: Path, *, part: str = XQUAD, clock: StageClock | None = None
-              ) -> XquadEncoderResult:
+              cache: EmbeddingCache, out: Path, *, part: str = XQUAD, clock: StageClock | None = None,
+              command: Sequence[str] | None = None) -> XquadEncoderResult:
     """The XQuAD-R part (module docstring) for one encoder, or the same part on another pooled collection
-    (``part``: :data:`MLQA`); runs, transforms and plots written under ``out``, named by ``part``."""
+    (``part``: :data:`MLQA`); runs, transforms and plots written under ``out``, named by ``part``; ``command``
+    is what the runs' provenance records (:func:`~mlirkit.benchmark.steps.write_runs`)."""
     from mlirkit.transforms import save_transform
 
     timer = Timer(clock, part, name)
@@ -283,7 +284,7 @@ def run_xquad(name: str, encoder: Any, config: BenchmarkConfig, data: XquadData,
                              lang_tests=lang_tests, sweep=sweep, versus_shift=versus_shift)
     with timer("write runs"):
         res.files["runs"] = write_runs(runs, main_runs, out / "runs" / safe / part, out, name,
-                                       suffix=".trec.gz", k=k)
+                                       suffix=".trec.gz", k=k, command=command)
     res.files["transforms"] = [v["transform_file"] for v in info.values() if "transform_file" in v]
     if config.plots:
         with timer("plots"), compute_threads(config):
@@ -497,3 +498,7 @@ def _fairness(config: BenchmarkConfig, coll: Collection, scorers: Mapping[str, A
             for i, cols in zip(rows, top):
                 runs[run][qids[i]] = {doc_ids[c]: float(scores[i - a, c]) for c in cols}
     return _evaluate(config, coll, runs, significance=True, metrics=metrics, precomputed=mrc_by_run(config, scorers, coll))
+
+
+__all__ = ["Collection", "LareqaResult", "MLQA", "XquadData", "XquadEncoderResult", "load_collection",
+           "load_pair_sets", "load_xquad", "mrc_by_run", "run_xquad", "shift_run"]

@@ -245,3 +245,7 @@ def to_json(result: "BenchmarkResult", part: Part = XQUAD_PART) -> dict[str, Any
         }
     return {"data": part.data(result), "main_table": {"columns": header, "rows": rows},
             "lareqa_table": {"columns": l_header, "rows": l_rows}, "encoders": encoders}
+
+
+__all__ = ["PARTS", "by_document_language", "by_query_language", "lareqa_rows", "lareqa_table", "main_table",
+           "markdown", "to_json"]

@@ -2,7 +2,8 @@
 collections are built lazily on first use)."""
 from __future__ import annotations
 
-from mlirkit.datasets import belebele, bundled, mlqa, mlqa_r, mmarco_pairs, multieup, tatoeba, xquad_r, xquad_r_zs
+from mlirkit.datasets import (belebele, bundled, mlqa, mlqa_r, mmarco_pairs, multieup, resources, tatoeba, xquad_r,
+                              xquad_r_zs)
 from mlirkit.datasets.catalog import DatasetInfo, register
 from mlirkit.datasets.records import Collection, LazyCollection
 from mlirkit.io.records import ParallelDoc, ParallelQuery
@@ -94,7 +95,7 @@ def _fmt(n: int | None) -> str:
 
 
 def _ddtp() -> None:
-    man = bundled.manifest()
+    man = resources.manifest()
     doc_langs = bundled.ddtp_langs() if man else ()
     n_docs = man.get("files", {}).get(bundled.DDTP_FILE, {}).get("records")
     per_split = {s: man.get("ddtp", {}).get(f"{s}_queries_per_lang", {}) for s in bundled.SPLITS}
@@ -111,13 +112,13 @@ def _ddtp() -> None:
                 "of every language version pooled" + (f"; {split} split of the description groups" if split else ""),
                 doc_langs, doc_langs if lang is None else (lang,),
                 f"{_fmt(n_docs)} docs, {_fmt(n_q)} queries", bundled.DDTP_LICENCE,
-                available_offline=lambda: (bundled.resources_dir() / bundled.DDTP_FILE).is_file())
+                available_offline=lambda: (resources.resources_dir() / bundled.DDTP_FILE).is_file())
             register(info, LazyCollection(lambda la=lang, s=split: bundled.build_ddtp(la, s)), queries_lang=lang,
                      query_cls=ParallelQuery)
 
 
 def _parallel() -> None:
-    man = bundled.manifest().get("files", {})
+    man = resources.manifest().get("files", {})
     for name, rel in bundled.PARALLEL_FILES.items():
         entry = man.get(rel, {})
         info = DatasetInfo(
@@ -126,14 +127,14 @@ def _parallel() -> None:
             tuple(sorted(entry.get("langs", {}))), (),
             f"{_fmt(entry.get('groups'))} groups, {_fmt(entry.get('records'))} texts",
             bundled.PARALLEL_LICENCES[name],
-            available_offline=lambda r=rel: (bundled.resources_dir() / r).is_file(),
+            available_offline=lambda r=rel: (resources.resources_dir() / r).is_file(),
             rows=lambda n=name: bundled.parallel_file_rows(n))
         register(info, LazyCollection(lambda n=name: bundled.build_parallel(n)), doc_cls=ParallelDoc,
                  with_queries=False)
 
 
 def _tatoeba() -> None:
-    pairs = bundled.manifest().get("upstream", {}).get(tatoeba.ARCHIVE, {}).get("counts", {}).get("pairs", {})
+    pairs = resources.manifest().get("upstream", {}).get(tatoeba.ARCHIVE, {}).get("counts", {}).get("pairs", {})
     info = DatasetInfo(
         f"mlirkit/parallel/{tatoeba.NAME}", "parallel",
         "Tatoeba test pairs of LASER (bundled): one group per pair, English + one of 112 languages; "

@@ -97,3 +97,6 @@ def load(query_lang: str | None) -> Collection:
 
 def available(query_lang: str | None) -> bool:
     return _benchmark.available(files(), RELEASE_NAME, query_lang)
+
+
+__all__ = ["CONFIGS", "LANGS", "LICENCE", "NAME", "SIZE", "available", "build", "files", "load"]

@@ -22,11 +22,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Iterator
 
+from ir_datasets.formats import TrecQrel
+
 from mlirkit.base.errors import format_error
 
 from mlirkit.datasets._io import read_jsonl
-from mlirkit.datasets.resources import manifest, resource, resources_dir  # noqa: F401  (bundled.manifest(), ...)
-from mlirkit.datasets.records import Collection, TrecQrel
+from mlirkit.datasets.resources import manifest, resource
+from mlirkit.datasets.records import Collection
 from mlirkit.io.records import Doc, ParallelDoc, ParallelQuery
 
 DDTP_FILE = "ddtp/benchmark.jsonl.gz"
@@ -43,7 +45,7 @@ DDTP_LICENCE = PARALLEL_LICENCES["ddtp"]
 
 
 @functools.lru_cache(maxsize=1)
-def _ddtp_records() -> tuple[dict, ...]:
+def ddtp_records() -> tuple[dict, ...]:
     path = resource(DDTP_FILE)
     out = []
     for line, obj in read_jsonl(path):
@@ -56,12 +58,12 @@ def _ddtp_records() -> tuple[dict, ...]:
 
 def ddtp_langs() -> tuple[str, ...]:
     langs = manifest().get("files", {}).get(DDTP_FILE, {}).get("langs")
-    return tuple(sorted(langs)) if langs else tuple(sorted({r["lang"] for r in _ddtp_records()}))
+    return tuple(sorted(langs)) if langs else tuple(sorted({r["lang"] for r in ddtp_records()}))
 
 
 def build_ddtp(query_lang: str | None, split: str | None = None) -> Collection:
     """``query_lang=None``: queries in every language; ``split``: None (all), "dev" or "test"."""
-    records = _ddtp_records()
+    records = ddtp_records()
     docs = [Doc(f"{r['id']}/{r['lang']}", r["long"], r["lang"]) for r in records]
     members: dict[str, list[str]] = defaultdict(list)
     for d, r in zip(docs, records):
@@ -100,3 +102,8 @@ def read_aligned_jsonl(path: Path) -> Iterator[tuple[str, str, str]]:
 
 def build_parallel(name: str) -> Collection:
     return Collection([ParallelDoc(f"{gid}/{lang}", text, lang, gid) for gid, lang, text in parallel_file_rows(name)])
+
+
+__all__ = ["DDTP_FILE", "DDTP_LICENCE", "PARALLEL_FILES", "PARALLEL_LICENCES", "SPLITS", "build_ddtp",
+           "build_parallel", "ddtp_langs", "ddtp_queries", "ddtp_records", "parallel_file_rows",
+           "read_aligned_jsonl"]

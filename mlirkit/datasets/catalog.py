@@ -53,3 +53,6 @@ def register(info: DatasetInfo, collection: LazyCollection, *, doc_cls: type = D
         parts.append(CollectionDocPairs(collection))
     ir_datasets.registry.register(info.dataset_id, Dataset(*parts))
     DATASETS.register(info.dataset_id, info)
+
+
+__all__ = ["DATASETS", "DatasetInfo", "register"]

@@ -231,3 +231,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     counts = export(args.dataset_id, args.format, args.output, overwrite=args.overwrite)
     print(json.dumps({"dataset": args.dataset_id, "format": args.format, "output": args.output, **counts}))
     return 0
+
+
+__all__ = ["IR_DATASETS_COMMANDS", "IR_DATASETS_ENTITIES", "build_parser", "main"]

@@ -33,13 +33,13 @@ def _order(key: str) -> str:
 
 def assign_groups(mode: str = "balanced") -> dict[str, str]:
     """``{group id: the one language it is kept in}`` (module docstring)."""
-    from mlirkit.datasets.bundled import _ddtp_records
+    from mlirkit.datasets.bundled import ddtp_records
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     langs_of: dict[str, set[str]] = defaultdict(set)
     package: dict[str, str] = {}
-    for r in _ddtp_records():
+    for r in ddtp_records():
         langs_of[r["id"]].add(r["lang"])
         package.setdefault(r["id"], str(r.get("package", r["id"])))
     languages = sorted({l for ls in langs_of.values() for l in ls})
@@ -68,21 +68,21 @@ def assign_groups(mode: str = "balanced") -> dict[str, str]:
 
 def build_ddtp_nonparallel(query_lang: str | None, split: str | None = None, mode: str = "balanced") -> Collection:
     """The collection (module docstring); ``query_lang=None``: queries in every language."""
-    from mlirkit.datasets.bundled import _ddtp_records, ddtp_queries
+    from mlirkit.datasets.bundled import ddtp_records, ddtp_queries
 
     assigned = assign_groups(mode)
-    records = _ddtp_records()
+    records = ddtp_records()
     docs = [Doc(f"{r['id']}/{r['lang']}", r["long"], r["lang"]) for r in records if assigned[r["id"]] == r["lang"]]
     return Collection(docs, *ddtp_queries(records, query_lang, split, lambda group: [f"{group}/{assigned[group]}"]))
 
 
 def register_nonparallel() -> None:
     """Register ``mlirkit/ddtp-nonparallel[-sorted]/<lang>[/dev|/test]`` (lazy; no I/O until used)."""
-    from mlirkit.datasets import bundled
+    from mlirkit.datasets import bundled, resources
     from mlirkit.datasets.catalog import DatasetInfo, register
     from mlirkit.datasets.records import LazyCollection
 
-    if not (bundled.resources_dir() / bundled.DDTP_FILE).is_file():
+    if not (resources.resources_dir() / bundled.DDTP_FILE).is_file():
         doc_langs: tuple[str, ...] = ()
     else:
         doc_langs = bundled.ddtp_langs()
@@ -98,6 +98,9 @@ def register_nonparallel() -> None:
                     f"({mode} assignment), so languages describe disjoint packages"
                     + (f"; {split} split" if split else ""),
                     doc_langs, doc_langs if lang is None else (lang,), "913 docs", bundled.DDTP_LICENCE,
-                    available_offline=lambda: (bundled.resources_dir() / bundled.DDTP_FILE).is_file())
+                    available_offline=lambda: (resources.resources_dir() / bundled.DDTP_FILE).is_file())
                 register(info, LazyCollection(lambda la=lang, s=split, m=mode: build_ddtp_nonparallel(la, s, m)),
                          queries_lang=lang, query_cls=ParallelQuery)
+
+
+__all__ = ["assign_groups", "build_ddtp_nonparallel", "register_nonparallel"]

@@ -93,3 +93,6 @@ def export(dataset_id: str, fmt: ExportFormat | str, output: str | Path, *, over
                     f.write(("\t" if fmt is ExportFormat.BEIR else " ").join(cols) + "\n")
                     counts["qrels"] += 1
     return counts
+
+
+__all__ = ["ExportFormat", "export"]

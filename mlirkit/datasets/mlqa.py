@@ -132,3 +132,6 @@ def available(query_lang: str | None) -> bool:
     pair_list = pairs(list(LANGS) if query_lang is None else [query_lang], query_lang is None)
     return (all_local(extracted_files(pair_list)) or locate(ZIP.relpath) is not None
             or release.release_available(RELEASE_NAME, query_lang))
+
+
+__all__ = ["LANGS", "LICENCE", "NAME", "SIZE", "available", "build", "load", "member"]

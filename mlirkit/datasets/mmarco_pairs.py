@@ -33,12 +33,14 @@ import tempfile
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from ir_datasets.formats import TrecQrel
+
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import canonical
 
-from mlirkit.datasets.records import Collection, TrecQrel
+from mlirkit.datasets.records import Collection
 from mlirkit.io.records import Doc, ParallelDoc, Query
-from mlirkit.datasets.sources import ENV_DATA, MissingDataError, SourceFile, _download, is_offline
+from mlirkit.datasets.sources import ENV_DATA, MissingDataError, SourceFile, download_file, is_offline
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +102,7 @@ def file_for(key: str, *, download: bool = True) -> Path:
     target = _home() / "mmarco" / cfg["cache_path"]
     sf = SourceFile(f"mmarco/{cfg['cache_path']}", cfg["url"], "mMARCO v2, unicamp-dl/mmarco", cfg.get("expected_md5"))
     if download and not is_offline():
-        return _download(sf, target)
+        return download_file(sf, target)
     raise MissingDataError(
         f"missing file {Path(cfg['cache_path']).name} (mMARCO{', offline mode' if is_offline() else ''}): "
         f"get it from {cfg['url']} and put it at {target}"
@@ -258,3 +260,7 @@ def recipe_rows(limit: int | None = None, weighting: str = "pairs",
         finally:
             for _, spool in spools:
                 spool.close()
+
+
+__all__ = ["FILE_NAMES", "LANGS", "LICENCE", "SIZE", "SUBSETS", "available", "build_lang", "build_multi",
+           "recipe_rows"]

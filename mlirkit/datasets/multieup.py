@@ -89,3 +89,6 @@ def load(query_lang: str | None) -> Collection:
 
 def available(query_lang: str | None) -> bool:
     return _benchmark.available(files(), RELEASE_NAME, query_lang)
+
+
+__all__ = ["CSV_NAME", "LANGS", "LICENCE", "NAME", "SIZE", "available", "build", "files", "load"]

@@ -204,3 +204,7 @@ class CollectionDocPairs(BaseDocPairs):
 def qrels_from_dict(qrels: dict[str, dict[str, int]]) -> list[TrecQrel]:
     """``{qid: {doc_id: 1}}`` -> sorted ``TrecQrel`` list (binary relevance, iteration "0")."""
     return [TrecQrel(qid, did, int(qrels[qid][did]), "0") for qid in sorted(qrels) for did in sorted(qrels[qid])]
+
+
+__all__ = ["Collection", "CollectionDocPairs", "CollectionDocs", "CollectionQrels", "CollectionQueries",
+           "LazyCollection", "qrels_from_dict"]

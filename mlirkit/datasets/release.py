@@ -72,3 +72,7 @@ def read_release(benchmark: str, query_lang: str | None) -> Collection:
                 raise format_error(rpath, line, f"qrels of {qid!r} should be an object {{doc_id: 1}}")
             qrels.setdefault(str(qid), {}).update({str(d): int(r) for d, r in rels.items()})
     return Collection(docs, queries, qrels_from_dict(qrels))
+
+
+__all__ = ["RELEASE_QUERY_LANGS", "read_release", "release_available", "release_files", "variant_dir",
+           "where_release"]

@@ -31,3 +31,6 @@ def resource(rel: str) -> Path:
 def manifest() -> dict:
     p = resources_dir() / "manifest.json"
     return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else {}
+
+
+__all__ = ["manifest", "resource", "resources_dir"]

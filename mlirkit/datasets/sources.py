@@ -193,7 +193,9 @@ def unreachable(url: str) -> str | None:
     return None
 
 
-def _download(sf: SourceFile, target: Path, alternative: str = "") -> Path:
+def download_file(sf: SourceFile, target: Path, alternative: str = "") -> Path:
+    """Download ``sf`` to ``target`` through ir_datasets (atomic; its MD5 checked when known); a failure is a
+    :class:`MissingDataError` naming the file and the way to get it."""
     from ir_datasets.util.download import Download, RequestsDownload
 
     reason = unreachable(sf.url)
@@ -228,7 +230,7 @@ def fetch(sf: SourceFile, *, download: bool = True, alternative: str = "") -> Pa
     if p is not None:
         return p
     if download and sf.url and not is_offline():
-        return _download(sf, default_root() / sf.relpath, alternative)
+        return download_file(sf, default_root() / sf.relpath, alternative)
     why = "offline mode" if (sf.url and is_offline()) else ""
     raise MissingDataError(missing_message(sf, why=why, alternative=alternative))
 
@@ -263,3 +265,8 @@ def fetch_all(files: list[SourceFile], *, alternative: str = "") -> dict[str, Pa
                     ", ".join(dict.fromkeys(sf.bundled for sf in from_bundle)))
         out.update(read_bundled(from_bundle))
     return {sf.relpath: out[sf.relpath] for sf in files}
+
+
+__all__ = ["BundledFile", "ENV_DATA", "MissingDataError", "OFFLINE_ENVS", "SourceFile", "all_local",
+           "bundled_available", "bundled_source", "download_file", "fetch", "fetch_all", "is_offline", "locate",
+           "read_bundled", "roots_key", "unreachable"]

@@ -97,3 +97,6 @@ def rows(codes: tuple[str, ...] = CODES) -> Iterator[tuple[str, str, str]]:
 
 def available() -> bool:
     return all_local(files()) or bundled_available(files())
+
+
+__all__ = ["ARCHIVE", "CODES", "LICENCE", "NAME", "SOURCE_LANG", "available", "files", "lang_of", "langs", "rows"]

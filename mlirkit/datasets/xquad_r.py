@@ -243,3 +243,7 @@ def available(query_lang: str | None, fam: Family = FAMILIES[0]) -> bool:
     if fam.name == NAME:
         return _benchmark.available(files(fam.langs), RELEASE_NAME, query_lang)
     return all_local(files(fam.langs)) or bundled_available(files(fam.langs))
+
+
+__all__ = ["ALL_LANGS", "ARCHIVE", "FAMILIES", "Family", "LANGS", "LICENCE", "NAME", "PARTIAL_SEED", "Paragraph",
+           "SIZE", "answer_sentence", "available", "build", "family", "files", "load", "parse", "partial_langs"]

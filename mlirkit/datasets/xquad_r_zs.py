@@ -170,3 +170,8 @@ def eval_texts(langs: tuple[str, ...] = xquad_r.ALL_LANGS) -> set[str]:
 
 def available(query_lang: str | None = None) -> bool:
     return xquad_r.available(None, xquad_r.family("xquad-r-11"))
+
+
+__all__ = ["LICENCE", "MONOLINGUAL_LANGS", "NAME", "PARALLEL_LANGS", "SEED", "TEST_SIZE", "TRAIN_SIZE", "available",
+           "eval_articles", "eval_texts", "load_test", "load_train", "train_articles", "training_records",
+           "write_training_data"]

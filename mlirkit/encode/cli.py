@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from mlirkit.base.option_names import cli_main
-from mlirkit.base.cli import ArgumentParser, configure_logging, examples, set_threads
+from mlirkit.base.cli import ArgumentParser, configure_logging, examples
+from mlirkit.base.threads import set_threads
 from mlirkit.encode.options import add_engine_args, ray_options
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.base.errors import MlirkitError
@@ -148,3 +149,6 @@ def _encode_ray(args: argparse.Namespace, docs: Iterable[Doc], transform: Transf
 def _chain(first, rest):
     yield from first
     yield from rest
+
+
+__all__ = ["build_parser", "main"]

@@ -251,3 +251,6 @@ class _CorpusFill:
         if self._file is not None:
             self._file.close()
         self.path.unlink(missing_ok=True)
+
+
+__all__ = ["IndexStats", "Indexer", "refuse_partial_fill"]

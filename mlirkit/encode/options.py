@@ -56,3 +56,6 @@ def ray_options(args: argparse.Namespace):
     from mlirkit.encode.ray_engine import RayOptions
 
     return RayOptions(**{name: getattr(args, name) for name in _RAY_FLAGS if getattr(args, name) is not None})
+
+
+__all__ = ["add_engine_args", "ray_options"]

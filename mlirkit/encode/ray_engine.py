@@ -320,3 +320,6 @@ def encode_with_ray(docs: Iterable[Doc], index_dir: str | os.PathLike, *, make_e
                     "seconds": round(seconds, 2), "docs_per_second": round(total / seconds, 1) if seconds else 0.0,
                     "languages": dict(sorted(lang_counts.items()))})
     return summary
+
+
+__all__ = ["RayOptions", "check_tiling", "encode_with_ray", "encoder_factory"]

@@ -92,3 +92,6 @@ def check_same_encoder(expected: dict[str, Any], actual: dict[str, Any], what: s
     keys = sorted(set(expected) | set(actual))
     diffs = [f"{k}: {expected.get(k)!r} != {actual.get(k)!r}" for k in keys if expected.get(k) != actual.get(k)]
     raise EncoderMismatchError(f"{what} was made with another encoder ({'; '.join(diffs)})")
+
+
+__all__ = ["Encoder", "EncoderMismatchError", "check_same_encoder", "comparable_fingerprint", "fingerprint_digest"]

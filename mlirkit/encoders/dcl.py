@@ -64,7 +64,8 @@ class DCLEncoder(Encoder):
     @property
     def fingerprint(self) -> dict[str, Any]:
         if self._fingerprint is None:
-            from mlirkit.encoders.weights_hash import directory_weights_sha256, file_sha256
+            from mlirkit.encoders.weights_hash import directory_weights_sha256
+            from mlirkit.io.files import file_sha256
             from mlirkit.encoders.dcl_model import BACKBONE_DIR, HEADS_FILE
 
             cfg = self.model.config
@@ -110,3 +111,6 @@ class DCLEncoder(Encoder):
 
     def describe(self) -> str:
         return json.dumps(self.fingerprint, sort_keys=True)
+
+
+__all__ = ["DCLEncoder"]

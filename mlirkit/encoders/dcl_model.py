@@ -273,3 +273,6 @@ def _accepts_pooling_flag(name_or_path: str) -> bool:
     except (OSError, ValueError):
         return False
     return mt in {"bert", "xlm-roberta", "roberta", "camembert", "xlm-roberta-xl"}
+
+
+__all__ = ["BACKBONE_DIR", "DCLModelConfig", "DisentangledEncoder", "HEADS_FILE", "MARKER", "pool"]

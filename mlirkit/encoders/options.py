@@ -113,3 +113,7 @@ def encoder_from_args(args: argparse.Namespace, name: str | None = None):
 
     pin_malloc_threshold()
     return load_encoder(name or args.encoder, args.encoder_class, **encoder_options(args))
+
+
+__all__ = ["OPTION", "add_encoder_args", "class_options", "encoder_from_args", "encoder_options",
+           "parse_encoder_options"]

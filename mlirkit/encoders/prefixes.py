@@ -99,3 +99,6 @@ def family_for(model_id: str | None) -> ModelFamily | None:
     if len(hits) > 1:  # the table is wrong; tests check this never happens
         raise ValueError(f"model id {model_id!r} matches several families: {[h.name for h in hits]}")
     return hits[0] if hits else None
+
+
+__all__ = ["FAMILIES", "ModelFamily", "POOLINGS", "WEB_SEARCH_TASK", "family_for"]

@@ -205,3 +205,6 @@ def _weights_id(path: str, local: bool, model: Any) -> str:
     commit = getattr(getattr(model[0], "auto_model", None), "config", None)
     commit = getattr(commit, "_commit_hash", None)
     return f"revision:{commit or 'unknown'}"
+
+
+__all__ = ["STEncoder"]

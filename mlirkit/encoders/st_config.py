@@ -158,3 +158,6 @@ def read_st_config(directory: str | Path) -> STConfig:
     if not isinstance(prompts, dict) or not all(isinstance(v, str) for v in prompts.values()):
         raise MlirkitError(f"{directory / ST_CONFIG_FILE}: 'prompts' must map names to strings")
     return STConfig(directory, tuple(modules), dict(prompts), st.get("default_prompt_name") or None)
+
+
+__all__ = ["STConfig", "STModule", "is_st_directory", "read_st_config", "sentence_transformers_directory"]

@@ -152,3 +152,6 @@ class USEMEncoder(Encoder):
         if not self._model_normalizes and len(texts):
             out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         return out
+
+
+__all__ = ["USEMEncoder"]

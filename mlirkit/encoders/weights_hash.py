@@ -92,3 +92,6 @@ def _save_cache(directory: Path, path: Path, cache: dict) -> None:
         except OSError:
             continue
     logger.debug("could not cache the weights hash of %s", directory)
+
+
+__all__ = ["CACHE_NAME", "check_weight_files", "directory_weights_sha256"]

@@ -153,4 +153,5 @@ def ranx_per_query(qrels_tl, run_tl, specs: Sequence[MetricSpec]):
     return {s.name: np.asarray(scores[s.ranx_name], dtype=np.float64) for s in specs}
 
 
-__all__ = ["METRICS", "MetricFamily", "MetricSpec", "parse_metric", "parse_metrics", "ranx_per_query"]
+__all__ = ["METRICS", "MetricFamily", "MetricSpec", "known_metric_examples", "parse_metric", "parse_metrics",
+           "ranx_per_query"]

@@ -50,3 +50,6 @@ def projection_inputs(index_dir: str | os.PathLike, *, after_index: str | os.Pat
         after = t.transform(before, langs, "doc", alpha=alpha)
         titles = ("before", f"after {Path(transform).name} (alpha {alpha})")
     return ProjectionInputs(before, after, langs, titles)
+
+
+__all__ = ["projection_inputs"]

@@ -56,4 +56,4 @@ def read_query_langs(topics: str | os.PathLike, default_lang: str | None = None)
     return {q.query_id: q.lang for q in read_topics(topics, default_lang=default_lang)}
 
 
-__all__ = ["check_query_langs_meet", "read_query_langs", "resolve_query_langs"]
+__all__ = ["check_query_langs_meet", "how_to_give_query_langs", "read_query_langs", "resolve_query_langs"]

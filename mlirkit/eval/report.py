@@ -98,7 +98,7 @@ def _fmt(value, digits: int) -> str:
     return f"{float(value):.{digits}f}"
 
 
-def _fmt_cell(row: str, value, digits: int) -> str:
+def format_cell(row: str, value, digits: int) -> str:
     if row.startswith("(queries)"):
         return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(int(value))
     return _fmt(value, digits)
@@ -157,7 +157,7 @@ def main_section(result: Result, digits: int) -> list[Block]:
 
 def per_language_section(result: Result, digits: int) -> list[Block]:
     return [Block(name, ["run"] + [str(c) for c in df.columns],
-                  [[str(r)] + [_fmt_cell(str(r), df.loc[r, c], digits) for c in df.columns] for r in df.index])
+                  [[str(r)] + [format_cell(str(r), df.loc[r, c], digits) for c in df.columns] for r in df.index])
             for name, df in result.per_language.items()]
 
 
@@ -332,6 +332,6 @@ def write_report(result: Result, path: str | os.PathLike, *, overwrite: bool = T
     return path
 
 
-__all__ = ["Block", "DAGGER", "REPORT_FORMATS", "SECTIONS", "blocks", "language_group_dict", "one_line", "render_latex",
-           "render_markdown", "report_format", "run_letters", "significance_marks", "describe_test",
-           "write_report"]
+__all__ = ["Block", "DAGGER", "REPORT_FORMATS", "SECTIONS", "blocks", "describe_test", "format_cell",
+           "language_group_dict", "markdown_table", "one_line", "render_latex", "render_markdown", "report_format",
+           "run_letters", "significance_marks", "write_report"]

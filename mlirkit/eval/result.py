@@ -16,12 +16,12 @@ from mlirkit.eval.means import micro_column
 RESERVED_KEYS = ("_meta", "_per_language", "_language_groups", "_significance", "_per_query")
 
 
-def _clean(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
     """JSON-safe: NaN -> None, numpy scalars -> Python."""
     if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
+        return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
+        return [json_safe(v) for v in value]
     if hasattr(value, "item") and not isinstance(value, (str, bytes)):
         value = value.item()
     if isinstance(value, float) and math.isnan(value):
@@ -81,7 +81,7 @@ class EvaluationResult:
         out["_significance"] = [c.to_dict() for c in self.significance]
         if per_query:
             out["_per_query"] = self.per_query
-        return _clean(out)
+        return json_safe(out)
 
     def to_json(self, per_query: bool = False, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(per_query), indent=indent, ensure_ascii=False) + "\n"
@@ -105,4 +105,4 @@ class EvaluationResult:
         return self.to_markdown()
 
 
-__all__ = ["EvaluationResult", "RESERVED_KEYS"]
+__all__ = ["EvaluationResult", "RESERVED_KEYS", "json_safe"]

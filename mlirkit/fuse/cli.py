@@ -9,7 +9,7 @@ import logging
 from pathlib import Path
 from typing import Any, Sequence
 
-from mlirkit.base.cli import ArgumentParser, configure_logging, examples
+from mlirkit.base.cli import ArgumentParser, cli_command, configure_logging, examples
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.options import add_verbosity_args, parse_key_values, positive_int
@@ -132,7 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mlirkit.io.provenance import describe_file, describe_source
 
     write_run(out, args.output, tag=tag, overwrite=args.overwrite, k=args.hits,
-              provenance={"fusion": {"method": m.name, "norm": args.norm, "params": params,
+              provenance={"command": cli_command(__name__, argv),
+                          "fusion": {"method": m.name, "norm": args.norm, "params": params,
                                      "keep_languages": args.keep_languages},
                           "runs": [describe_file(r) for r in args.runs],  # the input runs, with their provenance
                           **({"tuned": {"on": [describe_file(r) for r in args.tune_runs],
@@ -140,3 +141,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     report.update({"params": params, "queries": len(out), "keep_languages": args.keep_languages})
     print(json.dumps(report))
     return 0
+
+
+__all__ = ["build_parser", "main"]

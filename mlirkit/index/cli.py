@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from mlirkit.base.option_names import cli_main
-from mlirkit.base.cli import ArgumentParser, configure_logging, examples, set_threads, with_examples
+from mlirkit.base.cli import ArgumentParser, configure_logging, examples, with_examples
+from mlirkit.base.threads import set_threads
 from mlirkit.index.options import add_index_type_args, index_spec_from_args
 from mlirkit.base.options import add_verbosity_args, non_negative_int
 
@@ -81,3 +82,6 @@ def index_info(path: str) -> dict[str, Any]:
         info["model_fixed_bytes"] = int(spec.fixed_bytes(index.dim))
     info["measured_index_bytes_per_doc"] = round(files.get("index", 0) / max(n, 1), 1)
     return info
+
+
+__all__ = ["build_parser", "main"]

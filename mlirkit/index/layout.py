@@ -9,3 +9,6 @@ from mlirkit.io.index_files import (  # noqa: F401  (re-exported)
 
 FORMAT = INDEX_FORMAT  # defined with the "is this ours?" checks
 FORMAT_VERSION = 1
+
+__all__ = ["DOCID_FILE", "EMBEDDINGS_FILE", "FAISS_FILE", "FORMAT", "FORMAT_VERSION", "LANGS_FILE", "META_FILE",
+           "TRANSFORM_FILE"]

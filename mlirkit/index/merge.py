@@ -252,3 +252,6 @@ def _gather(sources: list[_RowSource], rows: list[tuple[int, int]]) -> tuple[np.
         if raw is not None:
             raw[positions] = r
     return vecs, raw
+
+
+__all__ = ["check_consistent", "check_unique_ids", "merge_indexes"]

@@ -200,3 +200,6 @@ def index_provenance(index: Any) -> dict[str, Any]:
     if shards and len(shards) > 1:
         return {"shards": [one(Path(s.path)) for s in shards]}
     return one(Path(index.path))
+
+
+__all__ = ["DenseIndex", "index_provenance", "read_meta", "require_reconstructable"]

@@ -259,3 +259,6 @@ def is_exact(faiss_index) -> bool:
     if isinstance(idx, faiss.IndexHNSW):
         return isinstance(faiss.downcast_index(idx.storage), faiss.IndexFlat)
     return False
+
+
+__all__ = ["DEFAULT_INDEX_TYPE", "INDEX_TYPES", "IndexSpec", "is_exact", "set_search_params", "spec_of"]

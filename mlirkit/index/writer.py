@@ -202,3 +202,6 @@ def _raw_to_npy(raw: Path, out: Path, rows: int, dim: int, chunk: int = 1 << 24)
         np.lib.format.write_array_header_1_0(f, header)
         shutil.copyfileobj(src, f, chunk)
     raw.unlink()
+
+
+__all__ = ["IndexWriter"]

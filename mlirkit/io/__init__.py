@@ -1,1 +1,3 @@
 """Readers and writers of the formats mlirkit exchanges: corpora, topics, TREC runs and qrels."""
+
+__all__: list[str] = []

@@ -153,3 +153,6 @@ def _ir_datasets_docs(dataset_id: str) -> Iterator[tuple[str, str, str, str | No
         joined = " ".join(p.strip() for p in (title, text or "") if p and p.strip())
         lang = fields.get("lang") or default
         yield f"{dataset_id} (document {n})", doc.doc_id, joined, lang
+
+
+__all__ = ["CorpusStats", "count_docs", "id_text_lang_tsv", "ir_dataset_part", "read_corpus"]

@@ -11,3 +11,5 @@ LANGS_FILE = "langs"
 META_FILE = "meta.json"
 EMBEDDINGS_FILE = "embeddings.npy"
 TRANSFORM_FILE = "transform.safetensors"  # copy of the language transform applied (search needs its query side)
+
+__all__ = ["DOCID_FILE", "EMBEDDINGS_FILE", "FAISS_FILE", "LANGS_FILE", "META_FILE", "TRANSFORM_FILE"]

@@ -56,16 +56,6 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def command() -> list[str]:
-    """The command that is running: what :func:`mlirkit.base.cli.run_cli` recorded (``python -m mlirkit.X
-    ARGS``), else this process's ``sys.argv``."""
-    import sys
-
-    from mlirkit.base.cli import current_command
-
-    return list(current_command() or sys.argv)
-
-
 def _file_record(v: Any, field: str) -> None:
     """What :func:`describe_file` / :func:`describe_source` write (a run's inputs are described so)."""
     FILE(v, field)
@@ -103,7 +93,9 @@ SIDECAR = record({
 def sidecar_bytes(run_path: str | os.PathLike, run_sha256: str, provenance: Mapping[str, Any] | None = None) -> bytes:
     """The sidecar of the run at ``run_path`` whose bytes hash to ``run_sha256``: the common fields (version,
     time, command) and the producer's ``provenance``, as the bytes of ``RUN.provenance.json``; the writer
-    publishes them after the run (:func:`mlirkit.io.trec.write_run`)."""
+    publishes them after the run (:func:`mlirkit.io.trec.write_run`). The command is the one the producer
+    passes as ``provenance["command"]`` (a CLI passes its own, :func:`mlirkit.base.cli.cli_command`), else
+    this process's ``sys.argv`` (a script's)."""
     import sys
 
     # the package is imported before any of its modules; read here without an import statement, so this low
@@ -112,7 +104,7 @@ def sidecar_bytes(run_path: str | os.PathLike, run_sha256: str, provenance: Mapp
 
     record_ = {"format": FORMAT, "format_version": FORMAT_VERSION, "run": Path(run_path).name,
                "run_sha256": run_sha256, "mlirkit_version": __version__,
-               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "command": command(),
+               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "command": list(sys.argv),
                **dict(provenance or {})}
     text = json.dumps(record_, indent=2, ensure_ascii=False, sort_keys=False, default=str) + "\n"
     check_json(sidecar_path(run_path), json.loads(text), SIDECAR)  # what is written reads back
@@ -169,5 +161,5 @@ def summary(record: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
-__all__ = ["FILE", "FORMAT", "SIDECAR", "SUFFIX", "command", "describe_file", "describe_source", "is_sidecar",
+__all__ = ["FILE", "FORMAT", "SIDECAR", "SUFFIX", "describe_file", "describe_source", "is_sidecar",
            "read_sidecar", "sha256_bytes", "sidecar_bytes", "sidecar_path", "summary"]

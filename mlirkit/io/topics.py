@@ -80,3 +80,6 @@ def _ir_datasets(dataset_id: str):
         fields = q._asdict()
         yield (f"{dataset_id} (query {n})", q.query_id, fields.get("text", ""), fields.get("lang") or default,
                fields.get("group_id"))
+
+
+__all__ = ["read_topics"]

@@ -245,8 +245,9 @@ def write_run(run: Mapping[str, Mapping[str, float]], path: str | os.PathLike, t
     Queries in id order, documents by ``(-score, docno)`` with ranks from 1; ``k`` keeps only the
     first ``k`` documents of each query. Scores are written with the shortest text that reads back
     to the same float, so a read-write round trip keeps every score (and therefore the ranking).
-    ``RUN.provenance.json`` (:mod:`mlirkit.io.provenance`) records the command, the mlirkit version, the
-    run's sha256 and what the producer passes as ``provenance`` (index, encoder, transform, topics).
+    ``RUN.provenance.json`` (:mod:`mlirkit.io.provenance`) records the command (``provenance["command"]``,
+    which a CLI passes, else ``sys.argv``), the mlirkit version, the run's sha256 and what else the producer
+    passes as ``provenance`` (index, encoder, transform, topics).
     """
     validate_run_tag(tag)
     if k is not None and (isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1):

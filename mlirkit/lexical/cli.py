@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from mlirkit.base.cli import ArgumentParser, configure_logging, examples, with_examples
+from mlirkit.base.cli import ArgumentParser, cli_command, configure_logging, examples, with_examples
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.options import add_verbosity_args, lang_code, positive_int
 from mlirkit.lexical.analyzers import FALLBACKS
@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.verbose, quiet=args.quiet)
     if args.command == "index":
         return _index(args)
-    return _search(args)
+    return _search(args, cli_command(__name__, argv))
 
 
 def _index(args: argparse.Namespace) -> int:
@@ -93,7 +93,7 @@ def _index(args: argparse.Namespace) -> int:
     return 0
 
 
-def _search(args: argparse.Namespace) -> int:
+def _search(args: argparse.Namespace, command: list[str]) -> int:
     from mlirkit.base.fs import refuse_existing
     from mlirkit.io.topics import read_topics
     from mlirkit.io.trec import run_tag_for, write_run
@@ -119,10 +119,13 @@ def _search(args: argparse.Namespace) -> int:
     from mlirkit.io.provenance import describe_source
 
     write_run(run, args.output, tag=tag, overwrite=args.overwrite,
-              provenance={"index": index_provenance(args.index),
+              provenance={"command": command, "index": index_provenance(args.index),
                           "bm25": {"k1": args.k1, "b": args.b, "statistics": statistics},
                           "topics": describe_source(args.topics), "hits": args.hits})
     print(json.dumps({"run": str(args.output), "queries": len(run), "hits": args.hits, "k1": args.k1, "b": args.b,
                       "statistics": statistics, "queries_without_hits": len(empty),
                       "queries_without_terms": len(no_terms)}))
     return 0
+
+
+__all__ = ["build_parser", "main"]

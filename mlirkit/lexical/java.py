@@ -94,3 +94,6 @@ def java_list(items) -> object:
     for item in items:
         out.add(item)
     return out
+
+
+__all__ = ["classes", "fs_directory", "java_errors", "java_list"]

@@ -7,3 +7,5 @@ from __future__ import annotations
 from mlirkit.pyserini.registration import register
 
 CLASS_NAMES = register()
+
+__all__ = ["CLASS_NAMES"]

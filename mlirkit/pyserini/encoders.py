@@ -185,3 +185,6 @@ class MlirkitQueryEncoder(QueryEncoder):
     def encode(self, query: str, **kwargs: Any) -> np.ndarray:
         """One query -> float32 ``(dim,)``."""
         return self.encode_batch([query])[0]
+
+
+__all__ = ["MlirkitDocumentEncoder", "MlirkitQueryEncoder"]

@@ -126,3 +126,6 @@ class IndexDirectoryWriter(FaissRepresentationWriter):
         writer.__exit__(exc_type, exc_val, exc_tb)
         if exc_type is None:
             logger.info("wrote %d documents to %s", writer.count, self.dir_path)
+
+
+__all__ = ["IndexDirectoryWriter", "LangJsonlCollectionIterator"]

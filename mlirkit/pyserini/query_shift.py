@@ -110,3 +110,6 @@ def searcher_class(plan: ShiftPlan, query_langs: Mapping[str, str] | None = None
                              plan=plan, query_langs=query_langs, query_lang=query_lang)
 
     return BoundQueryShiftFaissSearcher
+
+
+__all__ = ["QueryShiftFaissSearcher", "searcher_class"]

@@ -182,3 +182,7 @@ def registered() -> bool:
 
     pe = sys.modules.get("pyserini.encode")
     return pe is not None and isinstance(getattr(pe, "document_encoder_class_map", None), ExplicitClassMap)
+
+
+__all__ = ["EncoderSettings", "ExplicitClassMap", "QueryEncoderFactory", "class_names", "mlirkit_encoder_class",
+           "register", "registered"]

@@ -21,7 +21,8 @@ import numpy as np
 
 from mlirkit.base.vectors import transform_and_normalize
 from mlirkit.base.errors import MlirkitError
-from mlirkit.pyserini.encoders import DocumentEncoder, MlirkitDocumentEncoder
+from mlirkit.pyserini.encoders import MlirkitDocumentEncoder  # starts the JVM, so before pyserini
+from pyserini.encode import DocumentEncoder  # noqa: E402
 from mlirkit.transforms.alpha import Alpha, AlphaLike
 from mlirkit.transforms.transform import LanguageTransform
 from mlirkit.transforms.defaults import DEFAULT_ALPHA
@@ -112,3 +113,6 @@ def shifted_document_encoder(model_name: str, transform: LanguageTransform | str
     """Build ``ShiftedDocumentEncoder(MlirkitDocumentEncoder(model_name, ...), transform, alpha)``."""
     base = MlirkitDocumentEncoder(model_name, device, encoder_class=encoder_class, options=options)
     return ShiftedDocumentEncoder(base, transform, alpha, strict=strict, force=force)
+
+
+__all__ = ["ShiftedDocumentEncoder", "shifted_document_encoder"]

@@ -60,3 +60,6 @@ def write_toy_collection(directory: str | os.PathLike) -> ToyCollection:
             for lang in LANGS:
                 f.write(f"{qid} 0 {doc_id(rel, lang)} {2 if lang == 'en' else 1}\n")
     return ToyCollection(corpus, topics, qrels, doc_langs)
+
+
+__all__ = ["LANGS", "PARALLEL", "write_toy_collection"]

@@ -177,3 +177,7 @@ def run_pyserini_module(module: str, argv: Sequence[str], class_names: Sequence[
             print(f"error: {module}: {type(e).__name__}{': ' + first if first else ''}", file=sys.stderr)
             return 1
     return 0
+
+
+__all__ = ["HELP_FLAGS", "argparse_with_choices", "peek_option", "run_pyserini_module", "split_wrapper_args",
+           "wrapper_parser"]

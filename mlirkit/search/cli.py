@@ -9,7 +9,8 @@ from typing import Sequence
 
 from mlirkit.base.option_names import cli_main
 from mlirkit.base.errors import MlirkitError
-from mlirkit.base.cli import ArgumentParser, configure_logging, examples, set_threads
+from mlirkit.base.cli import ArgumentParser, cli_command, configure_logging, examples
+from mlirkit.base.threads import set_threads
 from mlirkit.encoders.options import add_encoder_args, encoder_from_args, encoder_options
 from mlirkit.base.fs import refuse_existing
 from mlirkit.base.options import add_verbosity_args, lang_code, non_negative_int, positive_int
@@ -117,7 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mlirkit.io.provenance import describe_source
 
     write_run(results.to_run(), args.output, tag=tag, overwrite=args.overwrite,
-              provenance={**searcher.provenance(), "topics": describe_source(args.topics), "hits": args.hits})
+              provenance={"command": cli_command(__name__, argv), **searcher.provenance(),
+                          "topics": describe_source(args.topics), "hits": args.hits})
     report = {"run": str(args.output), "queries": len(results), "hits": args.hits}
     if isinstance(searcher, QdrantSearcher):
         report["query_shift"] = searcher.shift_settings
@@ -125,3 +127,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         report["query_shift"] = {**searcher.shift.describe(searcher.shift_alpha), "candidates": searcher.shift_candidates}
     print(json.dumps(report))
     return 0
+
+
+__all__ = ["add_query_shift_args", "build_parser", "main", "query_shift_requested"]

@@ -347,3 +347,6 @@ def _shift_langs(decided: Sequence[Any], given: Sequence[str | None], threshold:
         else:
             out.append(UNKNOWN)
     return out
+
+
+__all__ = ["Searcher", "TIE_SLACK", "encoder_for_index", "search_index"]

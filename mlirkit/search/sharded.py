@@ -206,3 +206,6 @@ def complete_shards(paths: Sequence[Path], skip: bool = False) -> list[Path]:
 def _count_lines(path: Path) -> int:
     with open(path, "rb") as f:
         return sum(1 for line in f if line.strip())
+
+
+__all__ = ["ShardedIndex", "open_index"]

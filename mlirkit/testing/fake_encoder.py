@@ -53,3 +53,6 @@ class FakeEncoder(Encoder):
 
     def encode_docs(self, texts, langs=None, *, batch_size=None, show_progress=False) -> np.ndarray:
         return self._encode(texts, langs)
+
+
+__all__ = ["FakeEncoder"]

@@ -85,3 +85,6 @@ def build_tiny_hf_model(directory: str | os.PathLike[str], *, seed: int | None =
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return directory
+
+
+__all__ = ["TINY_SPEC", "build_tiny_hf_model"]

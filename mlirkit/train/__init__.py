@@ -3,3 +3,5 @@
 Importing this package is cheap; the submodules import torch and transformers.
 """
 from __future__ import annotations
+
+__all__: list[str] = []

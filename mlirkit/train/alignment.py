@@ -159,3 +159,7 @@ class AlignmentCache:
         cache = cls(data.get("model_key", ""))
         cache._data = {k: [tuple(p) for p in v] for k, v in data.get("alignments", {}).items()}
         return cache
+
+
+__all__ = ["Alignment", "AlignmentCache", "map_word_alignment", "mutual_argmax_alignment", "parse_pharaoh",
+           "read_pharaoh", "valid_token_mask", "word_first_subwords", "word_spans"]

@@ -59,3 +59,6 @@ def plot_dcl_components(components: dict[str, np.ndarray], langs: Sequence[str],
     titles = {"base": "base h = f(x)", "semantic": "semantic W_s h", "language": "language head W_l h"}
     panels = list(extra) + [(titles[k], components[k]) for k in ("base", "semantic", "language") if k in components]
     return plot_projection_panels(panels, langs, out_prefix, method, max_points=max_points, seed=seed)
+
+
+__all__ = ["dcl_components", "plot_dcl_components"]

@@ -248,3 +248,5 @@ ABLATIONS.register("no_ldcl", {"use_ldcl": False})
 ABLATIONS.register("no_orth", {"use_orth": False})
 ABLATIONS.register("no_consistency", {"use_consistency": False})
 ABLATIONS.register("no_token", {"use_hsa_token": False})
+
+__all__ = ["ABLATIONS", "TrainConfig"]

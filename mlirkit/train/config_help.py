@@ -41,3 +41,6 @@ def field_help(cls: type, field: dataclasses.Field) -> str:
         return text
     shown = "" if default == "" else default
     return f"{text} (default: {shown!r})" if shown == "" else f"{text} (default: {shown})"
+
+
+__all__ = ["field_help"]

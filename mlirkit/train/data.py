@@ -293,3 +293,7 @@ class BatchComposer:
 
 def alignment_of(pair: ParallelPair) -> Alignment | None:
     return list(pair.alignment) if pair.alignment is not None else None
+
+
+__all__ = ["Batch", "BatchComposer", "MonoSentence", "ParallelPair", "RetrievalExample", "read_monolingual",
+           "read_parallel", "read_triples"]

@@ -96,3 +96,6 @@ def mean_across(values: dict[str, float]) -> dict[str, float]:
 def barrier() -> None:
     if is_distributed():
         dist.barrier()
+
+
+__all__ = ["barrier", "env_world", "gather", "gather_labels", "init_distributed", "is_distributed", "mean_across"]

@@ -350,3 +350,7 @@ def training_inputs(cfg: Any) -> tuple[list[TextInput], list[tuple[TextInput, Te
     for src in cfg.monolingual:
         inputs += [TextInput(m.text, sp, ml) for m in read_monolingual(src)]
     return inputs, pairs
+
+
+__all__ = ["CachedForward", "FeatureCache", "TextInput", "build_feature_cache", "embed_cached", "pad_blocks",
+           "start_layer", "training_inputs"]

@@ -664,3 +664,6 @@ class _Snapshot:
         for path, content in self.files.items():
             if not path.is_file() or path.read_bytes() != content:
                 path.write_bytes(content)
+
+
+__all__ = ["FINAL_DIR", "Trainer", "load_checkpoint_file", "resolve_backbone"]

@@ -90,6 +90,7 @@ def run(cfg: BenchmarkConfig, encoder, data=None):
 
 # ---------------------------------------------------------------------------- end to end
 def test_end_to_end_outputs(tmp_path):
+    from mlirkit.io.provenance import read_sidecar
     from mlirkit.io.trec import read_run
     from mlirkit.transforms import load_transform
 
@@ -136,6 +137,7 @@ def test_end_to_end_outputs(tmp_path):
         for run_name in main_runs:
             trec = read_run(out / "runs" / "fake" / split / f"{run_name}.trec")
             assert set(trec) == {q.query_id for q in data.splits[split].queries}
+            assert read_sidecar(out / "runs" / "fake" / split / f"{run_name}.trec")["command"] == ["pytest"]
             assert all(len(h) == 30 for h in trec.values())
     # transform files load and belong to this encoder
     for source in ("ood", "ddtp"):

@@ -12,19 +12,19 @@ import ir_datasets
 import pytest
 
 import mlirkit.datasets
-from mlirkit.datasets import bundled
+from mlirkit.datasets import bundled, resources
 from tests.helpers import REPO
 
 CORE = ("en", "de", "fr", "it", "ja", "ru", "uk", "pl")
 
 
 def records(rel: str) -> list[dict]:
-    with gzip.open(bundled.resources_dir() / rel, "rt", encoding="utf-8") as f:
+    with gzip.open(resources.resources_dir() / rel, "rt", encoding="utf-8") as f:
         return [json.loads(line) for line in f]
 
 
 def test_manifest_matches_files():
-    man = bundled.manifest()
+    man = resources.manifest()
     for rel, entry in man["files"].items():
         recs = records(rel)
         langs = defaultdict(int)
@@ -119,7 +119,7 @@ def test_read_corpus_accepts_bundled_id():
     from mlirkit.io.topics import read_topics
 
     docs = list(read_corpus("mlirkit/ddtp/uk/test"))
-    assert len(docs) == bundled.manifest()["files"][bundled.DDTP_FILE]["records"] and docs[0].lang
+    assert len(docs) == resources.manifest()["files"][bundled.DDTP_FILE]["records"] and docs[0].lang
     topics = read_topics("mlirkit/ddtp/uk/test")
     assert {q.lang for q in topics} == {"uk"}
 
@@ -128,8 +128,8 @@ def test_read_corpus_accepts_bundled_id():
 def test_build_is_reproducible(shared_data, tmp_path):
     subprocess.run([sys.executable, str(REPO / "scripts" / "build_bundled.py"), "--data", str(shared_data),
                     "--out", str(tmp_path)], check=True, capture_output=True)
-    for rel in [*bundled.manifest()["files"], *bundled.manifest()["upstream"], "manifest.json"]:
-        assert (tmp_path / rel).read_bytes() == (bundled.resources_dir() / rel).read_bytes(), rel
+    for rel in [*resources.manifest()["files"], *resources.manifest()["upstream"], "manifest.json"]:
+        assert (tmp_path / rel).read_bytes() == (resources.resources_dir() / rel).read_bytes(), rel
 
 
 def test_bundled_upstream_files_equal_the_shared_files(shared_data):
@@ -143,8 +143,8 @@ def test_bundled_upstream_files_equal_the_shared_files(shared_data):
     files = xquad_r.files(xquad_r.ALL_LANGS) + tatoeba.files()
     assert {sf.relpath for sf in files} == set(expected)
     got = sources.read_bundled(files)  # (checks each member's MD5 against the manifest)
-    members = {**bundled.manifest()["upstream"]["xquad-r.tar.xz"]["members"],
-               **bundled.manifest()["upstream"]["tatoeba.tar.xz"]["members"]}
+    members = {**resources.manifest()["upstream"]["xquad-r.tar.xz"]["members"],
+               **resources.manifest()["upstream"]["tatoeba.tar.xz"]["members"]}
     for rel, path in expected.items():
         raw = gzip.decompress(path.read_bytes())
         assert got[rel].data == raw, rel

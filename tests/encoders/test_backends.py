@@ -248,9 +248,11 @@ def test_pyserini_search_wrapper_batches_queries_by_default(monkeypatch):
     import mlirkit.pyserini.search.cli as cli
 
     seen = {}
-    monkeypatch.setattr(cli, "run", lambda argv, settings: seen.setdefault("argv", list(argv)) and 0)
+    monkeypatch.setattr(cli, "run", lambda argv, settings, command=None: seen.update(argv=list(argv), command=command))
     cli.main(["--topics", "t.tsv", "--index", "nowhere", "--output", "r.trec"])
     assert seen["argv"][-2:] == ["--batch-size", str(cli.DEFAULT_QUERY_BATCH)]
+    assert seen["command"] == ["python", "-m", "mlirkit.pyserini.search", "--topics", "t.tsv", "--index", "nowhere",
+                               "--output", "r.trec"]  # what the run's provenance records: the command as given
     seen.clear()
     cli.main(["--topics", "t.tsv", "--index", "nowhere", "--output", "r.trec", "--batch-size", "1"])
     assert seen["argv"].count("--batch-size") == 1 and seen["argv"][-1] == "1"

@@ -111,7 +111,7 @@ def test_converted_directory_and_fingerprint(e5):
 def test_conversion_is_deterministic(tmp_path):
     """A fresh conversion elsewhere gives byte-identical weights (so fingerprints agree across machines)."""
     from mlirkit.encoders.e5_q4 import converted_model_dir
-    from mlirkit.encoders.weights_hash import file_sha256
+    from mlirkit.io.files import file_sha256
 
     fresh = converted_model_dir(tmp_path)
     assert file_sha256(fresh / "model.safetensors") == file_sha256(converted_model_dir() / "model.safetensors")

@@ -87,6 +87,7 @@ def test_cli_writes_ranx_fusion_and_tunes_on_dev(tmp_path):
 
     side = read_sidecar(out)
     assert side["fusion"]["method"] == "wsum" and side["fusion"]["params"] == {"weights": weights}
+    assert side["command"][:5] == ["python", "-m", "mlirkit.fuse", "--runs", str(paths["a"])]  # main's own argv
     assert [r["path"] for r in side["runs"]] == [str(paths["a"]), str(paths["b"])]
     assert all(r["provenance"]["run_sha256"] == r["sha256"] for r in side["runs"])
     assert [r["path"] for r in side["tuned"]["on"]] == [str(paths["a_dev"]), str(paths["b_dev"])]

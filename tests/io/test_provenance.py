@@ -34,6 +34,31 @@ def test_writer_puts_a_sidecar_beside_the_run(tmp_path, name):
         assert ranx.Run.from_file(str(path), kind="trec").to_dict() == RUN
 
 
+def test_the_command_is_the_one_the_producer_passes_else_the_scripts_own(tmp_path, monkeypatch):
+    """A CLI passes its command line (``cli_command``); without one the sidecar records ``sys.argv``, also inside a
+    running CLI: provenance reads no CLI state."""
+    import ast
+    import sys
+
+    import mlirkit.io.provenance
+    from mlirkit.base.cli import cli_command
+
+    assert cli_command("mlirkit.search.cli", ["--hits", 5]) == ["python", "-m", "mlirkit.search", "--hits", "5"]
+    monkeypatch.setattr(sys, "argv", ["my_script.py", "--flag"])
+    assert cli_command("mlirkit.fuse.__main__") == ["python", "-m", "mlirkit.fuse", "--flag"]
+    write_run(RUN, tmp_path / "cli.trec", "r", provenance={"command": cli_command("mlirkit.search.cli", ["-x"])})
+    assert read_sidecar(tmp_path / "cli.trec")["command"] == ["python", "-m", "mlirkit.search", "-x"]
+
+    def a_cli(argv):  # a CLI that writes a run without passing its command
+        write_run(RUN, tmp_path / "script.trec", "r")
+        return 0
+
+    assert run_cli(a_cli, ["--ignored"]) == 0
+    assert read_sidecar(tmp_path / "script.trec")["command"] == ["my_script.py", "--flag"]
+    source = ast.parse(open(mlirkit.io.provenance.__file__, encoding="utf-8").read())
+    assert not [n for n in ast.walk(source) if isinstance(n, ast.ImportFrom) and n.module == "mlirkit.base.cli"]
+
+
 def test_overwrite_replaces_the_sidecar_and_a_foreign_file_is_kept(tmp_path):
     path = tmp_path / "r.trec"
     write_run(RUN, path, "r")

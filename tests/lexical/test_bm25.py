@@ -74,6 +74,7 @@ def test_each_document_is_analysed_with_its_own_language(toy_index, tmp_path):
     assert side["index"]["path"] == str(index) and side["index"]["meta_sha256"]
     assert side["bm25"]["k1"] == 0.9 and side["bm25"]["b"] == 0.4 and side["bm25"]["statistics"]
     assert side["topics"]["path"] == str(topics) and side["hits"] == 10
+    assert side["command"][:4] == ["python", "-m", "mlirkit.lexical", "search"]
     meta = json.loads((index / "meta.json").read_text())
     assert {la: e["analyzer"] for la, e in meta["analyzers"].items()} == \
         {"de": "de", "en": "en", "fr": "fr", "ja": "ja", "vi": "standard"}

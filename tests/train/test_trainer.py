@@ -84,7 +84,7 @@ def test_save_load_round_trip_and_load_encoder(base_model, tmp_path):
     assert not np.allclose(enc.encode_queries(texts), enc.encode_docs(texts))  # different prompts
     for (k, a), (_, b) in zip(m.state_dict().items(), enc.model.state_dict().items()):
         assert torch.equal(a, b), k
-    from mlirkit.encoders.weights_hash import file_sha256
+    from mlirkit.io.files import file_sha256
 
     fp = enc.fingerprint
     assert fp["class"] == "dcl" and fp["heads_sha256"] == file_sha256(out / "heads.safetensors")

@@ -74,3 +74,6 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+__all__ = ["CONVERSIONS", "MARKER", "converted_path"]

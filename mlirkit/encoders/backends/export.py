@@ -26,3 +26,6 @@ def example_inputs(pad_id: int):
     ids = torch.tensor([[0, 100, 200, 300, 400, 500, 600, 2], [0, 700, 800, 2] + [pad_id] * 4], dtype=torch.long)
     mask = torch.tensor([[1] * 8, [1] * 4 + [0] * 4], dtype=torch.long)
     return ids, mask
+
+
+__all__ = ["example_inputs", "hidden_states_module"]

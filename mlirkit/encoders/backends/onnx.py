@@ -52,3 +52,6 @@ def load_runner(*, load_model: Callable[[], Any], key: dict[str, Any], pad_id: i
         return torch.from_numpy(out)
 
     return run
+
+
+__all__ = ["load_runner"]

@@ -95,3 +95,6 @@ def load_runner(*, load_model: Callable[[], Any], key: dict[str, Any], pad_id: i
 
     run.compiled = compiled  # type: ignore[attr-defined]  (for inspection: properties, threads)
     return run
+
+
+__all__ = ["convert", "load_runner"]

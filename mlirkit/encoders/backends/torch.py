@@ -12,3 +12,6 @@ def load_runner(*, model: Any = None, load_model: Any = None, **_: Any):
         return model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
     return run
+
+
+__all__ = ["load_runner"]

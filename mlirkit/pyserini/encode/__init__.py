@@ -1,1 +1,3 @@
 """``python -m mlirkit.pyserini.encode``: Pyserini's ``pyserini.encode`` with mlirkit's encoders and SHIFT."""
+
+__all__: list[str] = []

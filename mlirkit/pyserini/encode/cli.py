@@ -103,3 +103,6 @@ def run(pyserini_argv: Sequence[str], settings, *, default_lang: str | None = No
         (pe, "JsonlCollectionIterator", iterator),
         (pe_optional, "FaissRepresentationWriter", writer),
     ])
+
+
+__all__ = ["build_parser", "main"]

@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.option_names import cli_main
-from mlirkit.base.cli import configure_logging, examples
+from mlirkit.base.cli import cli_command, configure_logging, examples
 from mlirkit.base.options import lang_code
 from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
@@ -96,9 +96,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings.index_encoder, settings.transform, settings.alpha = index_query_side(Path(index))
     from mlirkit.search.cli import query_shift_requested
 
+    command = cli_command(__name__, argv)
     if query_shift_requested(args):
-        return run(rest, settings, query_shift_plan(index, rest, args))
-    return run(rest, settings)  # main refused an existing --output without --overwrite already
+        return run(rest, settings, query_shift_plan(index, rest, args), command=command)
+    return run(rest, settings, command=command)  # main refused an existing --output without --overwrite already
 
 
 def query_shift_plan(index: str | None, pyserini_argv: Sequence[str], args):
@@ -171,11 +172,13 @@ def index_query_side(index: Path):
     return meta.get("encoder"), transform, alpha
 
 
-def run(pyserini_argv: Sequence[str], settings, plan=None, *, overwrite: bool = True) -> int:
+def run(pyserini_argv: Sequence[str], settings, plan=None, *, overwrite: bool = True,
+        command: Sequence[str] | None = None) -> int:
     """Run ``pyserini.search.faiss`` with ``pyserini_argv`` and the mlirkit classes built with ``settings``;
     with a query-time shift ``plan``, Pyserini's ``FaissSearcher`` is :mod:`mlirkit.pyserini.query_shift`'s.
     The run file appears only when Pyserini exits 0 (:func:`staged_output`); ``overwrite=False`` refuses an
-    existing one (main has checked ``--overwrite`` before the JVM starts)."""
+    existing one (main has checked ``--overwrite`` before the JVM starts); ``command``, the command line the
+    run's provenance records (:func:`mlirkit.base.cli.cli_command`)."""
     from mlirkit.pyserini.registration import register
     from mlirkit.pyserini.wrapper import run_pyserini_module
 
@@ -189,7 +192,7 @@ def run(pyserini_argv: Sequence[str], settings, plan=None, *, overwrite: bool = 
         patches.append((searcher_module, "FaissSearcher",
                         searcher_class(plan, settings.query_langs, settings.query_lang)))
     rc = staged_output(pyserini_argv, overwrite, lambda argv: run_pyserini_module(PYSERINI_MODULE, argv, names, patches),
-                       provenance=lambda: run_provenance(pyserini_argv, settings, plan))
+                       provenance=lambda: run_provenance(pyserini_argv, settings, plan, command))
     if plan is not None and rc == 0:
         print(json.dumps({"query_shift": {**plan.shift.describe(plan.alpha), "candidates": plan.candidates}}))
     return rc
@@ -210,11 +213,12 @@ def with_option(argv: Sequence[str], option: str, value: str) -> list[str]:
     return out
 
 
-def run_provenance(pyserini_argv: Sequence[str], settings, plan=None) -> dict[str, Any]:
+def run_provenance(pyserini_argv: Sequence[str], settings, plan=None,
+                   command: Sequence[str] | None = None) -> dict[str, Any]:
     """What the run's provenance sidecar records (:mod:`mlirkit.io.provenance`): the index (an mlirkit or
     Pyserini index directory with its ``meta.json`` sha256, or a prebuilt index name), the query encoder
     (mlirkit's: name, digest, fingerprint; Pyserini's own: its name and class), the index's query-side
-    transform, the query-time shift, the topics."""
+    transform, the query-time shift, the topics; and ``command``, the command line, when given."""
     from mlirkit.io.provenance import describe_source
     from mlirkit.pyserini.wrapper import peek_option
     from mlirkit.transforms.alpha import Alpha
@@ -235,6 +239,8 @@ def run_provenance(pyserini_argv: Sequence[str], settings, plan=None) -> dict[st
                            "transform": None if t is None else {"method": t.method, "sha256": t.sha256,
                                                                 "alpha": Alpha.coerce(settings.alpha).to_json()},
                            "topics": describe_source(peek_option(pyserini_argv, "--topics") or "")}
+    if command is not None:
+        out = {"command": list(command), **out}
     if plan is not None:
         out["query_shift"] = {**plan.shift.describe(plan.alpha), "candidates": plan.candidates,
                               "transform_sha256": getattr(plan.shift.transform, "sha256", None)}
@@ -273,3 +279,6 @@ def staged_output(pyserini_argv: Sequence[str], overwrite: bool, call: Callable[
     except _NotPublished:
         logger.debug("pyserini exited %d: no run written to %s", rc, output)  # its error is the one line
     return rc
+
+
+__all__ = ["DEFAULT_QUERY_BATCH", "build_parser", "main", "staged_output", "topic_langs"]

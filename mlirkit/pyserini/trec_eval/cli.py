@@ -66,3 +66,6 @@ def print_help() -> int:
                           capture_output=True, text=True)
     print((done.stdout or done.stderr).rstrip())
     return 0
+
+
+__all__ = ["main"]

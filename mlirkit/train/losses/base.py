@@ -12,3 +12,6 @@ class DCLLossModule(nn.Module):
     """A loss; ``name`` is the key its value is logged under."""
 
     name: str = ""
+
+
+__all__ = ["DCLLossModule"]

@@ -44,3 +44,6 @@ class ConsistencyLoss(DCLLossModule):
 
     def forward(self, x: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         return consistency_loss(x, a, b, tau=self.tau)
+
+
+__all__ = ["ConsistencyLoss", "consistency_loss", "rho"]

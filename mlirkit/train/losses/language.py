@@ -41,3 +41,6 @@ class LanguageDebiasingLoss(DCLLossModule):
 
     def forward(self, z: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         return supervised_contrastive_loss(z, labels, tau=self.tau)
+
+
+__all__ = ["LanguageDebiasingLoss", "supervised_contrastive_loss"]

@@ -29,3 +29,6 @@ class OrthogonalityLoss(DCLLossModule):
 
     def forward(self, z_s: torch.Tensor, z_l: torch.Tensor) -> torch.Tensor:
         return orthogonality_loss(z_s, z_l)
+
+
+__all__ = ["OrthogonalityLoss", "orthogonality_loss"]

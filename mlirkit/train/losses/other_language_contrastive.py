@@ -36,3 +36,6 @@ def other_language_contrastive_loss(z: torch.Tensor, labels: torch.Tensor, *, ta
     denom = torch.logaddexp(logits, neg_lse.expand_as(logits))  # (n, n)
     per_pair = denom - logits  # (n, n)
     return per_pair[positive].mean()  # ()
+
+
+__all__ = ["other_language_contrastive_loss"]

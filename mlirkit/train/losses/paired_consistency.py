@@ -30,3 +30,6 @@ def paired_consistency_loss(x: torch.Tensor, a: torch.Tensor, b: torch.Tensor, *
     z = (xa - xb) / tau  # (M,): rho = sigmoid(z)
     ce = 0.5 * F.softplus(-z) + 0.5 * F.softplus(z)  # (M,)
     return (ce - math.log(2.0)).mean()  # ()
+
+
+__all__ = ["paired_consistency_loss"]

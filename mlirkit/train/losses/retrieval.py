@@ -46,3 +46,6 @@ class RetrievalLoss(DCLLossModule):
     def forward(self, q: torch.Tensor, pos: torch.Tensor, hard: torch.Tensor | None,
                 query_offset: int = 0) -> torch.Tensor:
         return retrieval_infonce(q, pos, hard, tau=self.tau, in_batch=self.in_batch, query_offset=query_offset)
+
+
+__all__ = ["RetrievalLoss", "retrieval_infonce"]

@@ -60,3 +60,6 @@ class SentenceContrastiveLoss(DCLLossModule):
 
     def forward(self, s: torch.Tensor, pairs: torch.Tensor) -> torch.Tensor:
         return sentence_contrastive_loss(s, pairs, tau=self.tau, top_k=self.top_k)
+
+
+__all__ = ["SentenceContrastiveLoss", "hard_negative_mask", "sentence_contrastive_loss"]

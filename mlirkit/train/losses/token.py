@@ -38,3 +38,6 @@ class TokenContrastiveLoss(DCLLossModule):
 
     def forward(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return token_contrastive_loss(u, v, tau=self.tau)
+
+
+__all__ = ["TokenContrastiveLoss", "token_contrastive_loss"]

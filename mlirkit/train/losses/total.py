@@ -139,3 +139,7 @@ class DCLObjective(DCLLossModule):
         anchors = [o.q, o.pos, o.s_par, o.z_s] + ([o.z_l] if o.z_l is not None else [])
         out["total"] = total + zero_from(*anchors)
         return out
+
+
+__all__ = ["CONSISTENCY_PAIRINGS", "DCLObjective", "DCLOutputs", "LDCL_NEGATIVES", "LOSS_NAMES", "LossWeights",
+           "weighted_total"]
