@@ -35,18 +35,17 @@ class OverallShiftTransform(OffsetTransform):
 
     def __init__(self, source_lang: str = "en", min_docs: int = DEFAULT_MIN_DOCS,
                  langs: Sequence[str] | None = None) -> None:
-        self.min_docs, self.langs = int(min_docs), langs
-        super().__init__(source_lang)
+        self.source_lang, self.min_docs, self.langs = source_lang, min_docs, langs
 
     def _new_stats(self, dim: int) -> LanguageSums:
         return LanguageSums(dim)
 
     def _finalize(self, stats: LanguageSums) -> dict[str, np.ndarray]:
         means = {la: stats.sums[la] / stats.counts[la] for la in sorted(stats.sums)}
-        if self.source_lang not in means:
-            raise MlirkitError(f"no {self.source_lang!r} (source-language) documents")
-        wanted = sorted(means) if self.langs is None else sorted(set(self.langs) | {self.source_lang})
-        few = {la: stats.counts[la] for la in wanted if stats.counts[la] < self.min_docs}
+        if self.source_lang_ not in means:
+            raise MlirkitError(f"no {self.source_lang_!r} (source-language) documents")
+        wanted = sorted(means) if self.langs is None else sorted(set(self.langs) | {self.source_lang_})
+        few = {la: stats.counts[la] for la in wanted if stats.counts[la] < int(self.min_docs)}
         if few:
             raise MlirkitError("too few documents to estimate a language mean: "
                                + ", ".join(f"{la} has {n}" for la, n in sorted(few.items()))
@@ -54,10 +53,10 @@ class OverallShiftTransform(OffsetTransform):
         total = sum(stats.counts.values())
         ref = sum(means[la] * stats.counts[la] for la in means) / total
         docs = {la: int(stats.counts[la]) for la in wanted}
-        self._fit_info = {"pairs": None, "encoded_as": "documents",
+        self.fit_info_ = {"pairs": None, "encoded_as": "documents",
                           "corpus_fit": {"relative_to": "overall", "formula": "V_l = mean(l docs) - mean(all docs)",
                                          "reference": f"mean of all {total} documents of a known language",
-                                         "min_docs": self.min_docs, "docs": docs},
+                                         "min_docs": int(self.min_docs), "docs": docs},
                           "provenance": {la: {"from": "corpus", "docs": docs[la]} for la in wanted}}
         return {la: (means[la] - ref).astype(np.float32) for la in wanted}
 

@@ -7,6 +7,7 @@ The names a session chains, from one import (docs/python.md)::
     mk.Indexer("indexes/e5", encoder, save_embeddings=True).index(mk.read_corpus("mlirkit/ddtp/en"))
     shift = mk.fit_from_pairs(encoder, "mlirkit/parallel/gettext", source_lang="en", max_pairs=200)
     mk.save_transform(shift, "vectors/e5.shift")
+    shift = mk.fill_missing_from_index("indexes/e5", shift)   # the fit step: languages the pairs lack
     mk.apply_to_index("indexes/e5", shift, "indexes/e5-shift", alpha=0.6)
     results = mk.Searcher("indexes/e5-shift", encoder).search(mk.read_topics("mlirkit/ddtp/en"))
     mk.evaluate("mlirkit/ddtp/en", results, ["ndcg@20", "tlr@20"], doc_langs="indexes/e5", query_langs="en")
@@ -50,6 +51,7 @@ EXPORTS = {
     "fit_from_index": "mlirkit.shift.from_index",
     "load_transform": "mlirkit.transforms.io",
     "save_transform": "mlirkit.transforms.io",
+    "fill_missing_from_index": "mlirkit.shift.posthoc",
     "apply_to_index": "mlirkit.shift.posthoc",
     # evaluate
     "evaluate": "mlirkit.eval.api",

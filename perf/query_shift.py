@@ -226,7 +226,10 @@ class Systems:
 
         key = ("qt", metric)
         if key not in self._cache:
-            self._cache[key] = QueryTimeShift(self.embs, self.langs, self.t, metric=metric, docids=self.docids)
+            from mlirkit.transforms.hybrid import fill_missing_from_corpus
+
+            filled = fill_missing_from_corpus(self.t, self.embs, self.langs)  # the fit step, then the shift
+            self._cache[key] = QueryTimeShift(self.embs, self.langs, filled, metric=metric, docids=self.docids)
         return self._cache[key]
 
     def search(self, system, alpha, qvecs, qlangs, k):

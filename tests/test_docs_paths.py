@@ -68,8 +68,8 @@ def texts() -> list[tuple[str, str]]:
 def test_code_texts_read_docstrings_and_top_level_names():
     found = {(p.name, t.split("\n")[0][:40]) for p, _, t in code_texts()}
     assert ("shift_transform.py", "SHIFT: subtract a relative language vect") in found  # a module docstring
-    assert any(p.name == "shift_transform.py" and t == "mined"
-               for p, _, t in code_texts())  # DEFAULT_INDEX_STATISTICS = "mined"
+    assert any(p.name == "defaults.py" and t == "mined"
+               for p, _, t in code_texts())  # transforms/defaults.py: DEFAULT_INDEX_STATISTICS = "mined"
     assert len(found) > 500
 
 

@@ -25,7 +25,7 @@ class SupportsTransform(Protocol):
     def touches(self, side: str) -> bool: ...
 
     def transform(self, embs: np.ndarray, langs: Sequence[str | None], side: str,
-              alpha: float | Mapping[str, float] = 1.0, strict: bool = False) -> np.ndarray: ...
+              alpha: float | Mapping[str, float] = 1.0, strict: bool = False, **options: Any) -> np.ndarray: ...
 
 
 def check_finite(name: str, array: np.ndarray, where: object = "") -> None:
@@ -42,14 +42,16 @@ def l2_normalize(x: np.ndarray) -> np.ndarray:
 
 def transform_and_normalize(vectors: np.ndarray, langs: Sequence[str | None] | None, side: str,
                             transform: SupportsTransform | None = None, alpha: Any = 1.0, *,
-                            strict: bool = False, where: object = "") -> np.ndarray:
+                            strict: bool = False, where: object = "", counts: Any = None) -> np.ndarray:
     """``normalize(T(vectors))`` as C-contiguous float32; ``T`` is skipped when ``transform`` is None
     or does not touch ``side`` ("doc" or "query"). ``vectors`` is never modified. NaN or inf in
-    ``vectors`` is an error naming ``where`` (e.g. the encoder or ``embeddings.npy``)."""
+    ``vectors`` is an error naming ``where`` (e.g. the encoder or ``embeddings.npy``). ``counts``: the caller's
+    counter of rows the transform left unchanged (passed on to it)."""
     vectors = np.asarray(vectors, dtype=np.float32)
     check_finite(f"{side} vectors", vectors, where)
     if transform is not None and transform.touches(side):
-        vectors = transform.transform(vectors, list(langs), side, alpha, strict=strict)
+        options = {} if counts is None else {"counts": counts}
+        vectors = transform.transform(vectors, list(langs), side, alpha, strict=strict, **options)
     return np.ascontiguousarray(l2_normalize(vectors), dtype=np.float32)
 
 

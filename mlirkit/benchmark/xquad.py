@@ -337,7 +337,9 @@ def _shift_and_alpha(transform: Any, doc_embs: np.ndarray, coll: Collection) -> 
     the vectors the shift uses, languages the transform lacks handled as the shift handles them)."""
     from mlirkit.search.query_shift import QueryTimeShift
     from mlirkit.transforms.alpha_select import select_alpha
+    from mlirkit.transforms.hybrid import fill_missing_from_corpus
 
+    transform = fill_missing_from_corpus(transform, doc_embs, coll.doc_langs)  # the fit step, then the shift
     shift = QueryTimeShift(doc_embs, coll.doc_langs, transform, metric="cosine", docids=coll.doc_ids)
     return shift, select_alpha(doc_embs, coll.doc_langs, shift.transform, per_language=False)
 

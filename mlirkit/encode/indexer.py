@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import numpy as np
 
@@ -21,8 +21,10 @@ from mlirkit.index.layout import TRANSFORM_FILE
 from mlirkit.io.fields import check_text
 from mlirkit.io.records import Doc
 from mlirkit.transforms.alpha import Alpha, AlphaLike
-from mlirkit.transforms.transform import LanguageTransform
 from mlirkit.transforms.defaults import DEFAULT_ALPHA
+
+if TYPE_CHECKING:
+    from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +58,9 @@ class Indexer:
     :func:`mlirkit.transforms.hybrid.fill_missing` from the corpus indexed, so those documents are transformed
     when the last document is in; the index is then built from spooled vectors) or ``"keep"`` (unshifted);
     None: the transform's own policy (default :data:`mlirkit.transforms.defaults.DEFAULT_MISSING`). The transform stored in the index and its
-    meta.json record say what was done (:func:`mlirkit.transforms.hybrid.fill_missing`).
+    meta.json record say what was done (:func:`mlirkit.transforms.hybrid.fill_missing`). That corpus fill is the
+    fit step, run once when the last document is in (encoding a chunk never fits); its result is the index's
+    ``transform.safetensors``, which the query-time shift and post-hoc apply reuse without fitting again.
 
     The index directory comes first, as in :class:`~mlirkit.search.Searcher` (``Indexer(index_dir, encoder)``).
     """
@@ -95,6 +99,9 @@ class Indexer:
                 raise MlirkitError("language identification (langid_threshold) needs a transform with a classifier")
             transform.use_langid(langid_threshold)
         self.save_embeddings = save_embeddings
+        #: documents the transform left unchanged or gave a predicted language (``missing:<lang>``, ``unknown``,
+        #: ``langid:<lang>``, ...), over every :meth:`index` call
+        self.counts: Counter[str] = Counter()
         self.overwrite = overwrite
         self.batch_size = batch_size
         self.chunk_size = chunk_size
@@ -129,10 +136,11 @@ class Indexer:
                 where = f"encoder output (documents {ids[0]!r}..{ids[-1]!r})"
                 if fill is not None:
                     vectors = fill.add(raw, langs, lambda r, la: transform_and_normalize(
-                        r, la, "doc", self.transform, self.alpha, strict=self.strict, where=where))
+                        r, la, "doc", self.transform, self.alpha, strict=self.strict, where=where,
+                        counts=self.counts))
                 else:
                     vectors = transform_and_normalize(raw, langs, "doc", self.transform, self.alpha,
-                                                      strict=self.strict, where=where)
+                                                      strict=self.strict, where=where, counts=self.counts)
                 writer.add(ids, langs, vectors, raw=raw)
                 stats.lang_counts.update(langs)
                 stats.documents += len(chunk)
@@ -183,7 +191,7 @@ def refuse_partial_fill(transform: LanguageTransform, doc_langs: Iterable[str | 
         return
     lacking = missing_languages(transform, Counter(la for la in doc_langs if la))
     if lacking:
-        raise MlirkitError(f"{what}: transform {transform._name()} has no vector for "
+        raise MlirkitError(f"{what}: transform {transform.label} has no vector for "
                            f"{', '.join(f'{la} ({n} documents)' for la, n in lacking.items())}, which a single-process "
                            f"encode fills from the whole corpus and each part would fill from its own documents; "
                            f"encode without {option('transform')} (with {option('save_embeddings', True)}), merge and "
@@ -211,7 +219,7 @@ class _CorpusFill:
         from mlirkit.base.vectors import l2_normalize
 
         self.means.update(raw, langs)
-        have = [*self.transform.languages, self.transform.source_lang]
+        have = [*self.transform.languages, self.transform.source_lang_]
         met = {la: is_unknown(la) or lookup(la, have) is not None for la in set(langs)}  # pt-BR meets pt
         lacking = np.array([not met[la] for la in langs], dtype=bool)
         if not lacking.any():

@@ -36,7 +36,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
@@ -46,8 +46,10 @@ from mlirkit.base.option_names import option
 from mlirkit.encoders.base import Encoder
 from mlirkit.io.records import Doc
 from mlirkit.transforms.alpha import Alpha, AlphaLike
-from mlirkit.transforms.transform import LanguageTransform
 from mlirkit.transforms.defaults import DEFAULT_ALPHA
+
+if TYPE_CHECKING:
+    from mlirkit.transforms.transform import LanguageTransform
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +133,8 @@ class EncodeActor:
 
 def _loaded(transform: LanguageTransform | str | os.PathLike | None) -> LanguageTransform | None:
     """The transform, loaded if a path, with an absolute :attr:`~LanguageTransform.path` (workers copy the file)."""
+    from mlirkit.transforms.transform import LanguageTransform
+
     if transform is None:
         return None
     if not isinstance(transform, LanguageTransform):

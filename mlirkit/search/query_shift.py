@@ -27,7 +27,10 @@ Document languages the transform has no vector for are filled from the documents
 unshifted (``missing``, :func:`mlirkit.transforms.hybrid.fill_missing`; default: the policy recorded in the
 index's meta.json when it was built with a transform, else the transform's own, filled by default; one log
 line and :meth:`QueryTimeShift.describe` say which); a filled language is then also a query language with a
-vector. A filled vector is defined relative to the pivot of the pairs and re-based like the others
+vector. Filling is a fit, done once before searching: an index built with a transform stores it filled
+(``transform.safetensors``), and another transform or policy is filled by :func:`fill_missing_for_index`
+(``python -m mlirkit.search`` does it); the query-time shift itself never fits (a language still to fill is
+an error that says so). A filled vector is defined relative to the pivot of the pairs and re-based like the others
 (:mod:`mlirkit.transforms.hybrid`), so each query language ranks exactly as its re-based index would.
 A query whose language is unknown or still has no vector is scored with the pivot source (``V_s = 0``: the
 index as built); such queries are counted in :attr:`QueryTimeShift.counts`. Alpha (a float or a
@@ -86,7 +89,7 @@ class QueryTimeShift:
     def __init__(self, embeddings: np.ndarray, doc_langs: Sequence[str], transform, *, metric: str = "cosine",
                  docids: Sequence[str] | None = None, missing: str | None = None, origin: str | None = None,
                  explicit: bool | None = None) -> None:
-        from mlirkit.transforms.hybrid import fill_missing_from_corpus
+        from mlirkit.transforms.hybrid import resolve_missing
         from mlirkit.transforms.shift_transform import ShiftTransform
 
         if not isinstance(transform, ShiftTransform):
@@ -98,11 +101,11 @@ class QueryTimeShift:
             raise MlirkitError(f"embeddings of shape {self.embeddings.shape} for a transform of dimension {transform.dim}")
         if len(doc_langs) != len(self.embeddings):
             raise MlirkitError(f"{len(doc_langs)} document languages for {len(self.embeddings)} embeddings")
-        transform = fill_missing_from_corpus(transform, self.embeddings, doc_langs, policy=missing, origin=origin,
-                                             explicit=missing is not None if explicit is None else explicit)
+        transform = resolve_missing(transform, Counter(str(la) for la in doc_langs if la), policy=missing,
+                                    origin=origin, explicit=missing is not None if explicit is None else explicit)
         self.transform = transform
         self.metric = metric
-        self.pivot = transform.source_lang
+        self.pivot = transform.source_lang_
         self.doc_langs = list(doc_langs)
         self.docids = list(docids) if docids is not None else None
         # languages with a vector, the pivot first (V_pivot = 0)
@@ -324,7 +327,7 @@ def plan_for_index(index, metric: str = "cosine", alpha: Any = None, transform: 
                                    f"{did_you_mean(la, langs)} (its languages: {', '.join(langs)})")
 
     # before anything is logged: a typo fails alone (a language of the index may still get a corpus vector)
-    check_overrides(sorted({transform.source_lang, *transform.languages,
+    check_overrides(sorted({transform.source_lang_, *transform.languages,
                             *(canonical(la) for la in set(index.langs) if la and la != UNKNOWN)}))
     explicit = missing is not None
     if missing is None:  # the policy the index was built with, unless told otherwise
@@ -338,6 +341,22 @@ def plan_for_index(index, metric: str = "cosine", alpha: Any = None, transform: 
     if candidates is not None and candidates < 0:
         raise MlirkitError(f"candidates must be >= 0, got {candidates}")
     return ShiftPlan(shift, Alpha.coerce(DEFAULT_ALPHA if alpha is None else alpha), candidates or None)
+
+
+def fill_missing_for_index(index, transform: Any = None, *, missing: str | None = None, force: bool = False) -> Any:
+    """The fit step of the query-time shift: ``transform`` (a shift file or object; default the index's own) with
+    the index's document languages it lacks filled from the index's untransformed vectors or kept, by
+    ``missing`` (default: the policy the index was built with, else the transform's own;
+    :func:`mlirkit.transforms.hybrid.fill_missing`). Pass the result to :func:`plan_for_index` (or
+    :class:`~mlirkit.search.Searcher`'s ``transform``); searching never fits."""
+    from mlirkit.transforms.hybrid import fill_missing_from_corpus
+
+    transform, _ = shift_for_index(index, transform, None, force=force)
+    policy = missing
+    if policy is None:  # the policy the index was built with, unless told otherwise (as plan_for_index)
+        policy = ((index.transform or {}).get("missing_languages") or {}).get("policy")
+    return fill_missing_from_corpus(transform, index_embeddings(index), index.langs, policy=policy,
+                                    origin=str(index.path), explicit=missing is not None)
 
 
 def shift_for_index(index, transform: Any = None, alpha: Any = None, *, force: bool = False) -> tuple[Any, Any]:
@@ -393,6 +412,7 @@ def index_embeddings(index) -> np.ndarray:
     return index.embeddings()
 
 
-__all__ = ["DEFAULT_CANDIDATES", "METRICS", "QueryTimeShift", "ShiftPlan", "index_embeddings", "plan_for_index",
+__all__ = ["DEFAULT_CANDIDATES", "METRICS", "QueryTimeShift", "ShiftPlan", "fill_missing_for_index", "index_embeddings",
+           "plan_for_index",
            "plan_search", "shift_for_index",
            "require_query_langs"]

@@ -64,7 +64,10 @@ class Searcher:
     time. A flat index is scored exhaustively; other types give ``candidates`` rows (default
     :data:`mlirkit.search.query_shift.DEFAULT_CANDIDATES`; 0 = exhaustive) that are re-scored exactly.
     ``missing`` (``"corpus"`` or ``"keep"``): the document languages the shift has no vector for
-    (:func:`mlirkit.transforms.hybrid.fill_missing`; default filled from the index's documents).
+    (:func:`mlirkit.transforms.hybrid.fill_missing`; default: as the index was built, else filled from the
+    index's documents). The index's own shift is used as stored (filled when the index was built); another
+    ``transform`` or ``missing`` runs the fit step (:func:`mlirkit.search.query_shift.fill_missing_for_index`)
+    once, here; :meth:`search` never fits.
 
     Free text (:meth:`search_text`): a query without a language gets one from ``language_identifier`` (a name of
     :data:`mlirkit.search.langid.IDENTIFIERS`, default :data:`~mlirkit.search.langid.DEFAULT_IDENTIFIER`) when
@@ -122,9 +125,15 @@ class Searcher:
     def _setup_query_shift(self, metric: str, alpha: Any, transform: Any, candidates: int | None,
                            force: bool, missing: str | None) -> None:
         """Every query scored with its own language's SHIFT from this one index (see query_shift.py)."""
-        from mlirkit.search.query_shift import plan_for_index
+        from mlirkit.search.query_shift import fill_missing_for_index, plan_for_index
 
-        self.shift_plan = plan_for_index(self.index, metric, alpha, transform, candidates, force=force,
+        shift_transform = transform
+        if transform is not None or missing is not None:
+            # what the index does not store: the fit step for the languages the shift lacks, once, here
+            shift_transform = fill_missing_for_index(self.index, transform, missing=missing, force=force)
+            if transform is None and alpha is None:  # the index's own shift keeps the index's alpha
+                alpha = (self.index.transform or {}).get("alpha", DEFAULT_ALPHA)
+        self.shift_plan = plan_for_index(self.index, metric, alpha, shift_transform, candidates, force=force,
                                          missing=missing)
         self.shift, self.shift_alpha, self.shift_candidates = self.shift_plan
         self.shift_settings = {"metric": metric, "alpha": None if alpha is None else Alpha.coerce(alpha).to_json(),

@@ -7,7 +7,9 @@ The transforms themselves (maths, fitting from pairs, the file format, ``load_tr
 >>> from mlirkit.shift import ShiftedFaissIndexer, apply_to_index
 
 - :class:`ShiftedFaissIndexer`: index documents with a fitted transform applied (Pyserini-compatible output);
-- :func:`apply_to_index`: the post-hoc form (same vectors, bit for bit, as index-time);
+- :func:`apply_to_index`: the post-hoc form (same vectors, bit for bit, as index-time); it never fits, so
+  the index's languages the transform has no vector for are first filled (or kept) by the fit step
+  :func:`fill_missing_from_index`;
 - :func:`fit_from_index`, :func:`select_alpha_for_index`: a transform fitted on the index's own documents (no
   parallel text: SHIFT's ``corpus`` and ``mined`` statistics, LSAR, LEACE) and the label-free alpha.
 
@@ -20,6 +22,7 @@ import importlib
 _EXPORTS = {
     "ShiftedFaissIndexer": "mlirkit.shift.indexer",
     "apply_to_index": "mlirkit.shift.posthoc",
+    "fill_missing_from_index": "mlirkit.shift.posthoc",
     "fit_from_index": "mlirkit.shift.from_index",
     "select_alpha_for_index": "mlirkit.shift.from_index",
 }

@@ -23,6 +23,8 @@ from mlirkit.transforms.defaults import DEFAULT_MIN_DOCS
 if TYPE_CHECKING:
     from mlirkit.transforms.transform import LanguageTransform
 
+__all__ = ["EXAMPLES", "build_parser", "main"]
+
 logger = logging.getLogger(__name__)
 
 
@@ -92,7 +94,7 @@ EXAMPLES = {
 def _add_fit_args(f: argparse.ArgumentParser) -> None:
     from mlirkit.encoders.options import add_encoder_args
     from mlirkit.transforms.registry import TRANSFORMS
-    from mlirkit.transforms.shift_transform import STATISTICS
+    from mlirkit.transforms.defaults import STATISTICS
 
     f.add_argument("--method", choices=TRANSFORMS.names(), default="shift",
                    help="shift (default), centering, lir (these three from --pairs); lsar, leace (from --pairs or "
@@ -235,14 +237,18 @@ def _save(args: argparse.Namespace, t: "LanguageTransform", report: dict[str, An
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
-    from mlirkit.shift.posthoc import apply_to_index
+    from mlirkit.shift.posthoc import apply_to_index, fill_missing_from_index, refuse_input_as_output
     from mlirkit.transforms.options import transform_from_args
 
     opts = transform_from_args(args)
     if args.alpha is None:
         logger.info("alpha %s for every language: the default, SHIFT's published strength (the best alpha measured "
                     "lies between 0.7 and 1.2 with the vectors; select-alpha chooses one without labels)", opts.alpha)
-    stats = apply_to_index(args.index, opts.transform, args.output, alpha=opts.alpha, doc_langs=args.doc_langs,
+    refuse_input_as_output(args.index, args.output)  # before the fit step reads the index
+    # the fit step for the index's languages the transform lacks, then the apply step (which never fits)
+    transform = fill_missing_from_index(args.index, opts.transform, missing=opts.missing, doc_langs=args.doc_langs,
+                                        force=opts.force)
+    stats = apply_to_index(args.index, transform, args.output, alpha=opts.alpha, doc_langs=args.doc_langs,
                            overwrite=args.overwrite, strict=opts.strict, force=opts.force, show_progress=not args.quiet,
                            missing=opts.missing)
     _print(stats)

@@ -19,8 +19,10 @@ from mlirkit.base.option_names import option
 from mlirkit.index import DenseIndex
 from mlirkit.index.layout import LANGS_FILE
 from mlirkit.transforms.alpha_select import AlphaSelection, select_alpha
-from mlirkit.transforms.shift_transform import DEFAULT_INDEX_STATISTICS
+from mlirkit.transforms.defaults import DEFAULT_INDEX_STATISTICS
 from mlirkit.transforms.transform import LanguageTransform
+
+__all__ = ["fit_from_index", "index_document_embeddings", "select_alpha_for_index"]
 
 logger = logging.getLogger(__name__)
 

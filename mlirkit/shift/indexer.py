@@ -24,6 +24,8 @@ from mlirkit.encode.indexer import Indexer
 from mlirkit.encoders.base import Encoder
 from mlirkit.transforms.transform import LanguageTransform
 
+__all__ = ["ShiftedFaissIndexer"]
+
 
 class ShiftedFaissIndexer(Indexer):
     """:class:`~mlirkit.encode.Indexer` whose ``transform`` (a fitted estimator or its file) is required."""

@@ -10,7 +10,7 @@ arrays a fit needs are built by :func:`fit_from_pairs` (translation pairs), by
 :func:`mlirkit.shift.fit_from_index` (an index's own documents) and by :func:`import_shift_pt` (the SHIFT
 authors' ``.pt`` vectors). The file format, language identification and the label-free alpha live here too;
 applying a transform to an index and the ``python -m mlirkit.shift`` CLI live in :mod:`mlirkit.shift`. See
-docs/shift.md. Importing this package is cheap (numpy only).
+docs/shift.md. Importing this package is cheap (numpy only; scikit-learn loads with the estimators).
 """
 from __future__ import annotations
 
@@ -18,22 +18,18 @@ import importlib
 from typing import Any
 
 from mlirkit.transforms.alpha import Alpha
-from mlirkit.transforms.hybrid import hybrid_shift
-from mlirkit.transforms.io import load_transform, read_shift_pt, save_transform
 from mlirkit.transforms.parallel import ParallelGroup, open_parallel
 from mlirkit.transforms.registry import TRANSFORMS
-from mlirkit.transforms.shift_transform import derive_source
-from mlirkit.transforms.transform import (LanguageTransform, NotFittedError, OffsetTransform, PerLanguageTransform,
-                                         ProjectionTransform)
 
+#: names imported on first use (the estimator contract imports scikit-learn)
 _LAZY = {"fit_from_pairs": "mlirkit.transforms.fit", "import_shift_pt": "mlirkit.transforms.import_pt",
-         "select_alpha": "mlirkit.transforms.alpha_select"}
+         "select_alpha": "mlirkit.transforms.alpha_select", "hybrid_shift": "mlirkit.transforms.hybrid",
+         "load_transform": "mlirkit.transforms.io", "read_shift_pt": "mlirkit.transforms.io",
+         "save_transform": "mlirkit.transforms.io", "derive_source": "mlirkit.transforms.shift_transform",
+         **{name: "mlirkit.transforms.transform" for name in ("LanguageTransform", "NotFittedError", "OffsetTransform",
+                                                             "PerLanguageTransform", "ProjectionTransform")}}
 
-__all__ = sorted([
-    "TRANSFORMS", "Alpha", "LanguageTransform", "NotFittedError", "OffsetTransform", "ParallelGroup",
-    "PerLanguageTransform", "ProjectionTransform", "derive_source", "hybrid_shift",
-    "load_transform", "open_parallel", "read_shift_pt", "save_transform", *_LAZY, *TRANSFORMS.class_names(),
-])
+__all__ = sorted(["TRANSFORMS", "Alpha", "ParallelGroup", "open_parallel", *_LAZY, *TRANSFORMS.class_names()])
 
 
 def __getattr__(name: str) -> Any:

@@ -19,6 +19,8 @@ from mlirkit.base.langs import canonical, check_lang, lookup
 from mlirkit.base.options import split_key_value
 from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
+__all__ = ["ALPHA_MAX", "ALPHA_MIN", "Alpha", "AlphaLike"]
+
 ALPHA_MIN, ALPHA_MAX = 0.0, 2.0
 DEFAULT_KEY = "*"
 

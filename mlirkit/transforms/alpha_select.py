@@ -56,6 +56,9 @@ from mlirkit.base.langs import is_unknown
 from mlirkit.transforms.alpha import ALPHA_MAX, ALPHA_MIN
 from mlirkit.transforms.transform import LanguageTransform
 
+__all__ = ["AlphaSelection", "CRITERIA", "DEFAULT_GRID", "DEFAULT_K", "DEFAULT_MAX_PROBES", "DEFAULT_TOLERANCE",
+           "checked_grid", "known_rows", "plateau_start", "select_alpha"]
+
 logger = logging.getLogger(__name__)
 
 CRITERIA = ("knn", "knn-source", "centroid")
@@ -159,7 +162,7 @@ def select_alpha(embs: np.ndarray, langs: Sequence[str | None], transform: Langu
     grid = checked_grid(grid)
     embs, lang_list = known_rows(embs, langs)
     counts = Counter(lang_list)
-    src = transform.source_lang
+    src = transform.source_lang_
     if criterion != "centroid" and transform.transforms_source and transform.touches("doc") \
             and not transform.touches("query"):
         logger.warning("%s moves the source-language documents but not the queries: the kNN criterion keeps "

@@ -15,6 +15,8 @@ import numpy as np
 
 from mlirkit.transforms.transform import OffsetTransform
 
+__all__ = ["CenteringTransform", "LanguageSums", "rows_by_language"]
+
 
 def rows_by_language(x: np.ndarray, langs: np.ndarray):
     """``(lang, x[rows of lang] as float64)`` for every known language of the block (``""``: unknown, skipped)."""
@@ -53,5 +55,5 @@ class CenteringTransform(OffsetTransform):
         return LanguageSums(dim)
 
     def _finalize(self, stats: LanguageSums) -> dict[str, np.ndarray]:
-        self._fit_info = {"pairs": dict(stats.counts)}
+        self.fit_info_ = {"pairs": dict(stats.counts)}
         return stats.means()

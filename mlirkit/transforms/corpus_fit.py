@@ -31,6 +31,8 @@ from mlirkit.base.vectors import check_finite
 from mlirkit.base.option_names import option
 from mlirkit.transforms.defaults import DEFAULT_MIN_DOCS
 
+__all__ = ["CHUNK_ROWS", "LanguageMeans", "corpus_vectors", "language_means"]
+
 logger = logging.getLogger(__name__)
 
 CHUNK_ROWS = 65536

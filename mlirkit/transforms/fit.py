@@ -23,6 +23,8 @@ from mlirkit.transforms.parallel import ParallelGroup
 from mlirkit.transforms.registry import TRANSFORMS
 from mlirkit.transforms.transform import LanguageTransform
 
+__all__ = ["FitReport", "LANGID_MAX_PER_LANG", "estimator", "fit_from_pairs", "fit_groups"]
+
 logger = logging.getLogger(__name__)
 
 #: passages per language the language classifier (``fit_langid=True``) is fitted on
@@ -45,18 +47,22 @@ class FitReport:
 
 
 def estimator(method: str | LanguageTransform, source_lang: str | None, **recipe: Any) -> LanguageTransform:
-    """``method`` as an unfitted estimator: a registered name (built with ``source_lang`` and ``recipe``), or an
-    estimator, whose recipe is taken as it is (``source_lang``, if given, must be its own)."""
+    """``method`` as an unfitted estimator with its recipe checked (:meth:`~LanguageTransform.check_params`, so
+    a bad recipe fails before any data is read): a registered name (built with ``source_lang`` and ``recipe``),
+    or an estimator, whose recipe is taken as it is (``source_lang``, if given, must be its own)."""
     if isinstance(method, LanguageTransform):
         if recipe:
             raise MlirkitError(f"options {', '.join(sorted(recipe))} are for a method given by name; the estimator "
                                f"{method!r} carries its own recipe")
-        if source_lang is not None and canonical(source_lang) != method.source_lang:
-            raise MlirkitError(f"source language {source_lang!r} is not the estimator's ({method.source_lang!r})")
+        method.check_params()
+        if source_lang is not None and canonical(source_lang) != method.source_lang_:
+            raise MlirkitError(f"source language {source_lang!r} is not the estimator's ({method.source_lang_!r})")
         return method
     if source_lang is None:
         raise MlirkitError("a source language is needed (source_lang)")
-    return TRANSFORMS.get(method)(source_lang=source_lang, **recipe)
+    t = TRANSFORMS.get(method)(source_lang=source_lang, **recipe)
+    t.check_params()
+    return t
 
 
 def _batches(items: Iterable[ParallelGroup], batch_texts: int) -> Iterator[list[ParallelGroup]]:
@@ -90,7 +96,8 @@ def fit_groups(encoder: Any, groups: Iterable[ParallelGroup], t: LanguageTransfo
     """
     from tqdm.auto import tqdm
 
-    source_lang = t.source_lang
+    t.check_params()
+    source_lang = t.source_lang_
     keep = None if langs is None else {canonical(la) for la in langs} | {source_lang}
     report = FitReport()
     langid_rows: dict[str, list[np.ndarray]] = {}
@@ -134,8 +141,9 @@ def fit_groups(encoder: Any, groups: Iterable[ParallelGroup], t: LanguageTransfo
 
     bar = tqdm(total=None if max_pairs is None or not wanted else max_pairs * len(wanted), unit="pair",
                desc=f"fit {t.method}", disable=not show_progress)
-    t._reset()
-    try:
+
+    def blocks() -> Iterator[tuple[np.ndarray, list[str], list[int]]]:
+        """The encoded rows, a batch at a time; at the end, the checks of what was read."""
         for batch in _batches(selected(), batch_size):
             texts, row_langs, row_groups = [], [], []
             for k, g in enumerate(batch):
@@ -145,7 +153,7 @@ def fit_groups(encoder: Any, groups: Iterable[ParallelGroup], t: LanguageTransfo
                     row_groups.append(k)
             embs = np.asarray(encoder.encode_docs(texts, row_langs, batch_size=batch_size))
             report.texts_encoded += len(texts)
-            t.partial_fit(embs, row_langs, row_groups)
+            yield embs, row_langs, row_groups
             if fit_langid:
                 for lang in sorted(set(row_langs)):
                     have = sum(len(a) for a in langid_rows.get(lang, []))
@@ -153,20 +161,22 @@ def fit_groups(encoder: Any, groups: Iterable[ParallelGroup], t: LanguageTransfo
                         rows = np.flatnonzero(np.asarray(row_langs) == lang)[:LANGID_MAX_PER_LANG - have]
                         langid_rows.setdefault(lang, []).append(embs[rows].astype(np.float32))
             bar.update(int(sum(len(g.texts) - 1 for g in batch)))
+        if keep is not None:
+            require_langs([canonical(la) for la in langs if canonical(la) != source_lang and lookup(la, seen) is None],
+                          seen, "parallel text",
+                          f" in {source_name or 'the parallel data'}"
+                          + (f" (the first {report.groups_read} ids read)" if max_pairs is not None else ""))
+        if report.groups_used == 0:
+            raise MlirkitError(f"no usable ids in {source_name or 'the parallel data'}: {report.groups_read} read, "
+                               f"{report.skipped_no_source} without a {source_lang!r} row, "
+                               f"{report.skipped_no_target} without another selected language")
+
+    try:
+        t.fit_blocks(blocks())
     finally:
         bar.close()
-    if keep is not None:
-        require_langs([canonical(la) for la in langs if canonical(la) != source_lang and lookup(la, seen) is None],
-                      seen, "parallel text",
-                      f" in {source_name or 'the parallel data'}"
-                      + (f" (the first {report.groups_read} ids read)" if max_pairs is not None else ""))
-    if report.groups_used == 0:
-        raise MlirkitError(f"no usable ids in {source_name or 'the parallel data'}: {report.groups_read} read, "
-                           f"{report.skipped_no_source} without a {source_lang!r} row, "
-                           f"{report.skipped_no_target} without another selected language")
     if report.skipped_no_source:
         logger.warning("%d ids without a %r row were skipped", report.skipped_no_source, source_lang)
-    t._ensure_fitted()
     report.pairs = Counter(t.meta.get("pairs") or {})
     if fit_langid:
         from mlirkit.transforms.langid import fit_langid as fit_classifier
@@ -204,7 +214,7 @@ def fit_from_pairs(encoder: Any, pairs: str | os.PathLike | Iterable[ParallelGro
     t = estimator(method, source_lang, **recipe)
     name = str(pairs) if isinstance(pairs, (str, os.PathLike)) else None
     fields = text_fields if isinstance(text_fields, str) else ",".join(text_fields)
-    groups = (open_parallel(name, text_fields=fields, langs=langs, source_lang=t.source_lang)
+    groups = (open_parallel(name, text_fields=fields, langs=langs, source_lang=t.source_lang_)
               if name is not None else iter(pairs))
     first = list(itertools.islice(groups, 1))
     if not first:

@@ -28,6 +28,12 @@ and the same transform re-based to ``s`` (``shift derive``) and filled at index 
 same vector. A language with fewer than ``min_docs`` documents, or a corpus without pivot-language documents,
 cannot give a corpus vector: it is kept, and the record says why. Other methods (centering, LIR) have no
 corpus fill: their missing languages are kept; LSAR and LEACE transform every row and miss no language.
+
+Filling is a fit: :func:`fill_missing` (from a corpus's language counts and means) and
+:func:`fill_missing_from_corpus` (from its embeddings) are the one step that computes it, run once per corpus,
+and the transform they return (the filled vectors in its tensors, the record in its metadata) is what is saved
+and applied. Applying never fits: :func:`resolve_missing` handles the languages a transform lacks without the
+corpus's vectors (kept, or left as the transform's record decided) and refuses one the step would still fill.
 """
 from __future__ import annotations
 
@@ -43,6 +49,9 @@ from mlirkit.base.option_names import option
 from mlirkit.transforms.defaults import DEFAULT_MIN_DOCS, DEFAULT_MISSING, MISSING_POLICIES
 from mlirkit.transforms.shift_transform import ShiftTransform
 from mlirkit.transforms.transform import LanguageTransform
+
+__all__ = ["check_missing_policy", "describe_missing", "fill_missing", "fill_missing_from_corpus", "filled_any",
+           "hybrid_shift", "missing_languages", "needs_means", "policy_of", "resolve_missing"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,9 +69,9 @@ def hybrid_shift(pairs: ShiftTransform, corpus: ShiftTransform, *,
     for role, t in (("pair-fitted", pairs), ("corpus-fitted", corpus)):
         if not isinstance(t, ShiftTransform):
             raise MlirkitError(f"the {role} transform {_name(t)} is {t.method}; a hybrid needs two shift transforms")
-    if pairs.source_lang != corpus.source_lang:
-        raise MlirkitError(f"source languages differ: {_name(pairs)} has {pairs.source_lang!r}, "
-                           f"{_name(corpus)} has {corpus.source_lang!r}")
+    if pairs.source_lang_ != corpus.source_lang_:
+        raise MlirkitError(f"source languages differ: {_name(pairs)} has {pairs.source_lang_!r}, "
+                           f"{_name(corpus)} has {corpus.source_lang_!r}")
     if pairs.dim != corpus.dim:
         raise MlirkitError(f"dimensions differ: {_name(pairs)} {pairs.dim}, {_name(corpus)} {corpus.dim}")
     if pairs.encoder and corpus.encoder:
@@ -81,7 +90,7 @@ def hybrid_shift(pairs: ShiftTransform, corpus: ShiftTransform, *,
             info.update((corpus.meta.get("provenance") or {}).get(lang) or {"from": "corpus"})
         provenance[lang] = {k: v for k, v in info.items() if v is not None}
     if require_langs is not None:
-        missing = sorted(set(require_langs) - set(params) - {pairs.source_lang})
+        missing = sorted(set(require_langs) - set(params) - {pairs.source_lang_})
         if missing:
             raise MlirkitError(f"no vector for {', '.join(missing)} in either transform")
     meta: dict[str, Any] = {
@@ -98,7 +107,7 @@ def hybrid_shift(pairs: ShiftTransform, corpus: ShiftTransform, *,
         **{k: corpus.meta[k] for k in ("recipe", "mining", "topic_robust") if k in corpus.meta},
         **({"derived_from": pairs.meta["derived_from"]} if "derived_from" in pairs.meta else {}),
     }
-    return ShiftTransform.from_tensors(params, encoder=pairs.encoder, source_lang=pairs.source_lang, meta=meta,
+    return ShiftTransform.from_tensors(params, encoder=pairs.encoder, source_lang=pairs.source_lang_, meta=meta,
                                        missing=pairs.missing)
 
 
@@ -147,28 +156,10 @@ def fill_missing(transform: LanguageTransform, counts: Mapping[str, int],
     missing = missing_languages(transform, counts)
     if not missing:
         return transform
-    src = transform.source_lang
-    kept: dict[str, str] = {}
-    fill: list[str] = []
-    if policy == "keep":
-        kept = {la: "policy keep" for la in missing}
-    elif not isinstance(transform, ShiftTransform):
-        if explicit:
-            raise MlirkitError(f"{transform.method} transform {_name(transform)} has no parameters for "
-                               f"{', '.join(missing)}; filling them from the corpus is for shift transforms "
-                               f"(use {option('missing', 'keep')})")
-        kept = {la: f"no corpus fill for {transform.method}" for la in missing}
-    elif not counts.get(transform.pivot):
-        which = "source" if transform.pivot == src else "pivot"
-        kept = {la: f"no {transform.pivot} ({which}-language) documents in the corpus" for la in missing}
-    else:
-        if means is None:
-            raise MlirkitError("a corpus fill needs the corpus's language means (see needs_means)")
-        for la in missing:
-            if missing[la] < min_docs:
-                kept[la] = f"{missing[la]} documents (a corpus vector needs {min_docs})"
-            else:
-                fill.append(la)
+    src = transform.source_lang_
+    kept, fill = _plan(transform, missing, counts, policy, min_docs, explicit)
+    if fill and means is None:
+        raise MlirkitError("a corpus fill needs the corpus's language means (see needs_means)")
     record: dict[str, Any] = {"policy": policy, "filled": {la: missing[la] for la in fill}, "kept": kept}
     out = transform
     if fill:
@@ -192,6 +183,58 @@ def fill_missing(transform: LanguageTransform, counts: Mapping[str, int],
     out.meta["missing_languages"] = record
     logger.warning("%s%s", f"{origin}: " if origin else "", describe_missing(record, _name(transform)))
     return out
+
+
+def _plan(transform: LanguageTransform, missing: Mapping[str, int], counts: Mapping[str, int], policy: str,
+          min_docs: int, explicit: bool) -> tuple[dict[str, str], list[str]]:
+    """``(kept {lang: why}, languages to fill from the corpus)`` for the ``missing`` languages of ``transform``."""
+    src = transform.source_lang_
+    kept: dict[str, str] = {}
+    fill: list[str] = []
+    if policy == "keep":
+        kept = {la: "policy keep" for la in missing}
+    elif not isinstance(transform, ShiftTransform):
+        if explicit:
+            raise MlirkitError(f"{transform.method} transform {_name(transform)} has no parameters for "
+                               f"{', '.join(missing)}; filling them from the corpus is for shift transforms "
+                               f"(use {option('missing', 'keep')})")
+        kept = {la: f"no corpus fill for {transform.method}" for la in missing}
+    elif not counts.get(transform.pivot):
+        which = "source" if transform.pivot == src else "pivot"
+        kept = {la: f"no {transform.pivot} ({which}-language) documents in the corpus" for la in missing}
+    else:
+        for la in missing:
+            if missing[la] < min_docs:
+                kept[la] = f"{missing[la]} documents (a corpus vector needs {min_docs})"
+            else:
+                fill.append(la)
+    return kept, fill
+
+
+def resolve_missing(transform: LanguageTransform, counts: Mapping[str, int], *, policy: str | None = None,
+                    min_docs: int | None = None, origin: str | None = None, explicit: bool = False
+                    ) -> LanguageTransform:
+    """``transform`` with the corpus languages it lacks handled by ``policy`` **without fitting**: what
+    applying a transform does (:func:`mlirkit.shift.apply_to_index`, the query-time shift). Kept languages get
+    the record of :func:`fill_missing`; a language the fit step would fill from the corpus, and ``transform``
+    has no vector for, is an error naming the fit step (a filled vector is fitted once, by
+    :func:`fill_missing_from_corpus` or :func:`mlirkit.shift.fill_missing_from_index`, stored in the transform
+    file or the index, and reused). ``counts``: the corpus's documents per language."""
+    policy = policy_of(transform, policy)
+    _, canonical_counts = _canonical_means(None, counts)
+    missing = missing_languages(transform, canonical_counts)
+    record = transform.meta.get("missing_languages") or {}
+    if missing and record.get("policy") == policy and set(missing) <= set(record.get("kept") or {}):
+        return transform  # decided by the fit step (its record says so): reused as it is
+    if missing:
+        _, fill = _plan(transform, missing, canonical_counts, policy,
+                        DEFAULT_MIN_DOCS if min_docs is None else int(min_docs), explicit)
+        if fill:
+            raise MlirkitError(f"{origin + ': ' if origin else ''}transform {_name(transform)} has no vector for "
+                               f"{', '.join(f'{la} ({missing[la]} documents)' for la in fill)}: fit them from the "
+                               f"corpus first (fill_missing_from_index, or `python -m mlirkit.shift apply`, which does "
+                               f"it) and apply the filled transform, or pass {option('missing', 'keep')}")
+    return fill_missing(transform, counts, None, policy=policy, min_docs=min_docs, origin=origin, explicit=explicit)
 
 
 def policy_of(transform: LanguageTransform | None, policy: str | None = None) -> str:
@@ -258,7 +301,7 @@ def filled_any(transform: LanguageTransform) -> bool:
 def _copy(t: LanguageTransform) -> LanguageTransform:
     """The same vectors (and file) with metadata of its own."""
     recipe = {k: v for k, v in t.get_params().items() if k != "source_lang"}
-    out = type(t).from_tensors(t._tensors(), source_lang=t.source_lang, encoder=t.encoder, meta=dict(t.meta),
+    out = type(t).from_tensors(t.learned_tensors(), source_lang=t.source_lang_, encoder=t.encoder, meta=dict(t.meta),
                                langid=t.langid, **recipe)
     out.langid_threshold, out.path, out.sha256 = t.langid_threshold, t.path, t.sha256
     return out

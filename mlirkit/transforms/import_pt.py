@@ -13,6 +13,8 @@ from mlirkit.encoders.base import Encoder
 from mlirkit.transforms.io import read_shift_pt
 from mlirkit.transforms.shift_transform import ShiftTransform
 
+__all__ = ["import_shift_pt", "same_model"]
+
 logger = logging.getLogger(__name__)
 
 

@@ -37,6 +37,9 @@ from mlirkit.transforms.defaults import MISSING_POLICIES
 from mlirkit.transforms.registry import TRANSFORMS
 from mlirkit.transforms.transform import LanguageTransform
 
+__all__ = ["FORMAT", "FORMAT_VERSION", "LANGID_PREFIX", "META_FIELDS", "check_meta", "load_transform",
+           "parse_transform", "read_shift_pt", "save_transform", "sniff"]
+
 FORMAT = TRANSFORM_FORMAT  # defined with the "is this ours?" checks
 FORMAT_VERSION = 1
 LANGID_PREFIX = "langid."
@@ -76,7 +79,7 @@ def save_transform(t: LanguageTransform, path: str | os.PathLike, overwrite: boo
 
     path = Path(path)
     tensors: dict[str, np.ndarray] = t.tensors()
-    meta = {**t.meta, "method": t.method, "encoder": t.encoder, "source_lang": t.source_lang, "dim": t.dim,
+    meta = {**t.meta, "method": t.method, "encoder": t.encoder, "source_lang": t.source_lang_, "dim": t.dim,
             "languages": t.languages}
     meta.setdefault("mlirkit_version", __version__)
     if "created" not in meta:

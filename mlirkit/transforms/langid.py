@@ -14,6 +14,8 @@ import numpy as np
 
 from mlirkit.base.errors import MlirkitError
 
+__all__ = ["DEFAULT_THRESHOLD", "LangIdClassifier", "fit_langid"]
+
 DEFAULT_THRESHOLD = 0.9
 
 

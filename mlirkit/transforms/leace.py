@@ -32,6 +32,8 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms.centering import LanguageSums
 from mlirkit.transforms.transform import ProjectionTransform
 
+__all__ = ["CovarianceStats", "LEACETransform", "ZERO_TOL", "leace_fitter"]
+
 #: columns of ``proj_left`` (and rows of ``proj_right``) whose weight is below this fraction of the largest are
 #: dropped (the package's trace-constrained eraser is stored as a full d x d factorisation, mostly zeros)
 ZERO_TOL = 1e-9
@@ -41,6 +43,7 @@ class CovarianceStats:
     """Running float64 count, mean and centred scatter of every row, and per-language sums and counts."""
 
     def __init__(self, dim: int) -> None:
+        self.dim = dim
         self.n = 0
         self.mean = np.zeros(dim)
         self.scatter = np.zeros((dim, dim))
@@ -108,8 +111,8 @@ class LEACETransform(ProjectionTransform):
         right = eraser.proj_right.double().numpy()
         weight = np.linalg.norm(left, axis=0) * np.linalg.norm(right, axis=1)
         keep = weight > ZERO_TOL * max(float(weight.max()), 1e-300)
-        self._languages = langs
-        self._fit_info = {"pairs": None, "docs": {la: int(stats.counts[la]) for la in langs},
+        self.languages_ = langs
+        self.fit_info_ = {"pairs": None, "docs": {la: int(stats.counts[la]) for la in langs},
                           "directions": int(keep.sum()), "encoded_as": "documents",
                           "concept_erasure": {"version": _package_version(), "class": "LeaceFitter",
                                               "options": "defaults (method leace, affine, constrain_cov_trace, "

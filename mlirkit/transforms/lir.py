@@ -19,6 +19,8 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms.centering import rows_by_language
 from mlirkit.transforms.transform import PerLanguageTransform
 
+__all__ = ["GramMatrices", "LIRTransform"]
+
 logger = logging.getLogger(__name__)
 
 
@@ -39,7 +41,8 @@ class GramMatrices:
 
 
 class LIRTransform(PerLanguageTransform):
-    """``params_[lang]``: the components ``(rank, d)``; ``rank``: how many are removed."""
+    """``params_[lang]``: the components ``(rank, d)``; ``rank``: how many are removed (``rank_``: as fitted or
+    loaded)."""
 
     method = "lir"
     sides = ("doc", "query")
@@ -48,10 +51,19 @@ class LIRTransform(PerLanguageTransform):
     sub_rows = 8192
 
     def __init__(self, source_lang: str = "en", rank: int = 1) -> None:
+        self.source_lang = source_lang
+        self.rank = rank
+
+    def check_params(self) -> None:
+        super().check_params()
+        rank = self.rank
         if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or int(rank) < 1:
             raise MlirkitError(f"LIR rank must be a whole number >= 1, got {rank!r}")
-        self.rank = int(rank)
-        super().__init__(source_lang)
+
+    @classmethod
+    def recipe_from_meta(cls, meta: Any) -> dict[str, Any]:
+        rank = meta.get("rank")
+        return {"rank": rank} if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 1 else {}
 
     def _check_param(self, lang: str, value: np.ndarray) -> None:
         if value.ndim != 2 or value.shape[0] < 1:
@@ -59,19 +71,19 @@ class LIRTransform(PerLanguageTransform):
 
     def _restore(self, tensors: dict[str, np.ndarray]) -> None:
         super()._restore(tensors)
-        ranks = {v.shape[0] for v in self._params.values()}
+        ranks = {v.shape[0] for v in self.params_.values()}
         if len(ranks) != 1:
             raise MlirkitError(f"lir components of different ranks {sorted(ranks)}")
-        self.rank = ranks.pop()
+        self.rank_: int = ranks.pop()
 
     def _new_stats(self, dim: int) -> GramMatrices:
-        if self.rank > dim:
+        if int(self.rank) > dim:
             raise MlirkitError(f"LIR rank {self.rank} is outside [1, {dim}]")
         return GramMatrices(dim)
 
     def _finalize(self, stats: GramMatrices) -> dict[str, np.ndarray]:
         out = {}
-        rank = self.rank
+        rank = int(self.rank)
         for lang, gram in stats.grams.items():
             if stats.counts[lang] < rank:
                 logger.warning("LIR: %d passages of %r for rank %d", stats.counts[lang], lang, rank)
@@ -79,7 +91,7 @@ class LIRTransform(PerLanguageTransform):
             comps = vecs[:, ::-1][:, :rank].T  # (r, d): top-r right-singular vectors
             signs = np.sign(comps[np.arange(rank), np.abs(comps).argmax(axis=1)])  # deterministic sign
             out[lang] = (comps * signs[:, None]).astype(np.float32)
-        self._fit_info = {"pairs": dict(stats.counts), "rank": rank}
+        self.fit_info_ = {"pairs": dict(stats.counts), "rank": rank}
         return out
 
     def _tables(self, alphas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

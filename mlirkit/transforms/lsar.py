@@ -32,6 +32,8 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms.centering import LanguageSums
 from mlirkit.transforms.transform import ProjectionTransform
 
+__all__ = ["LSARTransform", "NULL_TOL", "lsar_subspace"]
+
 #: singular values of ``P`` below this fraction of the largest are null directions (not removed)
 NULL_TOL = 1e-10
 
@@ -63,10 +65,14 @@ class LSARTransform(ProjectionTransform):
     transforms_source = True
 
     def __init__(self, source_lang: str = "en", rank: int | None = None) -> None:
+        self.source_lang = source_lang
+        self.rank = rank
+
+    def check_params(self) -> None:
+        super().check_params()
+        rank = self.rank
         if rank is not None and (isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or int(rank) < 1):
             raise MlirkitError(f"LSAR rank must be a whole number >= 1 or None (the number of languages), got {rank!r}")
-        self.rank = None if rank is None else int(rank)
-        super().__init__(source_lang)
 
     @classmethod
     def recipe_from_meta(cls, meta: Any) -> dict[str, Any]:
@@ -79,7 +85,7 @@ class LSARTransform(ProjectionTransform):
         langs = sorted(stats.sums)
         if len(langs) < 2:
             raise MlirkitError(f"LSAR needs the documents of at least two languages, got {', '.join(langs) or 'none'}")
-        rank = len(langs) if self.rank is None else self.rank
+        rank = len(langs) if self.rank is None else int(self.rank)
         if rank > len(langs):
             raise MlirkitError(f"LSAR rank {rank} is larger than the number of languages fitted on ({len(langs)}: "
                                f"{', '.join(langs)}); the authors' lsar+r needs r <= the number of languages")
@@ -89,8 +95,9 @@ class LSARTransform(ProjectionTransform):
         if kept == 0:
             raise MlirkitError("LSAR: the language means coincide, no language subspace to remove")
         basis = basis[:, :kept]
-        self._languages = langs
-        self._fit_info = {"pairs": None, "docs": {la: int(stats.counts[la]) for la in langs}, "rank": self.rank,
+        self.languages_ = langs
+        self.fit_info_ = {"pairs": None, "docs": {la: int(stats.counts[la]) for la in langs},
+                          "rank": None if self.rank is None else int(self.rank),
                           "subspace_rank": rank, "directions": kept, "singular_values": [float(v) for v in s[:rank]],
                           "encoded_as": "documents"}
         return {"left": basis, "right": basis.T}

@@ -55,6 +55,10 @@ from mlirkit.transforms.defaults import DEFAULT_MIN_DOCS
 if TYPE_CHECKING:
     from mlirkit.transforms.topic_subspace import TopicSubspace
 
+__all__ = ["DEFAULT_CHUNK_ROWS", "DEFAULT_K", "DEFAULT_MAX_ROUNDS", "DEFAULT_MIN_PAIRS", "DEFAULT_TOL",
+           "LANGUAGE_IN_TOPICS", "MINED", "MinedPairs", "Select", "knn_inner_product", "mined_language_vector",
+           "mined_recipe", "mined_vectors", "mining_summary", "neighbourhoods", "union_knn_pairs"]
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_K = 4

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms.alpha import Alpha
 from mlirkit.transforms.defaults import DEFAULT_ALPHA
-from mlirkit.transforms.transform import LanguageTransform
+
+if TYPE_CHECKING:
+    from mlirkit.transforms.transform import LanguageTransform
+
+__all__ = ["TransformOptions", "add_alpha_arg", "add_missing_arg", "add_transform_args", "transform_from_args"]
 
 
 @dataclass(frozen=True)

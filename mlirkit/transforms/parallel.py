@@ -30,6 +30,9 @@ from mlirkit.io.fields import check_id, check_text
 from mlirkit.io.files import read_jsonl_objects
 from mlirkit.io.sources import SourceKind, source_kind
 
+__all__ = ["MMARCO_ALIASES", "ParallelGroup", "group_rows", "open_parallel", "parallel_languages", "read_pairs_table",
+           "read_parallel_jsonl"]
+
 logger = logging.getLogger(__name__)
 
 #: short names for the SHIFT recipe's mMARCO pairs (built by mlirkit.datasets from ir_datasets' mMARCO files):

@@ -16,6 +16,8 @@ from mlirkit.base.registry import Registry
 if TYPE_CHECKING:
     from mlirkit.transforms.transform import LanguageTransform
 
+__all__ = ["METHODS", "MethodRegistry", "TRANSFORMS"]
+
 #: method name -> "module:Class" of the product's methods
 METHODS = {
     "shift": "mlirkit.transforms.shift_transform:ShiftTransform",

@@ -15,8 +15,8 @@ The statistics the vectors are estimated from (``vectors``, :data:`STATISTICS`):
   (:mod:`mlirkit.transforms.mining`, the recipe :func:`~mlirkit.transforms.mining.mined_recipe`); it needs
   every document at once (the rows of :meth:`partial_fit` calls are kept).
 
-``missing``: what index time, post-hoc apply and the query-time shift do with corpus languages the vectors
-lack, ``"corpus"`` (fill them from the corpus) or ``"keep"`` (leave them unshifted), default
+``missing``: the policy for corpus languages the vectors lack, ``"corpus"`` (fill them from the corpus, by the
+fit step :func:`mlirkit.transforms.hybrid.fit_missing`) or ``"keep"`` (leave them unshifted), default
 :data:`~mlirkit.transforms.defaults.DEFAULT_MISSING` (:mod:`mlirkit.transforms.hybrid`). ``min_docs`` and
 ``langs`` (the languages that get a vector) are for the corpus statistics.
 
@@ -35,18 +35,11 @@ from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import canonical, check_lang
 from mlirkit.base.registry import did_you_mean
 from mlirkit.transforms.centering import LanguageSums
-from mlirkit.transforms.defaults import DEFAULT_MIN_DOCS, DEFAULT_MISSING, MISSING_POLICIES
+from mlirkit.transforms.defaults import DEFAULT_MIN_DOCS, DEFAULT_MISSING, MISSING_POLICIES, STATISTICS
 from mlirkit.transforms.transform import OffsetTransform
 
-#: the statistics SHIFT vectors are estimated from, name -> one-line description
-STATISTICS = {
-    "pairs": "V_l = mean over translation pairs of f(D^l) - f(D^src)",
-    "corpus": "V_l = mean(l documents) - mean(source documents)",
-    "mined": "V_l = mean(x - y) over union-kNN pairs mined in the corpus (centred, iterated), out of the topic "
-             "subspace where topic leaks into the corpus vectors",
-}
-#: the statistics of a fit on an index's own documents (``shift fit --from-index``)
-DEFAULT_INDEX_STATISTICS = "mined"
+__all__ = ["CorpusMeans", "PairDifferences", "RowStore", "ShiftTransform", "derive_source"]
+
 
 
 class PairDifferences:
@@ -86,6 +79,7 @@ class RowStore:
     """Every row given (the mined statistics need the whole corpus)."""
 
     def __init__(self, dim: int) -> None:
+        self.dim = dim
         self.blocks: list[np.ndarray] = []
         self.langs: list[np.ndarray] = []
 
@@ -108,17 +102,31 @@ class ShiftTransform(OffsetTransform):
 
     def __init__(self, source_lang: str = "en", vectors: str = "pairs", missing: str = DEFAULT_MISSING,
                  min_docs: int = DEFAULT_MIN_DOCS, langs: Sequence[str] | None = None) -> None:
+        self.source_lang = source_lang
+        self.vectors = vectors
+        self.missing = missing
+        self.min_docs = min_docs
+        self.langs = langs
+
+    def check_params(self) -> None:
+        super().check_params()
+        vectors, missing, min_docs = self.vectors, self.missing, self.min_docs
         if vectors not in STATISTICS:
             raise MlirkitError(f"unknown SHIFT vectors {vectors!r} (choose {', '.join(STATISTICS)})"
                                f"{did_you_mean(str(vectors), list(STATISTICS))}")
         if missing not in MISSING_POLICIES:
             raise MlirkitError(f"unknown policy {missing!r} for languages without a vector (choose "
                                f"{' or '.join(MISSING_POLICIES)}){did_you_mean(str(missing), list(MISSING_POLICIES))}")
-        if isinstance(min_docs, bool) or int(min_docs) < 1:
-            raise MlirkitError(f"min_docs must be at least 1, got {min_docs}")
-        self.vectors, self.missing, self.min_docs = vectors, missing, int(min_docs)
-        self.langs = None if langs is None else sorted({canonical(check_lang(la, "langs", known=True)) for la in langs})
-        super().__init__(source_lang)
+        if isinstance(min_docs, bool) or not isinstance(min_docs, (int, np.integer)) or int(min_docs) < 1:
+            raise MlirkitError(f"min_docs must be at least 1 (a whole number), got {min_docs!r}")
+        if isinstance(self.langs, str):
+            raise MlirkitError(f"langs must be a list of language codes, got the string {self.langs!r}")
+        for la in self.langs or ():
+            check_lang(la, "langs", known=True)
+
+    def _fit_langs(self) -> list[str] | None:
+        """``langs`` as sorted canonical codes (None: every language)."""
+        return None if self.langs is None else sorted({canonical(la) for la in self.langs})
 
     @property
     def needs_groups(self) -> bool:
@@ -138,12 +146,12 @@ class ShiftTransform(OffsetTransform):
         """The source language of the pairs the vectors were fitted on (the file's source language unless it
         was re-based with :func:`derive_source`)."""
         derived = self.meta.get("derived_from") or {}
-        return canonical(derived.get("pivot") or derived.get("source_lang") or self.source_lang)
+        return canonical(derived.get("pivot") or derived.get("source_lang") or self.source_lang_)
 
     def vector(self, lang: str) -> np.ndarray:
         """``V_lang`` (zero for the source language; ``lang`` may be an alias, e.g. ``dt``)."""
         lang = canonical(lang)
-        if lang == self.source_lang:
+        if lang == self.source_lang_:
             return np.zeros(self.dim, dtype=np.float32)
         return self.params_[lang]
 
@@ -151,11 +159,11 @@ class ShiftTransform(OffsetTransform):
         return f"vectors={self.vectors!r} (vectors='corpus' or 'mined' fit without)"
 
     def _filter_params(self, params: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return {lang: v for lang, v in params.items() if canonical(lang) != self.source_lang}
+        return {lang: v for lang, v in params.items() if canonical(lang) != self.source_lang_}
 
     def _new_stats(self, dim: int) -> Any:
         if self.vectors == "pairs":
-            return PairDifferences(self.source_lang, dim)
+            return PairDifferences(self.source_lang_, dim)
         return CorpusMeans(dim) if self.vectors == "corpus" else RowStore(dim)
 
     def _finalize(self, stats: Any) -> dict[str, np.ndarray]:
@@ -163,20 +171,21 @@ class ShiftTransform(OffsetTransform):
             if not stats.sums:
                 raise MlirkitError("no target-language rows in groups with a source-language row: no SHIFT vector "
                                    "to fit")
-            self._fit_info = {"pairs": dict(stats.counts)}
+            self.fit_info_ = {"pairs": dict(stats.counts)}
             return {lang: (s / stats.counts[lang]).astype(np.float32) for lang, s in stats.sums.items()}
         if self.vectors == "corpus":
             from mlirkit.transforms.corpus_fit import corpus_vectors
 
             means = {lang: stats.sums[lang] / stats.counts[lang] for lang in sorted(stats.sums)}
-            params, meta = corpus_vectors(means, stats.counts, self.source_lang, min_docs=self.min_docs,
-                                          langs=self.langs)
+            params, meta = corpus_vectors(means, stats.counts, self.source_lang_, min_docs=int(self.min_docs),
+                                          langs=self._fit_langs())
         else:
             from mlirkit.transforms.mining import mined_recipe
 
             x, langs = stats.rows()
-            params, meta = mined_recipe(x, langs, self.source_lang, min_docs=self.min_docs, langs=self.langs)
-        self._fit_info = {**meta, "recipe": {"vectors": self.vectors, "formula": STATISTICS[self.vectors],
+            params, meta = mined_recipe(x, langs, self.source_lang_, min_docs=int(self.min_docs),
+                                        langs=self._fit_langs())
+        self.fit_info_ = {**meta, "recipe": {"vectors": self.vectors, "formula": STATISTICS[self.vectors],
                                              **meta.pop("recipe", {})}}
         return params
 
@@ -186,7 +195,7 @@ def derive_source(t: ShiftTransform, new_source: str) -> ShiftTransform:
     if not isinstance(t, ShiftTransform):
         raise MlirkitError(f"derive works on shift transforms, not {t.method}")
     new_source = canonical(new_source)
-    if new_source == t.source_lang:
+    if new_source == t.source_lang_:
         raise MlirkitError(f"the transform's source language is already {new_source!r}")
     params_ = t.params_
     if new_source not in params_:
@@ -194,10 +203,10 @@ def derive_source(t: ShiftTransform, new_source: str) -> ShiftTransform:
     v_s = params_[new_source].astype(np.float64)
     params = {lang: (v.astype(np.float64) - v_s).astype(np.float32)
               for lang, v in params_.items() if lang != new_source}
-    params[t.source_lang] = (-v_s).astype(np.float32)
+    params[t.source_lang_] = (-v_s).astype(np.float32)
     pairs = t.meta.get("pairs") or {}
     meta: dict[str, Any] = {**t.meta, "source_lang": new_source,
-                            "derived_from": {"source_lang": t.source_lang, "pivot": t.pivot, "sha256": t.sha256,
+                            "derived_from": {"source_lang": t.source_lang_, "pivot": t.pivot, "sha256": t.sha256,
                                              "formula": "V_{l|s} = V_l - V_s"},
                             "pairs": {lang: min(pairs.get(lang, 0), pairs.get(new_source, 0)) if pairs else None
                                       for lang in params}}

@@ -56,6 +56,9 @@ from mlirkit.base.langs import is_unknown
 from mlirkit.base.vectors import check_finite
 from mlirkit.base.option_names import option
 
+__all__ = ["AUTO", "TopicSubspace", "marchenko_pastur_rank", "skew_test", "topic_subspace",
+           "within_language_covariance"]
+
 logger = logging.getLogger(__name__)
 
 AUTO = "auto"

@@ -6,30 +6,42 @@ In the scikit-learn mould::
     t.fit(embs, langs, groups)                    # learns from arrays; returns t
     out = t.transform(embs, langs, "doc", alpha=1.0)   # then L2-normalise
 
-- The constructor stores the recipe (``source_lang``, the kind of statistics, ``rank``, ...); :meth:`get_params`
-  returns it.
-- :meth:`fit` ``(embeddings (n, d), langs (n,), groups (n,) or None)`` is :meth:`partial_fit` on a fresh state;
-  :meth:`partial_fit` adds one block of rows to running (float64) statistics, so pair sets never need to be
-  in memory at once; the learned state (``params_``, ``languages_``, ...) is computed from them when first
-  used after the last :meth:`partial_fit`. ``groups``: rows with equal value translate each other (one
-  ``source_lang`` row per group); only methods that need pairs need them (:attr:`needs_groups`), and rows of a
-  group without a source-language row are skipped by every method (counted in ``fit_counts_``), so methods fitted
-  on the same pairs see the same passages. A group's rows come in one call.
-- :meth:`transform` is stateless given the fitted state: a transformed copy, row by row, ``chunk_rows`` rows
+Every method is a scikit-learn estimator (:class:`sklearn.base.BaseEstimator`: ``clone``, ``get_params(deep=...)``,
+``set_params`` and ``repr`` work):
+
+- The constructor stores its arguments, the recipe (``source_lang``, the kind of statistics, ``rank``, ...), as
+  given and nothing else; :meth:`fit` checks them (an unknown name or a bad rank fails there) and keeps the
+  canonical source language in ``source_lang_``.
+- :meth:`fit` ``(embeddings (n, d), langs (n,), groups (n,) or None)`` learns from one block of rows,
+  :meth:`fit_blocks` from an iterable of such blocks (running float64 statistics, so pair sets never need to
+  be in memory at once), :meth:`partial_fit` adds one block to the statistics of the last fit. The learned
+  state lives in attributes ending in ``_`` (``source_lang_``, ``dim_``, ``languages_``, ``params_`` or
+  ``left_``/``right_``/``bias_``, ``fit_counts_``, ``fit_info_``, the running statistics ``stats_``), so
+  :func:`sklearn.utils.validation.check_is_fitted` works; it is complete when the fit returns. ``groups``:
+  rows with equal value translate each other (one ``source_lang`` row per group); only methods that need
+  pairs need them (:attr:`needs_groups`), and rows of a group without a source-language row are skipped by
+  every method (counted in ``fit_counts_``), so methods fitted on the same pairs see the same passages. A
+  group's rows come in one block.
+- :meth:`transform` is pure (it writes nothing on the estimator; what it counts goes into the caller's
+  ``counts``): a transformed copy, row by row, ``chunk_rows`` rows
   at a time (gathers in sub-blocks: no temporary larger than a few MB beyond the output). Every operation is
   row-wise, so a row's result does not depend on how the input was split into calls: index time and query
   time give the same vectors bit for bit. ``alpha`` scales the correction (1.0 = the published formula): an
   :class:`~mlirkit.transforms.alpha.Alpha` or what :meth:`Alpha.coerce` takes (a float, or a dict of
   per-language values where ``"*"`` gives every other language's, default 1.0), every value in [0, 2].
 - :func:`mlirkit.transforms.io.save_transform` / :func:`~mlirkit.transforms.io.load_transform`: safetensors
-  tensors (:meth:`tensors`) plus JSON metadata, never pickle; old files load as they did.
+  tensors (:meth:`tensors`) plus JSON metadata, never pickle; old files load as they did. What belongs to
+  the file and not to the recipe or the fit (``encoder``, ``meta``, ``path``, ``sha256``, the language
+  classifier ``langid`` and its ``langid_threshold``) are :class:`FileRecord` attributes: never parameters,
+  never set by the constructor, not copied by ``clone``; the file layer and the builders set them.
 
 Two kinds of methods share the contract. **Per-language** methods (:class:`PerLanguageTransform`: SHIFT,
 centering, LIR) hold parameters per language: rows of unknown language (:func:`mlirkit.base.langs.is_unknown`)
 are left unchanged (or, with :meth:`use_langid`, transformed with the predicted language when its confidence
-reaches the threshold); a known language without parameters is left unchanged, counted in :attr:`counts` and
-logged once (``strict=True`` makes it an error). **Shared** methods (:class:`ProjectionTransform`: LSAR, LEACE)
-apply one map to every row, whatever its language; a row's language only selects its alpha.
+reaches the threshold); a known language without parameters is left unchanged, counted in the caller's
+``counts`` and logged (once per ``counts``; ``strict=True`` makes it an error). **Shared** methods
+(:class:`ProjectionTransform`: LSAR, LEACE) apply one map to every row, whatever its language; a row's language
+only selects its alpha.
 
 A method is one file under ``mlirkit/transforms/`` with its class, and one entry in
 :data:`mlirkit.transforms.registry.TRANSFORMS`; the CLIs, the file format, the array builders and the
@@ -37,13 +49,14 @@ contract test (``tests/transforms/test_contract.py``) take it from there.
 """
 from __future__ import annotations
 
-import inspect
 import logging
 from collections import Counter
 from pathlib import Path
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError as SklearnNotFittedError
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import canonical, check_lang, is_unknown, log_fallback, lookup
@@ -52,13 +65,19 @@ from mlirkit.base.vectors import check_finite
 from mlirkit.transforms.alpha import Alpha, AlphaLike
 from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
+__all__ = ["Block", "FileRecord", "LanguageTransform", "NotFittedError", "OffsetTransform", "PROJECTION_TOL",
+           "PerLanguageTransform", "ProjectionTransform", "SIDES", "canonical_params"]
+
 logger = logging.getLogger(__name__)
 
 SIDES = ("doc", "query")
 
+#: one block of rows for :meth:`LanguageTransform.fit_blocks`: ``(embeddings (n, d), langs (n,), groups (n,) or None)``
+Block = tuple[Any, Sequence[Any], Sequence[Any] | None]
 
-class NotFittedError(MlirkitError):
-    """A transform used before :meth:`LanguageTransform.fit` (or :meth:`~LanguageTransform.partial_fit`)."""
+
+class NotFittedError(MlirkitError, SklearnNotFittedError):
+    """A transform used before :meth:`LanguageTransform.fit` (or a load); also scikit-learn's ``NotFittedError``."""
 
 
 def canonical_params(params: Mapping[str, Any], method: str = "transform") -> dict[str, Any]:
@@ -74,15 +93,41 @@ def canonical_params(params: Mapping[str, Any], method: str = "transform") -> di
     return out
 
 
-class LanguageTransform:
-    """The estimator contract (module docstring). Subclasses set the class attributes and implement the
-    hooks ``_new_stats``, ``_finalize``, ``_transform_rows``, ``_tensors`` and ``_restore``.
+class FileRecord:
+    """An attribute of the file layer, not of the estimator: what a transform file records beside the learned
+    tensors (the encoder fingerprint, the metadata, the file's path and sha256, the language classifier).
+    Never a constructor parameter and never set by the constructor (``clone`` starts without it); read before
+    anyone set it, it is ``default()`` (a fresh dict for ``meta`` and ``encoder``), else None."""
 
-    Besides the learned state: ``encoder`` (the fingerprint of the encoder whose embeddings were fitted, set
-    by whoever knows it: the array builders, :func:`~mlirkit.transforms.io.load_transform`), ``meta``
-    (everything stored in the file), ``langid`` (a :class:`~mlirkit.transforms.langid.LangIdClassifier` or
-    None), ``path`` and ``sha256`` (of the file it was loaded from or saved to), ``counts`` (rows seen by
-    :meth:`transform`: ``missing:<lang>``, ``unknown``, ``langid:<lang>``, ``langid_below_threshold``).
+    def __init__(self, default: Callable[[], Any] | None = None) -> None:
+        self.default = default
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.key = f"_file_{name}"
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        if self.key not in obj.__dict__:
+            if self.default is None:
+                return None
+            obj.__dict__[self.key] = self.default()
+        return obj.__dict__[self.key]
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.key] = value
+
+
+class LanguageTransform(BaseEstimator):
+    """The estimator contract (module docstring). Subclasses set the class attributes and implement the
+    hooks ``check_params``, ``_new_stats``, ``_finalize``, ``_transform_rows``, ``learned_tensors`` and
+    ``_restore``.
+
+    The file layer (:class:`FileRecord`): ``encoder`` (the fingerprint of the encoder whose embeddings were
+    fitted, set by whoever knows it: the array builders, :func:`~mlirkit.transforms.io.load_transform`),
+    ``meta`` (everything stored in the file; a fit merges its ``fit_info_`` into it), ``langid`` (a
+    :class:`~mlirkit.transforms.langid.LangIdClassifier` or None) and ``langid_threshold``, ``path`` and
+    ``sha256`` (of the file it was loaded from or saved to).
     """
 
     method: ClassVar[str] = ""
@@ -94,47 +139,57 @@ class LanguageTransform:
     transforms_source: ClassVar[bool] = True
     #: one parameter set per language (False: one map for every row)
     per_language: ClassVar[bool] = True
-    chunk_rows: int = 65536
+    chunk_rows: ClassVar[int] = 65536
+
+    encoder = FileRecord(dict)
+    meta = FileRecord(dict)
+    path = FileRecord()
+    sha256 = FileRecord()
+    langid = FileRecord()
+    langid_threshold = FileRecord()
 
     def __init__(self, source_lang: str = "en") -> None:
-        self.source_lang = canonical(check_lang(source_lang, "source language", known=True))
-        self.encoder: dict[str, Any] = {}
-        self.meta: dict[str, Any] = {}
-        self.langid: Any = None
-        self.langid_threshold: float | None = None
-        self.path: Path | None = None
-        self.sha256: str | None = None
-        self.counts: Counter[str] = Counter()
-        self._warned: set[str] = set()
-        self._reset()
+        self.source_lang = source_lang
 
     # ----------------------------------------------------------------- the recipe
-    def get_params(self) -> dict[str, Any]:
-        """The constructor's arguments (the recipe), as :meth:`sklearn.base.BaseEstimator.get_params` gives them."""
-        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
-        return {name: getattr(self, name) for name in names}
-
     @property
     def needs_groups(self) -> bool:
         """Whether :meth:`fit` needs ``groups`` (translation pairs)."""
         return False
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
+    def check_params(self) -> None:
+        """Check the constructor's arguments (at fit time, as scikit-learn does); sets ``source_lang_``. A
+        subclass with arguments of its own extends it."""
+        self.source_lang_ = canonical(check_lang(self.source_lang, "source language", known=True))
 
     # ----------------------------------------------------------------- fitting
     def fit(self, embeddings: Any, langs: Sequence[str | None], groups: Sequence[Any] | None = None
             ) -> "LanguageTransform":
         """Learn from ``embeddings`` (n, d), their languages and, for methods that need pairs, ``groups``
         (module docstring); returns ``self``."""
-        self._reset()
-        self.partial_fit(embeddings, langs, groups)
-        self._ensure_fitted()
-        return self
+        return self.fit_blocks([(embeddings, langs, groups)])
+
+    def fit_blocks(self, blocks: Iterable[Block]) -> "LanguageTransform":
+        """Learn from ``(embeddings, langs, groups)`` blocks read one at a time (only the running statistics are
+        kept: a pair set larger than memory streams through); returns ``self``. The same as :meth:`fit` on the
+        blocks' rows concatenated."""
+        self.check_params()
+        self.stats_: Any = None
+        self.fit_counts_: Counter[str] = Counter()
+        for embeddings, langs, groups in blocks:
+            self._add_block(embeddings, langs, groups)
+        return self._finish_fit()
 
     def partial_fit(self, embeddings: Any, langs: Sequence[str | None], groups: Sequence[Any] | None = None
                     ) -> "LanguageTransform":
-        """Add one block of rows to the statistics (module docstring); returns ``self``."""
+        """Add one block of rows to the statistics of the last fit (a fresh fit when there is none) and learn
+        from all of them; returns ``self``."""
+        if getattr(self, "stats_", None) is None:
+            return self.fit(embeddings, langs, groups)
+        self._add_block(embeddings, langs, groups)
+        return self._finish_fit()
+
+    def _add_block(self, embeddings: Any, langs: Sequence[str | None], groups: Sequence[Any] | None) -> None:
         x = np.asarray(embeddings)
         if x.ndim != 2:
             raise MlirkitError(f"embeddings must be a 2-d array, got shape {x.shape}")
@@ -144,9 +199,9 @@ class LanguageTransform:
             raise MlirkitError(f"{len(groups)} groups for {x.shape[0]} embeddings")
         if groups is None and self.needs_groups:
             raise MlirkitError(f"{self.method} with {self._statistics_name()} needs groups: which rows translate "
-                               f"each other (one {self.source_lang!r} row per group)")
-        if self._stats is not None and self._stats_dim != x.shape[1]:
-            raise MlirkitError(f"embeddings of dimension {x.shape[1]} after {self._stats_dim}")
+                               f"each other (one {self.source_lang_!r} row per group)")
+        if self.stats_ is not None and self.stats_.dim != x.shape[1]:
+            raise MlirkitError(f"embeddings of dimension {x.shape[1]} after {self.stats_.dim}")
         check_finite("embeddings", x)
         labels = [la for la in set(langs) if not is_unknown(la)] if len(langs) else []
         odd = next((la for la in labels if not isinstance(la, str)), None)
@@ -158,41 +213,36 @@ class LanguageTransform:
         if group_a is not None:
             keep = self._rows_with_source(lang_a, group_a)
             x, lang_a, group_a = x[keep], lang_a[keep], group_a[keep]
-        if self._stats is None:
-            self._stats = self._new_stats(x.shape[1])
-            self._stats_dim = x.shape[1]
+        if self.stats_ is None:
+            self.stats_ = self._new_stats(x.shape[1])
         if len(x):
-            self._stats.update(np.asarray(x, dtype=np.float64), lang_a, group_a)
-        self._fitted = False
-        return self
+            self.stats_.update(np.asarray(x, dtype=np.float64), lang_a, group_a)
 
     def _rows_with_source(self, langs: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """Rows of the groups that have a source-language row (two such rows in a group are an error)."""
-        src = groups[langs == self.source_lang]
+        src = groups[langs == self.source_lang_]
         seen = Counter(src.tolist())
         twice = [g for g, n in seen.items() if n > 1]
         if twice:
-            raise MlirkitError(f"group {twice[0]!r} has {seen[twice[0]]} {self.source_lang!r} rows (one per group)")
+            raise MlirkitError(f"group {twice[0]!r} has {seen[twice[0]]} {self.source_lang_!r} rows (one per group)")
         keep = np.fromiter((g in seen for g in groups.tolist()), dtype=bool, count=len(groups))
         self.fit_counts_["skipped_no_source"] += int((~keep).sum())
         return keep
 
-    def _reset(self) -> None:
-        self._stats: Any = None
-        self._stats_dim: int | None = None
-        self._fitted = False
-        self._fit_info: dict[str, Any] = {}
-        self.fit_counts_: Counter[str] = Counter()
+    def _finish_fit(self) -> "LanguageTransform":
+        """The learned state from the statistics (``fit_info_``: what the fit learned beyond the tensors, merged
+        into the file layer's :attr:`meta`)."""
+        if self.stats_ is None:
+            raise MlirkitError(f"{type(self).__name__}: no rows to fit on")
+        self.fit_info_: dict[str, Any] = {}
+        self._restore(self._finalize(self.stats_))
+        self.meta.update(self.fit_info_)
+        return self
 
-    def _ensure_fitted(self) -> None:
-        if self._fitted:
-            return
-        if self._stats is None:
-            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit (or partial_fit) first, or "
-                                 f"load_transform a file")
-        self._restore(self._finalize(self._stats))
-        self._fitted = True
-        self.meta.update(self.fitted_meta())
+    def _check_fitted(self) -> None:
+        if "dim_" not in self.__dict__:
+            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit (or fit_blocks, partial_fit) first, "
+                                 f"or load_transform a file")
 
     # ----------------------------------------------------------------- the fitted state
     @classmethod
@@ -201,13 +251,13 @@ class LanguageTransform:
         """A fitted transform from its learned tensors (named as in the file, without the prefix: a
         language for per-language methods); what :func:`~mlirkit.transforms.io.load_transform` and the
         transforms derived from others (re-based, hybrid, imported) build."""
-        t = cls(source_lang=source_lang, **recipe)
+        t = cls(source_lang=canonical(check_lang(source_lang, "source language", known=True)), **recipe)
+        t.check_params()
         t.meta = dict(meta or {})
-        t._restore(dict(tensors))
         if not t.per_language:
-            t._languages = sorted(canonical(check_lang(la, f"{t.method} languages", known=True))
+            t.languages_ = sorted(canonical(check_lang(la, f"{t.method} languages", known=True))
                                   for la in t.meta.get("languages") or [])
-        t._fitted = True
+        t._restore(dict(tensors))
         t.encoder = dict(encoder or {})
         t.langid = langid
         return t
@@ -218,15 +268,22 @@ class LanguageTransform:
         return {}
 
     @property
+    def label(self) -> str:
+        """What messages call the transform: its file, else ``<method>``."""
+        return str(self.path) if self.path is not None else f"<{self.method}>"
+
+    @property
     def dim(self) -> int:
-        self._ensure_fitted()
-        return self._dim
+        """``dim_``: the embedding dimension."""
+        self._check_fitted()
+        return self.dim_
 
     @property
     def languages(self) -> list[str]:
-        """The languages with parameters (per-language methods) or fitted on (shared methods), sorted."""
-        self._ensure_fitted()
-        return list(self._languages)
+        """``languages_``: the languages with parameters (per-language methods) or fitted on (shared methods),
+        sorted."""
+        self._check_fitted()
+        return list(self.languages_)
 
     def vector_lang(self, lang: str | None, what: str = "documents") -> str | None:
         """The language of :attr:`languages` whose parameters rows of ``lang`` use, by the one matching
@@ -239,18 +296,21 @@ class LanguageTransform:
 
     def is_source(self, lang: str | None) -> bool:
         """Whether ``lang`` meets the source language (``en-US`` rows of an ``en``-pivot transform)."""
-        return lookup(lang, [self.source_lang]) is not None
+        self._check_fitted()
+        return lookup(lang, [self.source_lang_]) is not None
 
     def tensors(self) -> dict[str, np.ndarray]:
         """The learned state as float32 tensors, named as in the file (``<prefix>.<name>``)."""
-        self._ensure_fitted()
         return {f"{self.tensor_prefix}.{name}": np.ascontiguousarray(v, dtype=np.float32)
-                for name, v in self._tensors().items()}
+                for name, v in self.learned_tensors().items()}
+
+    def learned_tensors(self) -> dict[str, np.ndarray]:
+        """The learned state as named arrays, without the file's prefix (what :meth:`from_tensors` takes)."""
+        raise NotImplementedError
 
     def fitted_meta(self) -> dict[str, Any]:
-        """What the last fit learned beyond the tensors (rows per language, singular values, ...), merged
-        into :attr:`meta` (hence the file's metadata) when the fit is finalised."""
-        return dict(self._fit_info)
+        """What the last fit learned beyond the tensors (rows per language, singular values, ...): ``fit_info_``."""
+        return dict(getattr(self, "fit_info_", {}))
 
     # ----------------------------------------------------------------- applying
     def check_alpha(self, alpha: AlphaLike) -> Alpha:
@@ -259,9 +319,9 @@ class LanguageTransform:
         another language, ``mlirkit.search.query_shift``); an override for another language (a typo, a
         language never fitted) is an error."""
         alpha = Alpha.coerce(alpha)
-        unknown = sorted(set(alpha.overrides) - set(self.languages) - {self.source_lang})
+        unknown = sorted(set(alpha.overrides) - set(self.languages) - {self.source_lang_})
         if unknown:
-            raise MlirkitError(f"{option('alpha')} for {', '.join(repr(l) for l in unknown)}: transform {self._name()} has no "
+            raise MlirkitError(f"{option('alpha')} for {', '.join(repr(l) for l in unknown)}: transform {self.label} has no "
                                f"parameters for {'it' if len(unknown) == 1 else 'them'} "
                                f"(languages: {', '.join(self.languages)})")
         return alpha
@@ -277,12 +337,12 @@ class LanguageTransform:
 
         other_dim = dim if dim is not None else fingerprint.get("dim")
         if other_dim is not None and int(other_dim) != self.dim:
-            raise MlirkitError(f"transform {self._name()} has dimension {self.dim} but the encoder gives {other_dim}")
+            raise MlirkitError(f"transform {self.label} has dimension {self.dim} but the encoder gives {other_dim}")
         if not self.encoder:
-            logger.info("transform %s records no encoder: only its dimension is checked", self._name())
+            logger.info("transform %s records no encoder: only its dimension is checked", self.label)
             return
         try:
-            check_same_encoder(self.encoder, fingerprint, f"transform {self._name()}")
+            check_same_encoder(self.encoder, fingerprint, f"transform {self.label}")
         except MlirkitError as e:
             if not force:
                 raise MlirkitError(f"{e}; use {option('force', True)} to apply it anyway") from None
@@ -292,18 +352,23 @@ class LanguageTransform:
         """Predict the language of unknown-language rows with the stored classifier (None switches it off)."""
         if threshold is not None:
             if self.langid is None:
-                raise MlirkitError(f"transform {self._name()} has no language classifier (fit it with {option('langid', True)})")
+                raise MlirkitError(f"transform {self.label} has no language classifier (fit it with {option('langid', True)})")
             if not (0.0 <= float(threshold) <= 1.0):
                 raise MlirkitError(f"language-identification threshold {threshold} is outside [0, 1]")
             threshold = float(threshold)
         self.langid_threshold = threshold
 
     def transform(self, embeddings: np.ndarray, langs: Sequence[str | None], side: str,
-                  alpha: AlphaLike = DEFAULT_ALPHA, strict: bool = False, *, out: np.ndarray | None = None) -> np.ndarray:
-        """Transformed copy of ``embeddings`` (float32, not normalised); see the module docstring.
+                  alpha: AlphaLike = DEFAULT_ALPHA, strict: bool = False, *, out: np.ndarray | None = None,
+                  counts: Counter[str] | None = None) -> np.ndarray:
+        """Transformed copy of ``embeddings`` (float32, not normalised); see the module docstring. Pure: nothing
+        is written on the estimator.
 
         ``out`` may be a preallocated float32 array of the same shape (it may be ``embeddings`` itself to
-        work in place).
+        work in place). ``counts``: the caller's counter of the rows left unchanged or decided by the language
+        classifier (``missing:<lang>``, ``unknown``, ``langid:<lang>``, ``langid_below_threshold``), added to
+        call after call; a language without parameters is logged the first time it enters ``counts`` (every
+        call without one).
         """
         _check_side(side)
         alpha = self.check_alpha(alpha)
@@ -311,7 +376,7 @@ class LanguageTransform:
         if embs.ndim != 2:
             raise MlirkitError(f"embeddings must be a 2-d array, got shape {embs.shape}")
         if embs.shape[1] != self.dim:
-            raise MlirkitError(f"embeddings have dimension {embs.shape[1]} but transform {self._name()} has {self.dim}")
+            raise MlirkitError(f"embeddings have dimension {embs.shape[1]} but transform {self.label} has {self.dim}")
         if len(langs) != embs.shape[0]:
             raise MlirkitError(f"{len(langs)} languages for {embs.shape[0]} embeddings")
         if out is None:
@@ -323,7 +388,7 @@ class LanguageTransform:
                 out[...] = embs
         if not self.touches(side) or len(langs) == 0:
             return out
-        self._transform_rows(out, langs, alpha, strict)
+        self._transform_rows(out, langs, alpha, strict, Counter() if counts is None else counts)
         return out
 
     def describe(self, alpha: AlphaLike = DEFAULT_ALPHA) -> dict[str, Any]:
@@ -332,7 +397,7 @@ class LanguageTransform:
 
         return {
             "method": self.method,
-            "source_lang": self.source_lang,
+            "source_lang": self.source_lang_,
             "alpha": Alpha.coerce(alpha).to_json(),
             "languages": self.languages,
             "sides": list(self.sides),
@@ -348,9 +413,6 @@ class LanguageTransform:
                 "used": self.langid_threshold is not None},
         }
 
-    def reset_counts(self) -> None:
-        self.counts.clear()
-
     # ----------------------------------------------------------------- subclass hooks
     def _statistics_name(self) -> str:
         return "its statistics"
@@ -364,31 +426,22 @@ class LanguageTransform:
         raise NotImplementedError
 
     def _restore(self, tensors: dict[str, np.ndarray]) -> None:
-        """Set the learned state (``_dim``, ``_languages`` and the method's own) from named tensors; checks them."""
+        """Set the learned state (``dim_``, ``languages_`` and the method's own) from named tensors; checks them."""
         raise NotImplementedError
 
-    def _tensors(self) -> dict[str, np.ndarray]:
+    def _transform_rows(self, out: np.ndarray, langs: Sequence[str | None], alpha: Alpha, strict: bool,
+                        counts: Counter[str]) -> None:
         raise NotImplementedError
 
-    def _transform_rows(self, out: np.ndarray, langs: Sequence[str | None], alpha: Alpha, strict: bool) -> None:
-        raise NotImplementedError
-
-    def _name(self) -> str:
-        return str(self.path) if self.path is not None else f"<{self.method}>"
 
 
 class PerLanguageTransform(LanguageTransform):
-    """Parameters per language, ``params_[lang]`` (float32); SHIFT, centering and LIR.
+    """Parameters per language, ``params_[lang]`` (float32; the method's docstring says their shape); SHIFT,
+    centering and LIR.
 
     Subclasses implement ``_tables(alphas)`` and ``_apply_codes(block, codes, tables, single)`` on blocks of
     rows with per-row language codes; this class does the chunking and the bookkeeping.
     """
-
-    @property
-    def params_(self) -> dict[str, np.ndarray]:
-        """The learned parameters per language (float32; the method's docstring says their shape)."""
-        self._ensure_fitted()
-        return self._params
 
     def _restore(self, tensors: dict[str, np.ndarray]) -> None:
         params = self._filter_params(tensors)
@@ -402,22 +455,24 @@ class PerLanguageTransform(LanguageTransform):
         for lang, v in params.items():
             self._check_param(lang, v)
             check_finite(f"parameters of {lang!r}", v)
-        self._params = params
-        self._languages = list(params)
-        self._dim = dims.pop()
+        self.params_: dict[str, np.ndarray] = params
+        self.languages_: list[str] = list(params)
+        self.dim_: int = dims.pop()
 
     def _filter_params(self, params: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return params
 
-    def _tensors(self) -> dict[str, np.ndarray]:
-        return dict(self._params)
+    def learned_tensors(self) -> dict[str, np.ndarray]:
+        self._check_fitted()
+        return dict(self.params_)
 
     def _check_param(self, lang: str, value: np.ndarray) -> None:
         if value.ndim != 1:
             raise MlirkitError(f"{self.method} parameters of {lang!r} must be a vector, got shape {value.shape}")
 
-    def _transform_rows(self, out: np.ndarray, langs: Sequence[str | None], alpha: Alpha, strict: bool) -> None:
-        codes = self._resolve_langs(out, langs, strict)
+    def _transform_rows(self, out: np.ndarray, langs: Sequence[str | None], alpha: Alpha, strict: bool,
+                        counts: Counter[str]) -> None:
+        codes = self._resolve_langs(out, langs, strict, counts)
         alphas = np.array([0.0] + [alpha.for_lang(lang) for lang in self.languages])  # (L+1,) code 0: untouched
         tables = self._tables(alphas)
         for a in range(0, len(codes), self.chunk_rows):
@@ -428,8 +483,10 @@ class PerLanguageTransform(LanguageTransform):
                 continue
             self._apply_codes(out[a:b], chunk, tables, lo if lo == hi else None)
 
-    def _resolve_langs(self, embs: np.ndarray, langs: Sequence[str | None], strict: bool) -> np.ndarray:
-        """Per-row code: 0 = leave unchanged, k = ``self.languages[k - 1]``; counts and reports what is skipped."""
+    def _resolve_langs(self, embs: np.ndarray, langs: Sequence[str | None], strict: bool,
+                       counts: Counter[str]) -> np.ndarray:
+        """Per-row code: 0 = leave unchanged, k = ``self.languages[k - 1]``; counts (in ``counts``) and reports
+        what is skipped."""
         index = {lang: k for k, lang in enumerate(self.languages, start=1)}
         memo: dict[str | None, int] = {}
 
@@ -448,24 +505,24 @@ class PerLanguageTransform(LanguageTransform):
             for i, lang, c in zip(unknown, predicted, conf):
                 if c >= self.langid_threshold:
                     codes[i] = code(lang)
-                    self.counts[f"langid:{lang}"] += 1
+                    counts[f"langid:{lang}"] += 1
                 else:
-                    self.counts["langid_below_threshold"] += 1
+                    counts["langid_below_threshold"] += 1
         else:
-            self.counts["unknown"] += len(unknown)
+            counts["unknown"] += len(unknown)
         missing: Counter[str] = Counter(str(langs[i]) for i in rest if not is_unknown(langs[i])
                                         and (self.transforms_source or not self.is_source(langs[i])))
         if missing:
             if strict:
-                raise MlirkitError(f"transform {self._name()} has no {self.method} parameters for language(s) "
+                raise MlirkitError(f"transform {self.label} has no {self.method} parameters for language(s) "
                                    f"{', '.join(f'{k} ({v} rows)' for k, v in sorted(missing.items()))} "
                                    f"(known: {', '.join(self.languages)})")
             for lang, n in missing.items():
-                self.counts[f"missing:{lang}"] += n
-                if lang not in self._warned:
-                    self._warned.add(lang)
+                first = not counts[f"missing:{lang}"]
+                counts[f"missing:{lang}"] += n
+                if first:
                     logger.warning("transform %s has no %s parameters for language %r: those rows are left "
-                                   "unchanged (counted; %s makes this an error)", self._name(), self.method, lang,
+                                   "unchanged (counted; %s makes this an error)", self.label, self.method, lang,
                                    option("strict", True))
         return codes
 
@@ -481,7 +538,7 @@ class PerLanguageTransform(LanguageTransform):
 
     def _param_stack(self) -> np.ndarray:
         """``(L+1, ...)`` float32 parameters with a zero block for code 0."""
-        stack = np.stack([self._params[lang] for lang in self.languages])
+        stack = np.stack([self.params_[lang] for lang in self.languages])
         return np.concatenate([np.zeros_like(stack[:1]), stack])
 
 
@@ -509,7 +566,8 @@ PROJECTION_TOL = 1e-4
 
 class ProjectionTransform(LanguageTransform):
     """One low-rank affine map for every row: ``x' = x - alpha_l * ((x - b) R^T) L^T`` with ``L`` (d, k),
-    ``R`` (k, d) and ``b`` (d,) or none; LSAR (``L = R^T``, orthonormal, no ``b``) and LEACE.
+    ``R`` (k, d) and ``b`` (d,) or none; LSAR (``L = R^T``, orthonormal, no ``b``) and LEACE. Learned:
+    ``left_`` (``L``, float32), ``right_`` (``R``), ``bias_`` (``b`` or None), ``languages_`` (fitted on).
 
     ``alpha_l`` is the alpha of the row's language (the default for rows of unknown language); the map
     itself never depends on the language, so every row is transformed.
@@ -519,26 +577,9 @@ class ProjectionTransform(LanguageTransform):
     sub_rows = 8192
 
     @property
-    def left_(self) -> np.ndarray:
-        """``L`` (d, k) float32."""
-        self._ensure_fitted()
-        return self._left
-
-    @property
-    def right_(self) -> np.ndarray:
-        """``R`` (k, d) float32."""
-        self._ensure_fitted()
-        return self._right
-
-    @property
-    def bias_(self) -> np.ndarray | None:
-        """``b`` (d,) float32, or None."""
-        self._ensure_fitted()
-        return self._bias
-
-    @property
     def rank_(self) -> int:
-        """``k``, the number of directions the map changes."""
+        """``k``, the number of directions the map changes (the rows of ``right_``)."""
+        self._check_fitted()
         return int(self.right_.shape[0])
 
     def _restore(self, tensors: dict[str, np.ndarray]) -> None:
@@ -564,25 +605,29 @@ class ProjectionTransform(LanguageTransform):
         if gap > PROJECTION_TOL:
             raise MlirkitError(f"{self.method} transform: left and right are not a projection (right @ left differs "
                                f"from the identity by {gap:.3g}, more than {PROJECTION_TOL:g})")
-        self._left, self._right, self._bias = left, right, bias
-        self._dim = int(left.shape[0])
+        self.left_: np.ndarray = left
+        self.right_: np.ndarray = right
+        self.bias_: np.ndarray | None = bias
+        self.dim_: int = int(left.shape[0])
 
-    def _tensors(self) -> dict[str, np.ndarray]:
-        out = {"left": self._left, "right": self._right}
-        if self._bias is not None:
-            out["bias"] = self._bias
+    def learned_tensors(self) -> dict[str, np.ndarray]:
+        self._check_fitted()
+        out = {"left": self.left_, "right": self.right_}
+        if self.bias_ is not None:
+            out["bias"] = self.bias_
         return out
 
-    def _transform_rows(self, out: np.ndarray, langs: Sequence[str | None], alpha: Alpha, strict: bool) -> None:
+    def _transform_rows(self, out: np.ndarray, langs: Sequence[str | None], alpha: Alpha, strict: bool,
+                        counts: Counter[str]) -> None:
         # x' = x - alpha * sum_j ((x - b) . r_j) l_j ; each dot product is a per-row reduction (no BLAS), so a
         # row's result does not depend on the block it arrives in
         row_alpha = np.fromiter((alpha.default if is_unknown(la) else alpha.for_lang(str(la)) for la in langs),
                                 dtype=np.float32, count=len(langs))
-        right, left = self._right, self._left
+        right, left, bias = self.right_, self.left_, self.bias_
         for a in range(0, len(out), self.sub_rows):
             b = min(a + self.sub_rows, len(out))
             x = out[a:b]  # (n, d) view
-            centred = x if self._bias is None else x - self._bias
+            centred = x if bias is None else x - bias
             proj = np.zeros(x.shape, dtype=np.float32)  # (n, d)
             for j in range(right.shape[0]):
                 coef = np.multiply(centred, right[j]).sum(axis=1, dtype=np.float32)  # (n,)

@@ -3,7 +3,8 @@ default (filled from the corpus) and with ``missing="keep"``, one SHIFT index se
 shift (cosine) ranks every query as its language's re-based index does (``derive_source`` to the query
 language, then ``apply_to_index`` with the same policy), on a bed whose pairs lack two of the corpus's
 languages. A filled language's vector is defined relative to the pivot of the pairs and re-based like the others
-(mlirkit/transforms/hybrid.py), and the query-time shift follows the policy the index was built with."""
+(mlirkit/transforms/hybrid.py), and the query-time shift follows the policy the index was built with. Each
+re-based index applies what the fit step for its missing languages returned (``fill_missing_from_index``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -44,7 +45,7 @@ def test_query_time_shift_ranks_as_the_rebased_index_of_each_query_language(tmp_
     from mlirkit.encode import Indexer
     from mlirkit.index import DenseIndex
     from mlirkit.search.searcher import Searcher
-    from mlirkit.shift import apply_to_index
+    from mlirkit.shift import apply_to_index, fill_missing_from_index
 
     enc, t, docs, queries = bed()
     save_transform(t, tmp_path / "pivot.shift")
@@ -59,8 +60,8 @@ def test_query_time_shift_ranks_as_the_rebased_index_of_each_query_language(tmp_
     for s in ("en", *PAIR_LANGS):
         rebased = t if s == "en" else derive_source(t, s)
         save_transform(rebased, tmp_path / f"{s}.shift")
-        apply_to_index(tmp_path / "plain", tmp_path / f"{s}.shift", tmp_path / f"index-{s}", alpha=0.9,
-                       missing=missing)
+        step = fill_missing_from_index(tmp_path / "plain", tmp_path / f"{s}.shift", missing=missing)  # the fit step
+        apply_to_index(tmp_path / "plain", step, tmp_path / f"index-{s}", alpha=0.9, missing=missing)
         mine = [q for q in queries if q.lang == s]
         per_language = Searcher(tmp_path / f"index-{s}", enc).search(mine, k=30)
         for q in mine:

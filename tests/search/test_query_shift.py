@@ -67,8 +67,16 @@ def test_equals_per_language_rebased_indexes(data, metric, alpha):
     assert qs.counts["pivot_fallback:uk"] > 0 and qs.counts["pivot_fallback:und"] > 0
 
 
+def filled(t, embs, langs):
+    """The fit step for the languages ``t`` lacks (uk), before the query-time shift (which never fits)."""
+    from mlirkit.transforms.hybrid import fill_missing_from_corpus
+
+    return fill_missing_from_corpus(t, embs, langs)
+
+
 def test_chunked_preparation_is_identical(data):
     t, embs, langs, queries, qlangs = data
+    t = filled(t, embs, langs)
     whole = QueryTimeShift(embs, langs, t).scores(queries, qlangs, 0.8)
     chunked = QueryTimeShift(embs, langs, t)
     chunked.chunk_rows = 37
@@ -77,7 +85,7 @@ def test_chunked_preparation_is_identical(data):
 
 def test_candidates_rescored_exactly(data):
     t, embs, langs, queries, qlangs = data
-    qs = QueryTimeShift(embs, langs, t, docids=[f"d{j}" for j in range(len(embs))])
+    qs = QueryTimeShift(embs, langs, filled(t, embs, langs), docids=[f"d{j}" for j in range(len(embs))])
     full = qs.search(queries, qlangs, 10, 0.8)
     everything = np.tile(np.arange(len(embs)), (len(queries), 1))
     rescored = qs.search(queries, qlangs, 10, 0.8, candidates=everything)
@@ -107,7 +115,9 @@ def test_bad_input(data):
         QueryTimeShift(embs, langs, t, metric="l2")
     with pytest.raises(MlirkitError, match="languages"):
         QueryTimeShift(embs, langs[:-1], t)
-    qs = QueryTimeShift(embs, langs, t)
+    with pytest.raises(MlirkitError, match="uk .* fit them from the corpus first"):  # never fitted here
+        QueryTimeShift(embs, langs, t)
+    qs = QueryTimeShift(embs, langs, filled(t, embs, langs))
     with pytest.raises(MlirkitError, match="query languages"):
         qs.scores(queries, qlangs[:-1])
     with pytest.raises(MlirkitError, match="document ids"):

@@ -208,7 +208,7 @@ def test_shifted_faiss_indexer_langid_for_unlabelled_docs(tmp_path, tiny_encoder
     exp = exp / np.linalg.norm(exp, axis=1, keepdims=True)
     np.testing.assert_allclose(DenseIndex(tmp_path / "i").indexed_vectors(), exp, atol=1e-6)
     assert DenseIndex(tmp_path / "i").transform["langid"]["used"] is True
-    assert sum(v for k, v in idx.transform.counts.items() if k.startswith("langid:")) == 6
+    assert sum(v for k, v in idx.counts.items() if k.startswith("langid:")) == 6  # the indexer counts them
     with pytest.raises(MlirkitError, match="no language classifier"):
         t2, _ = fit_from_groups(tiny_encoder, PAIRS, method="shift", source_lang="en")
         ShiftedFaissIndexer(tmp_path / "j", tiny_encoder, transform=save_transform(t2, tmp_path / "t2.st"),

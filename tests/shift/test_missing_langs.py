@@ -85,12 +85,13 @@ def test_index_time_equals_posthoc(bed, tmp_path, kind, missing):
     is in: the vectors, the stored transform's vectors and the record equal post-hoc apply's."""
     from mlirkit.encode import Indexer
     from mlirkit.index import DenseIndex
-    from mlirkit.shift.posthoc import apply_to_index
+    from mlirkit.shift.posthoc import apply_to_index, fill_missing_from_index
 
     enc, d, docs = bed
     Indexer(tmp_path / "direct", enc, transform=d / "shift.safetensors", alpha=0.7, show_progress=False,
             chunk_size=16, index_type=kind, missing=missing).index(docs)
-    apply_to_index(d / "plain", d / "shift.safetensors", tmp_path / "post", alpha=0.7, missing=missing)
+    step = fill_missing_from_index(d / "plain", d / "shift.safetensors", missing=missing)  # the fit step
+    apply_to_index(d / "plain", step, tmp_path / "post", alpha=0.7, missing=missing)
     a, b = DenseIndex(tmp_path / "direct"), DenseIndex(tmp_path / "post")
     assert a.meta["index_type"]["name"] == (kind or "flat")
     if kind is None:
@@ -104,6 +105,7 @@ def test_index_time_equals_posthoc(bed, tmp_path, kind, missing):
 
 
 def test_query_time_fill_equals_the_filled_transform(bed):
+    from mlirkit.base.errors import MlirkitError
     from mlirkit.search.query_shift import QueryTimeShift
 
     enc, d, docs = bed
@@ -112,8 +114,11 @@ def test_query_time_fill_equals_the_filled_transform(bed):
     queries = l2_normalize(np.random.default_rng(4).normal(size=(9, enc.dim))).astype(np.float32)
     qlangs = ["en", "de", "ar"] * 3
     t = load_transform(d / "shift.safetensors")
-    default = QueryTimeShift(raw, langs, t)
-    by_hand = QueryTimeShift(raw, langs, fill_missing_from_corpus(t, raw, langs), missing="keep")
+    with pytest.raises(MlirkitError, match="ar .* fit them from the corpus first"):  # the shift never fits
+        QueryTimeShift(raw, langs, t)
+    step = fill_missing_from_corpus(t, raw, langs)  # the fit step, then the shift
+    default = QueryTimeShift(raw, langs, step)
+    by_hand = QueryTimeShift(raw, langs, step, missing="keep")
     np.testing.assert_array_equal(default.scores(queries, qlangs, 0.6), by_hand.scores(queries, qlangs, 0.6))
     assert "ar" in default.langs and not default.counts  # ar queries have their own vector now
     assert default.describe(0.6)["missing_languages"]["filled"] == {"ar": langs.count("ar")}

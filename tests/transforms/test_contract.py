@@ -61,8 +61,8 @@ def test_the_constructor_stores_the_recipe_and_nothing_is_learned(method):
         t.transform(x, langs, t.sides[0])
     with pytest.raises(NotFittedError):
         t.languages  # noqa: B018
-    with pytest.raises(MlirkitError):
-        cls("English")
+    with pytest.raises(MlirkitError):  # a bad recipe is stored as given, and refused by fit
+        cls("English").fit(x, langs, _)
 
 
 def test_fit_returns_the_estimator_learns_from_arrays_and_a_refit_starts_afresh(method):
@@ -116,7 +116,7 @@ def test_transform_is_row_wise_leaves_its_input_alone_and_untouched_sides_unchan
         order = np.random.default_rng(0).permutation(len(x))
         shuffled = t.transform(x[order], [langs[i] for i in order], side, 0.7)
         assert parts.tobytes() == single.tobytes() == out.tobytes() == shuffled[np.argsort(order)].tobytes()
-        small = type(t).from_tensors(t._tensors(), source_lang="en", meta=dict(t.meta))  # tiny chunks, same bits
+        small = type(t).from_tensors(t.learned_tensors(), source_lang="en", meta=dict(t.meta))  # tiny chunks, same bits
         small.chunk_rows, small.sub_rows = 5, 3
         assert small.transform(x, langs, side, 0.7).tobytes() == out.tobytes()
         buf = x.copy()

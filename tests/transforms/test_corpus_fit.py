@@ -74,7 +74,7 @@ def test_too_few_documents_are_refused_with_the_threshold():
     with pytest.raises(MlirkitError, match="min_docs must be at least 1"):
         fit_corpus_shift(embs, langs, "en", encoder=ENC, min_docs=0)
     with pytest.raises(MlirkitError, match="unknown SHIFT vectors 'corpse'.*did you mean: corpus"):
-        ShiftTransform("en", vectors="corpse")
+        ShiftTransform("en", vectors="corpse").fit(embs, langs)
 
 
 # --------------------------------------------------------------------------- hybrid

@@ -126,7 +126,7 @@ def test_save_refuses_what_load_would_refuse(tmp_path):
     t = LSARTransform(source_lang="en").fit(x, ["en", "de"] * 10)
     save_transform(t, tmp_path / "ok.st")
     assert load_transform(tmp_path / "ok.st").languages == ["de", "en"]
-    t._right = 2 * t._right  # not a projection any more
+    t.right_ = 2 * t.right_  # not a projection any more
     with pytest.raises(MlirkitError, match="refusing to write a transform that would not load: .*not a projection"):
         save_transform(t, tmp_path / "bad.st")
     assert not (tmp_path / "bad.st").exists()

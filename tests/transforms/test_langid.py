@@ -1,6 +1,8 @@
 """Language identification from embeddings: fitting, prediction with a threshold, use inside apply."""
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
@@ -54,12 +56,13 @@ def test_apply_with_langid_threshold_and_file_roundtrip(tmp_path):
     # off by default: unknown documents stay unchanged
     assert t.transform(docs, langs, "doc").tobytes() == docs.tobytes()
     t.use_langid(0.9)
-    out = t.transform(docs, langs, "doc")
+    counts = Counter()
+    out = t.transform(docs, langs, "doc", counts=counts)
     np.testing.assert_allclose(out[0], docs[0] - 1, atol=1e-6)   # predicted de
     np.testing.assert_allclose(out[1], docs[1] + 1, atol=1e-6)   # predicted fr
     assert out[2].tobytes() == docs[2].tobytes()                 # predicted en = source
     assert out[3].tobytes() == docs[3].tobytes()                 # zero vector: low confidence
-    assert t.counts["langid:de"] == 1 and t.counts["langid_below_threshold"] == 1
+    assert counts["langid:de"] == 1 and counts["langid_below_threshold"] == 1
     desc = t.describe(1.0)["langid"]
     assert desc["used"] and desc["threshold"] == 0.9 and desc["classes"] == ["de", "en", "fr"]
     with pytest.raises(MlirkitError, match="outside"):

@@ -104,5 +104,5 @@ def test_lsar_needs_no_parallel_text_and_refuses_what_the_authors_cannot_do(tmp_
         LSARTransform("en", rank=9).fit(x, langs)
     with pytest.raises(MlirkitError, match="at least two languages"):
         LSARTransform("en").fit(x[:5], ["en"] * 5)
-    with pytest.raises(MlirkitError, match="rank"):
-        LSARTransform("en", rank=0)
+    with pytest.raises(MlirkitError, match="rank"):  # stored as given, refused by fit
+        LSARTransform("en", rank=0).fit(x, langs)

@@ -11,7 +11,7 @@ from experiments.mining_variants import fit_mined_shift
 from mlirkit.base.errors import MlirkitError
 from mlirkit.transforms import ShiftTransform, load_transform, save_transform
 from mlirkit.transforms.mining import LANGUAGE_IN_TOPICS, MINED
-from mlirkit.transforms.shift_transform import DEFAULT_INDEX_STATISTICS, STATISTICS
+from mlirkit.transforms.defaults import DEFAULT_INDEX_STATISTICS, STATISTICS
 from tests.transforms.toy_corpora import topic_mixes, topic_skewed
 
 ENC = {"class": "test", "model": "toy"}
@@ -30,9 +30,9 @@ def fit(embs, langs, vectors="mined", **recipe):
 def test_the_statistics_and_the_measured_choices():
     assert list(STATISTICS) == ["pairs", "corpus", "mined"] and DEFAULT_INDEX_STATISTICS == "mined"
     assert MINED == {"selection": "union-knn", "k": 4, "center": True, "topic_rank": "auto", "topic_test_level": 0.01}
-    with pytest.raises(MlirkitError, match="did you mean: mined"):
-        ShiftTransform("en", vectors="mine")
     embs, langs, _, _ = topic_skewed(seed=1)
+    with pytest.raises(MlirkitError, match="did you mean: mined"):  # stored as given, refused by fit
+        ShiftTransform("en", vectors="mine").fit(embs, langs)
     with pytest.raises(MlirkitError, match="needs groups"):
         ShiftTransform("en").fit(embs, langs)
     with pytest.raises(MlirkitError, match="needs groups"):
@@ -48,8 +48,7 @@ def test_corpus_statistics_are_the_difference_of_means():
     assert t.meta["recipe"]["vectors"] == "corpus" and "mining" not in t.meta
     # streamed in blocks: the same vectors (the sums are float64)
     s = ShiftTransform("en", vectors="corpus", min_docs=5)
-    for a in range(0, len(langs), 97):
-        s.partial_fit(embs[a:a + 97], langs[a:a + 97])
+    s.fit_blocks((embs[a:a + 97], langs[a:a + 97], None) for a in range(0, len(langs), 97))
     np.testing.assert_allclose(s.params_["de"], t.params_["de"], atol=1e-12)
 
 

@@ -109,7 +109,8 @@ def query_shift_plan(index: str | None, pyserini_argv: Sequence[str], args):
     from mlirkit.index import DenseIndex
     from mlirkit.index.layout import META_FILE
     from mlirkit.pyserini.wrapper import peek_option
-    from mlirkit.search.query_shift import plan_for_index
+    from mlirkit.search.query_shift import fill_missing_for_index, plan_for_index
+    from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
     if not index or not (Path(index) / META_FILE).is_file():
         raise MlirkitError(f"--query-shift needs an mlirkit index directory (with {META_FILE} and embeddings.npy), "
@@ -125,8 +126,13 @@ def query_shift_plan(index: str | None, pyserini_argv: Sequence[str], args):
     elif topics and args.query_lang is None:
         raise MlirkitError(f"--query-shift needs each query's language: Pyserini's topics {topics!r} carry none, "
                            f"give --default-lang (or a local topics file with a lang field)")
-    return plan_for_index(DenseIndex(index), args.query_shift or "cosine", args.alpha, args.transform,
-                          args.candidates, force=args.force, missing=args.missing)
+    dense, transform, alpha = DenseIndex(index), args.transform, args.alpha
+    if transform is not None or args.missing is not None:  # the fit step for the languages the shift lacks
+        transform = fill_missing_for_index(dense, transform, missing=args.missing, force=args.force)
+        if args.transform is None and alpha is None:  # the index's own shift keeps the index's alpha
+            alpha = (dense.transform or {}).get("alpha", DEFAULT_ALPHA)
+    return plan_for_index(dense, args.query_shift or "cosine", alpha, transform, args.candidates, force=args.force,
+                          missing=args.missing)
 
 
 def topic_langs(topics: str | None, default_lang: str | None = None) -> dict[str, str] | None:
