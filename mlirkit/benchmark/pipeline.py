@@ -30,7 +30,7 @@ from mlirkit.benchmark.cache import EmbeddingCache
 from mlirkit.benchmark.config import XQUAD_BASELINE_SOURCE, BenchmarkConfig
 from mlirkit.benchmark.data import BenchmarkData, ParallelSet, Rows, load_benchmark, load_parallel
 from mlirkit.benchmark.result import BenchmarkResult, EncoderResult
-from mlirkit.benchmark.retrieval import Condition, encode_side, retrieve, score_rows
+from mlirkit.benchmark.retrieval import Condition, encode_side, retrieve, score_rows, shift_sweep
 from mlirkit.benchmark.stages import StageClock
 from mlirkit.benchmark.steps import (CORPUS_METHODS, Timer, cache_variant, compute_threads, fit_corpus_methods,
                                      fit_transforms, write_runs)
@@ -212,12 +212,17 @@ def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: Ben
         conditions += [Condition("shift", source, a, ts["shift"]) for a in config.sweep]
         conditions += [Condition(m, source, None, ts[m]) for m in METHODS if m != "shift"]
     conditions += [Condition(m, "corpus", None, t) for m, t in corpus_fitted.items()]
-    runs: dict[str, dict[str, dict[str, float]]] = {}
+    computed: dict[str, dict[str, dict[str, float]]] = {}
     with timer("retrieve"), compute_threads(config):
-        for cond in tqdm(conditions, desc=f"retrieve {name}", unit="system", disable=not config.show_progress,
-                         dynamic_ncols=True):
-            runs[cond.name] = retrieve(cond, doc_embs, doc_ids, doc_langs, query_embs, query_ids, query_langs,
-                                       config.depth)
+        for source, ts in transforms.items():  # SHIFT's sweep: one score matrix for every alpha
+            swept = shift_sweep(ts["shift"], config.sweep, doc_embs, doc_ids, doc_langs, query_embs, query_ids,
+                                query_langs, config.depth)
+            computed.update({Condition("shift", source, a).name: run for a, run in zip(config.sweep, swept)})
+        for cond in tqdm([c for c in conditions if c.name not in computed], desc=f"retrieve {name}", unit="system",
+                         disable=not config.show_progress, dynamic_ncols=True):
+            computed[cond.name] = retrieve(cond, doc_embs, doc_ids, doc_langs, query_embs, query_ids, query_langs,
+                                           config.depth)
+    runs = {cond.name: computed[cond.name] for cond in conditions}  # in the order of the conditions
     split_runs = {s: {r: {q: run[q] for q in sp.query_langs} for r, run in runs.items()}
                   for s, sp in data.splits.items()}
     doc_lang_map = dict(zip(doc_ids, doc_langs))
