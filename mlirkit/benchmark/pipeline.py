@@ -98,24 +98,30 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
         if data is not None:
             logger.info("%s: %d documents in %d languages; %s queries", data.name, len(data.docs),
                         len(data.languages), ", ".join(f"{len(sp.queries)} {s}" for s, sp in data.splits.items()))
-        results, xquad_results, mlqa_results = [], [], []
-        for name in config.encoders:
+        def parts_of(name: str) -> tuple[Any, Any, Any]:
+            """Every part for the encoder ``name``: its DDTP, XQuAD-R and MLQA-R results (None for a part off)."""
             loaded = _Encoders(name, encoders, clock)
+            ddtp_result = xquad_result = mlqa_result = None
             if data is not None:
                 encoder = loaded.get("ddtp", config.options_for(name))
-                results.append(_run_encoder(name, encoder, config, data, parallel, cache, out, clock=clock))
+                ddtp_result = _run_encoder(name, encoder, config, data, parallel, cache, out, clock=clock)
             if xquad is not None:
                 encoder = loaded.get("xquad-r", config.xquad_options_for(name))
                 start = time.perf_counter()
-                xquad_results.append(run_xquad(name, encoder, config, xquad, pairs, lareqa_pairs, cache, out,
-                                               clock=clock))
+                xquad_result = run_xquad(name, encoder, config, xquad, pairs, lareqa_pairs, cache, out, clock=clock)
                 timer.seconds[f"XQuAD-R {name}"] = round(time.perf_counter() - start, 3)
             if mlqa is not None:
                 encoder = loaded.get(MLQA, config.xquad_options_for(name))
                 start = time.perf_counter()
-                mlqa_results.append(run_xquad(name, encoder, config, mlqa, mlqa_pairs, None, cache, out, part=MLQA,
-                                              clock=clock))
+                mlqa_result = run_xquad(name, encoder, config, mlqa, mlqa_pairs, None, cache, out, part=MLQA,
+                                        clock=clock)
                 timer.seconds[f"MLQA-R {name}"] = round(time.perf_counter() - start, 3)
+            return ddtp_result, xquad_result, mlqa_result
+
+        outcomes = _each_encoder(parts_of, config.encoders, config.concurrent_encoders)
+        results = [r for r, _, _ in outcomes if r is not None]
+        xquad_results = [r for _, r, _ in outcomes if r is not None]
+        mlqa_results = [r for _, _, r in outcomes if r is not None]
         groups = summary.get("groups", {})
         statement = SPLIT_STATEMENT.format(metric=config.select_metric, dev=groups.get("dev", "?"),
                                            test=groups.get("test", "?"))
@@ -134,6 +140,18 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
 
         write_reports(result, out)
     return result
+
+
+def _each_encoder(work: Any, names: tuple[str, ...], workers: int) -> list[Any]:
+    """``[work(name) for name in names]``, ``workers`` encoders at a time in threads (the stage clock keeps
+    their loading, encoding and writing one at a time); every thread has ended when this returns or raises."""
+    if workers == 1 or len(names) == 1:
+        return [work(name) for name in names]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(workers, len(names)), thread_name_prefix="encoder") as pool:
+        futures = [pool.submit(work, name) for name in names]
+        return [f.result() for f in futures]  # the first failure raises once the pool has waited for the rest
 
 
 class _Encoders:

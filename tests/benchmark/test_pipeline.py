@@ -146,6 +146,30 @@ def test_end_to_end_outputs(tmp_path):
     assert not (out / "plots").exists()
 
 
+def test_concurrent_encoders_write_what_one_at_a_time_writes(tmp_path):
+    """Two encoders at once (threads) = one after the other: the same report figures and the same runs, byte
+    for byte; only the timings differ."""
+    from mlirkit.benchmark.pipeline import run_benchmark
+
+    def outputs(workers: int) -> tuple[dict, dict]:
+        root = tmp_path / str(workers)
+        cfg = config(root, encoders=("fake", "fake2"), concurrent_encoders=workers)
+        run_benchmark(cfg, encoders={"fake": FakeEncoder(dim=32, lang_strength=1.0, normalize=True),
+                                     "fake2": FakeEncoder(dim=16, lang_strength=0.7)},
+                      data=make_data(), parallel_rows=make_rows(), command="pytest")
+        report = json.loads((cfg.output / "report.json").read_text())
+        for key in ("timings", "stages", "cache", "cache_entries", "created", "config"):
+            report.pop(key, None)
+        for part in report["encoders"].values():
+            part.pop("timings")
+        runs = {p.relative_to(cfg.output): p.read_bytes() for p in sorted((cfg.output / "runs").rglob("*.trec"))}
+        return report, runs
+
+    one, two = outputs(1), outputs(2)
+    assert one[0] == two[0]
+    assert len(one[1]) == 2 * 2 * 9 and one[1] == two[1]  # 2 encoders x 2 splits x 9 main systems
+
+
 @pytest.mark.slow
 def test_plots_are_written_and_linked(tmp_path):
     cfg = config(tmp_path, plots=True)
