@@ -59,7 +59,7 @@ METRICS = ("cosine", "ip")
 TIE_SLACK = 16
 #: candidates fetched from an approximate index (HNSW, IVF-PQ) for the exact re-scoring
 DEFAULT_CANDIDATES = 1000
-#: queries per score block of :meth:`QueryTimeShift.search_sweep` (float64 blocks of queries x documents)
+#: queries per score block of :meth:`QueryTimeShift.search_sweep` (float32 blocks of queries x documents)
 SWEEP_QUERY_BLOCK = 256
 
 
@@ -265,8 +265,9 @@ class QueryTimeShift:
             q.d'_s      = q.d - b (q.V_l - q.V_s)
             ||d'_s||^2  = ||d||^2 - 2 b (d.V_l - d.V_s) + b^2 ||V_l - V_s||^2
 
-        ``q.d`` and ``q.V_l - q.V_s`` are computed once (float64), each alpha costs elementwise work and the
-        top k; the same scores as :meth:`search` up to float rounding (the equivalence test), ties broken alike.
+        ``q.d`` and ``q.V_l - q.V_s`` are computed once per block of queries (grouped by source language), each
+        alpha costs three elementwise float32 passes and the top k; the same scores as :meth:`search` up to float
+        rounding (the equivalence test), ties broken alike.
         """
         docids, queries, codes = self._search_input(docids, queries, query_langs, k)
         doc_codes = np.maximum(self.doc_codes, 0)
@@ -288,22 +289,27 @@ class QueryTimeShift:
             cross = own[None, :] - dv[:, used].T  # (S, n) d.V_l - d.V_s
             for i, b in enumerate(betas):
                 norm = np.sqrt(np.maximum(dsq[None, :] - 2.0 * b * cross + b ** 2 * gap_sq, 0.0))
-                inv_norms[i] = 1.0 / np.where(norm == 0, 1.0, norm)
-        row_of = np.searchsorted(used, codes)
-        out: list[list[list[tuple[str, float]]]] = [[] for _ in alphas]
+                inv_norms[i] = (1.0 / np.where(norm == 0, 1.0, norm)).astype(np.float32)
+        order = np.argsort(codes, kind="stable")  # queries grouped by source: each group scales by one norm row
+        out: list[list[list[tuple[str, float]]]] = [[None] * len(queries) for _ in alphas]  # type: ignore[list-item]
         for a in range(0, len(queries), SWEEP_QUERY_BLOCK):
-            q = queries[a:a + SWEEP_QUERY_BLOCK].astype(np.float64)
-            c = codes[a:a + SWEEP_QUERY_BLOCK]
-            base = np.empty((len(q), self.n_docs))
+            rows = order[a:a + SWEEP_QUERY_BLOCK]
+            q, c = queries[rows], codes[rows]
+            base = np.empty((len(q), self.n_docs), dtype=np.float32)
             for z in range(0, self.n_docs, self.chunk_rows):
-                base[:, z:z + self.chunk_rows] = q @ np.asarray(self.embeddings[z:z + self.chunk_rows], dtype=np.float64).T
-            qv = q @ self.vectors.T  # (nq, M)
-            lang_gap = qv[:, doc_codes] - qv[np.arange(len(q)), c][:, None]  # q.V_l - q.V_s
+                base[:, z:z + self.chunk_rows] = q @ np.asarray(self.embeddings[z:z + self.chunk_rows], dtype=np.float32).T
+            qv = q.astype(np.float64) @ self.vectors.T  # (nq, M)
+            lang_gap = (qv[:, doc_codes] - qv[np.arange(len(q)), c][:, None]).astype(np.float32)  # q.V_l - q.V_s
+            groups = np.flatnonzero(np.diff(c)) + 1
+            block = np.empty_like(base)
             for i, b in enumerate(betas):
-                block = base - b * lang_gap
+                np.multiply(lang_gap, b.astype(np.float32), out=block)
+                np.subtract(base, block, out=block)
                 if self.metric == "cosine":
-                    block *= inv_norms[i][row_of[a:a + SWEEP_QUERY_BLOCK]]
-                out[i] += _top_hits(block.astype(np.float32), docids, k)
+                    for g in np.split(np.arange(len(q)), groups):
+                        block[g[0]:g[-1] + 1] *= inv_norms[i][np.searchsorted(used, c[g[0]])]
+                for r, hits in zip(rows, _top_hits(block, docids, k)):
+                    out[i][r] = hits
         return out
 
     # ----------------------------------------------------------------- helpers
