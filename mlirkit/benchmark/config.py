@@ -98,6 +98,9 @@ class BenchmarkConfig:
     plots: bool = True
     #: BLAS/OpenMP threads for everything after encoding (fitting, search, evaluation, plots)
     compute_threads: int = 1
+    #: encoders run at the same time, one thread each: one's retrieval and evaluation overlap the other's
+    #: encoding or its own (loading, encoding and writing stay one at a time: mlirkit.benchmark.stages)
+    concurrent_encoders: int = 2
     show_progress: bool = True
 
     def __post_init__(self) -> None:
@@ -118,7 +121,8 @@ class BenchmarkConfig:
                             ("xquad_max_length", self.xquad_max_length),
                             ("quick_groups", self.quick_groups),
                             ("quick_pairs", self.quick_pairs), ("lir_rank", self.lir_rank), ("depth", self.depth),
-                            ("compute_threads", self.compute_threads)):
+                            ("compute_threads", self.compute_threads),
+                            ("concurrent_encoders", self.concurrent_encoders)):
             if int(value) < 1:
                 raise MlirkitError(f"{name} must be at least 1, got {value}")
         if not self.fit_sources:

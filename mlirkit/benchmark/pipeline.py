@@ -30,7 +30,7 @@ from mlirkit.benchmark.cache import EmbeddingCache
 from mlirkit.benchmark.config import XQUAD_BASELINE_SOURCE, BenchmarkConfig
 from mlirkit.benchmark.data import BenchmarkData, ParallelSet, Rows, load_benchmark, load_parallel
 from mlirkit.benchmark.result import BenchmarkResult, EncoderResult
-from mlirkit.benchmark.retrieval import Condition, encode_side, retrieve, score_rows
+from mlirkit.benchmark.retrieval import Condition, encode_side, retrieve, score_rows, shift_sweep
 from mlirkit.benchmark.stages import StageClock
 from mlirkit.benchmark.steps import (CORPUS_METHODS, Timer, cache_variant, compute_threads, fit_corpus_methods,
                                      fit_transforms, write_runs)
@@ -102,25 +102,32 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
         if data is not None:
             logger.info("%s: %d documents in %d languages; %s queries", data.name, len(data.docs),
                         len(data.languages), ", ".join(f"{len(sp.queries)} {s}" for s, sp in data.splits.items()))
-        results, xquad_results, mlqa_results = [], [], []
-        for name in config.encoders:
+        def parts_of(name: str) -> tuple[Any, Any, Any]:
+            """Every part for the encoder ``name``: its DDTP, XQuAD-R and MLQA-R results (None for a part off)."""
             loaded = _Encoders(name, encoders, clock)
+            ddtp_result = xquad_result = mlqa_result = None
             if data is not None:
                 encoder = loaded.get("ddtp", config.options_for(name))
-                results.append(_run_encoder(name, encoder, config, data, parallel, cache, out, clock=clock,
-                                            command=argv))
+                ddtp_result = _run_encoder(name, encoder, config, data, parallel, cache, out, clock=clock,
+                                           command=argv)
             if xquad is not None:
                 encoder = loaded.get("xquad-r", config.xquad_options_for(name))
                 start = time.perf_counter()
-                xquad_results.append(run_xquad(name, encoder, config, xquad, pairs, lareqa_pairs, cache, out,
-                                               clock=clock, command=argv))
+                xquad_result = run_xquad(name, encoder, config, xquad, pairs, lareqa_pairs, cache, out, clock=clock,
+                                         command=argv)
                 timer.seconds[f"XQuAD-R {name}"] = round(time.perf_counter() - start, 3)
             if mlqa is not None:
                 encoder = loaded.get(MLQA, config.xquad_options_for(name))
                 start = time.perf_counter()
-                mlqa_results.append(run_xquad(name, encoder, config, mlqa, mlqa_pairs, None, cache, out, part=MLQA,
-                                              clock=clock, command=argv))
+                mlqa_result = run_xquad(name, encoder, config, mlqa, mlqa_pairs, None, cache, out, part=MLQA,
+                                        clock=clock, command=argv)
                 timer.seconds[f"MLQA-R {name}"] = round(time.perf_counter() - start, 3)
+            return ddtp_result, xquad_result, mlqa_result
+
+        outcomes = _each_encoder(parts_of, config.encoders, config.concurrent_encoders)
+        results = [r for r, _, _ in outcomes if r is not None]
+        xquad_results = [r for _, r, _ in outcomes if r is not None]
+        mlqa_results = [r for _, _, r in outcomes if r is not None]
         groups = summary.get("groups", {})
         statement = SPLIT_STATEMENT.format(metric=config.select_metric, dev=groups.get("dev", "?"),
                                            test=groups.get("test", "?"))
@@ -139,6 +146,18 @@ def run_benchmark(config: BenchmarkConfig, *, encoders: Mapping[str, Any] | None
 
         write_reports(result, out)
     return result
+
+
+def _each_encoder(work: Any, names: tuple[str, ...], workers: int) -> list[Any]:
+    """``[work(name) for name in names]``, ``workers`` encoders at a time in threads (the stage clock keeps
+    their loading, encoding and writing one at a time); every thread has ended when this returns or raises."""
+    if workers == 1 or len(names) == 1:
+        return [work(name) for name in names]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(workers, len(names)), thread_name_prefix="encoder") as pool:
+        futures = [pool.submit(work, name) for name in names]
+        return [f.result() for f in futures]  # the first failure raises once the pool has waited for the rest
 
 
 class _Encoders:
@@ -217,12 +236,17 @@ def _run_encoder(name: str, encoder: Encoder, config: BenchmarkConfig, data: Ben
         conditions += [Condition("shift", source, a, ts["shift"]) for a in config.sweep]
         conditions += [Condition(m, source, None, ts[m]) for m in METHODS if m != "shift"]
     conditions += [Condition(m, "corpus", None, t) for m, t in corpus_fitted.items()]
-    runs: dict[str, dict[str, dict[str, float]]] = {}
+    computed: dict[str, dict[str, dict[str, float]]] = {}
     with timer("retrieve"), compute_threads(config):
-        for cond in tqdm(conditions, desc=f"retrieve {name}", unit="system", disable=not config.show_progress,
-                         dynamic_ncols=True):
-            runs[cond.name] = retrieve(cond, doc_embs, doc_ids, doc_langs, query_embs, query_ids, query_langs,
-                                       config.depth)
+        for source, ts in transforms.items():  # SHIFT's sweep: one score matrix for every alpha
+            swept = shift_sweep(ts["shift"], config.sweep, doc_embs, doc_ids, doc_langs, query_embs, query_ids,
+                                query_langs, config.depth)
+            computed.update({Condition("shift", source, a).name: run for a, run in zip(config.sweep, swept)})
+        for cond in tqdm([c for c in conditions if c.name not in computed], desc=f"retrieve {name}", unit="system",
+                         disable=not config.show_progress, dynamic_ncols=True):
+            computed[cond.name] = retrieve(cond, doc_embs, doc_ids, doc_langs, query_embs, query_ids, query_langs,
+                                           config.depth)
+    runs = {cond.name: computed[cond.name] for cond in conditions}  # in the order of the conditions
     split_runs = {s: {r: {q: run[q] for q in sp.query_langs} for r, run in runs.items()}
                   for s, sp in data.splits.items()}
     doc_lang_map = dict(zip(doc_ids, doc_langs))

@@ -93,6 +93,29 @@ def retrieve(condition: Condition, doc_embs: np.ndarray, doc_ids: Sequence[str],
     return run
 
 
+def shift_sweep(transform: LanguageTransform, alphas: Sequence[float], doc_embs: np.ndarray, doc_ids: Sequence[str],
+                doc_langs: Sequence[str], query_embs: np.ndarray, query_ids: Sequence[str],
+                query_langs: Sequence[str], k: int) -> list[dict[str, dict[str, float]]]:
+    """The runs of SHIFT at each of ``alphas`` (``retrieve(Condition("shift", ..., alpha, transform), ...)`` for
+    each), from one score matrix per query language instead of one search per alpha: SHIFT moves documents
+    only, so ``cos(q, d - a V)`` is ``(q.d - a q.V) / ||d - a V||`` with ``q.d`` and ``q.V`` computed once
+    (:meth:`mlirkit.search.query_shift.QueryTimeShift.search_sweep`; re-based for each query language as
+    :func:`transform_for_query_lang` re-bases it; languages without a vector left unshifted, as the transform
+    leaves them)."""
+    from mlirkit.search.query_shift import QueryTimeShift
+
+    runs: list[dict[str, dict[str, float]]] = [{} for _ in alphas]
+    shift = QueryTimeShift(doc_embs, doc_langs, transform, metric="cosine", docids=doc_ids, missing="keep")
+    qlangs = np.asarray(list(query_langs), dtype=object)
+    for lang in sorted(set(query_langs)):
+        transform_for_query_lang(transform, lang)  # a query language SHIFT cannot serve is refused as retrieve does
+        rows = np.flatnonzero(qlangs == lang)
+        queries = encode_side(query_embs[rows], [lang] * len(rows), "query", None, 1.0)  # SHIFT leaves queries
+        for run, hits in zip(runs, shift.search_sweep(queries, [lang] * len(rows), k, alphas)):
+            run.update({query_ids[i]: dict(h) for i, h in zip(rows, hits)})
+    return runs
+
+
 def score_rows(condition: Condition, doc_embs: np.ndarray, doc_langs: Sequence[str], query_embs: np.ndarray,
                query_langs: Sequence[str]):
     """``rows -> (len(rows), n_docs)`` scores of ``condition`` for the queries at ``rows``, every document
@@ -117,4 +140,4 @@ def score_rows(condition: Condition, doc_embs: np.ndarray, doc_langs: Sequence[s
     return scores
 
 
-__all__ = ["Condition", "encode_side", "retrieve", "score_rows", "search", "transform_for_query_lang"]
+__all__ = ["Condition", "encode_side", "retrieve", "score_rows", "search", "shift_sweep", "transform_for_query_lang"]

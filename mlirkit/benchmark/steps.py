@@ -3,10 +3,11 @@ encoding, fit the transforms of a parallel set, name its cache entries, write it
 from __future__ import annotations
 
 import re
+import threading
 import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, ContextManager, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -35,19 +36,49 @@ class Timer:
                 self.seconds[name] = round(self.seconds.get(name, 0.0) + time.perf_counter() - start, 3)
 
 
-@contextmanager
-def compute_threads(config: BenchmarkConfig) -> Iterator[None]:
+class _ComputeThreads:
+    """The process-wide thread limits of :func:`compute_threads`, set when the first step enters and restored when
+    the last one leaves (the encoders' steps may overlap: a limit restored by one must not lift another's)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.active = 0
+        self.stack: ExitStack | None = None
+
+    @contextmanager
+    def __call__(self, threads: int) -> Iterator[None]:
+        from threadpoolctl import threadpool_limits
+
+        from mlirkit.base.threads import faiss_threads, torch_threads
+
+        with self.lock:
+            if self.active == 0:
+                stack = ExitStack()
+                stack.enter_context(threadpool_limits(limits=threads))
+                stack.enter_context(faiss_threads(threads))
+                stack.enter_context(torch_threads(threads))
+                self.stack = stack
+            self.active += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.active -= 1
+                if self.active == 0 and self.stack is not None:
+                    self.stack.close()
+                    self.stack = None
+
+
+_COMPUTE_THREADS = _ComputeThreads()
+
+
+def compute_threads(config: BenchmarkConfig) -> ContextManager[None]:
     """Thread limit of BLAS/OpenMP (numpy), FAISS and torch (LEACE's eigendecomposition) for the steps after
-    encoding, restored after. These are small operations (512 x 512 eigendecompositions, ~1k x 10k inner
-    products): one thread costs little on an idle machine, and on a busy one multi-threaded BLAS spins
-    (measured: LIR fit 16 CPU-s with 2 threads, 0.4 CPU-s with 1, load average 20)."""
-    from threadpoolctl import threadpool_limits
-
-    from mlirkit.base.threads import faiss_threads, torch_threads
-
-    with threadpool_limits(limits=config.compute_threads), faiss_threads(config.compute_threads), \
-            torch_threads(config.compute_threads):
-        yield
+    encoding, restored after (when the last of the concurrent encoders' steps ends). These are small operations
+    (512 x 512 eigendecompositions, ~1k x 10k inner products): one thread each costs little on an idle machine,
+    the two encoders' steps run side by side (``BenchmarkConfig.concurrent_encoders``), and on a busy machine
+    multi-threaded BLAS spins (measured: LIR fit 16 CPU-s with 2 threads, 0.4 CPU-s with 1, load average 20)."""
+    return _COMPUTE_THREADS(config.compute_threads)
 
 
 def cache_variant(config: BenchmarkConfig) -> str:

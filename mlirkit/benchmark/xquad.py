@@ -205,6 +205,18 @@ def shift_run(shift: Any, query_embs: np.ndarray, query_ids: list[str], query_la
     return run
 
 
+def shift_sweep_runs(shift: Any, query_embs: np.ndarray, query_ids: list[str], query_langs: list[str], k: int,
+                     alphas: list[float]) -> list[dict[str, dict[str, float]]]:
+    """:func:`shift_run` at each of ``alphas``, from one score matrix per block of queries
+    (:meth:`mlirkit.search.query_shift.QueryTimeShift.search_sweep`)."""
+    runs: list[dict[str, dict[str, float]]] = [{} for _ in alphas]
+    for a in range(0, len(query_ids), QUERY_BLOCK):
+        swept = shift.search_sweep(query_embs[a:a + QUERY_BLOCK], query_langs[a:a + QUERY_BLOCK], k, alphas)
+        for run, hits in zip(runs, swept):
+            run.update({qid: dict(h) for qid, h in zip(query_ids[a:a + QUERY_BLOCK], hits)})
+    return runs
+
+
 def run_xquad(name: str, encoder: Any, config: BenchmarkConfig, data: XquadData,
               pairs: Mapping[str, ParallelSet], lareqa_pairs: Mapping[str, ParallelSet] | None,
               cache: EmbeddingCache, out: Path, *, part: str = XQUAD, clock: StageClock | None = None,
@@ -246,8 +258,9 @@ def run_xquad(name: str, encoder: Any, config: BenchmarkConfig, data: XquadData,
         runs["base"] = retrieve(Condition("base"), doc_embs, coll.doc_ids, coll.doc_langs, query_embs, q_ids,
                                 q_langs, k)
         for source, shift in shifts.items():
-            for alpha in sorted(set(config.sweep) | {chosen[source]}):
-                runs[Condition("shift", source, alpha).name] = shift_run(shift, query_embs, q_ids, q_langs, k, alpha)
+            alphas = sorted(set(config.sweep) | {chosen[source]})
+            for alpha, run in zip(alphas, shift_sweep_runs(shift, query_embs, q_ids, q_langs, k, alphas)):
+                runs[Condition("shift", source, alpha).name] = run
         for method in ("centering", "lir"):
             cond = Condition(method, XQUAD_BASELINE_SOURCE, None, transforms[method])
             runs[cond.name] = retrieve(cond, doc_embs, coll.doc_ids, coll.doc_langs, query_embs, q_ids, q_langs, k)
@@ -500,5 +513,5 @@ def _fairness(config: BenchmarkConfig, coll: Collection, scorers: Mapping[str, A
     return _evaluate(config, coll, runs, significance=True, metrics=metrics, precomputed=mrc_by_run(config, scorers, coll))
 
 
-__all__ = ["Collection", "LareqaResult", "MLQA", "XquadData", "XquadEncoderResult", "load_collection",
-           "load_pair_sets", "load_xquad", "mrc_by_run", "run_xquad", "shift_run"]
+__all__ = ["Collection", "LareqaResult", "MLQA", "XquadData", "XquadEncoderResult", "corpus_shift", "load_collection",
+           "load_pair_sets", "load_xquad", "mrc_by_run", "run_xquad", "shift_run", "shift_sweep_runs"]

@@ -8,6 +8,7 @@ is answered with close matches. ``ranx`` families are computed by ranx (Bassani,
 """
 from __future__ import annotations
 
+import threading
 import warnings
 from dataclasses import dataclass
 from typing import Sequence
@@ -128,6 +129,11 @@ def parse_metrics(names: Sequence[str]) -> list[MetricSpec]:
     return specs
 
 
+#: ranx's parallel numba kernels, one call at a time: numba's default (workqueue) threading layer aborts the
+#: process when two threads launch parallel kernels at once (the benchmark evaluates two encoders side by side)
+_RANX_KERNELS = threading.Lock()
+
+
 def ranx_per_query(qrels_tl, run_tl, specs: Sequence[MetricSpec]):
     """Per-query scores of the ranx metrics in ``specs`` as ``{spec.name: np.ndarray}``.
 
@@ -145,7 +151,7 @@ def ranx_per_query(qrels_tl, run_tl, specs: Sequence[MetricSpec]):
     ranx = import_ranx()
     announce_first_compile("metrics", "metric")
     names = [s.ranx_name for s in specs]
-    with warnings.catch_warnings():  # ranx's prange loops cast their uint64 index; harmless
+    with _RANX_KERNELS, warnings.catch_warnings():  # ranx's prange loops cast their uint64 index; harmless
         warnings.filterwarnings("ignore", message="unsafe cast from uint64 to int64")
         # ranx fails on a one-metric list with a cut-off (KeyError 'ndcg'): always ask for >= 2
         scores = ranx.evaluate(qrels_tl, run_tl, names if len(names) > 1 else names * 2, return_mean=False,

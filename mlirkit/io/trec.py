@@ -253,10 +253,12 @@ def write_run(run: Mapping[str, Mapping[str, float]], path: str | os.PathLike, t
     if k is not None and (isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1):
         raise MlirkitError(f"k must be a whole number >= 1, got {k!r}")
     lines: list[str] = []
+    checked: set[str] = set()  # each document id checked once (a run repeats them across its queries)
     for qid in sorted(run):
         _check_id(qid, "query id")
         for rank, (docno, score) in enumerate(ranked(run[qid])[:k], start=1):
-            _check_id(docno, "document id")
+            if not (isinstance(docno, str) and docno in checked):
+                checked.add(_check_id(docno, "document id"))
             lines.append(f"{qid} Q0 {docno} {rank} {_format_score(score)} {tag}\n")
     _write_bytes(path, "".join(lines).encode("utf-8"), overwrite, "run", sidecar=dict(provenance or {}))
 

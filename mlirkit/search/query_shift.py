@@ -62,6 +62,8 @@ METRICS = ("cosine", "ip")
 TIE_SLACK = 16
 #: candidates fetched from an approximate index (HNSW, IVF-PQ) for the exact re-scoring
 DEFAULT_CANDIDATES = 1000
+#: queries per score block of :meth:`QueryTimeShift.search_sweep` (float32 blocks of queries x documents)
+SWEEP_QUERY_BLOCK = 256
 
 
 class _Prepared(NamedTuple):
@@ -239,22 +241,9 @@ class QueryTimeShift:
 
         ``candidates`` (nq, C) int rows (-1 = none): re-score only those (exact scores, approximate set).
         """
-        docids = list(docids) if docids is not None else self.docids
-        if docids is None or len(docids) != self.n_docs:
-            raise MlirkitError("document ids (one per embedding) are needed to search")
-        queries = self._check_queries(queries, query_langs)
-        if k < 1:
-            raise MlirkitError(f"k must be positive, got {k}")
-        codes = self._codes(query_langs)
+        docids, queries, codes = self._search_input(docids, queries, query_langs, k)
         if candidates is None:
-            block = self._score_block(queries, codes, alpha)
-            keep = min(self.n_docs, k + TIE_SLACK)
-            if keep < self.n_docs:
-                top = np.argpartition(-block, keep - 1, axis=1)[:, :keep]
-            else:
-                top = np.broadcast_to(np.arange(self.n_docs), block.shape)
-            top_scores = np.take_along_axis(block, top, axis=1)
-            return [_sorted_hits(docids, r, sc, k) for r, sc in zip(top, top_scores)]
+            return _top_hits(self._score_block(queries, codes, alpha), docids, k)
         prepared = self.prepare(alpha)
         inv = self._inv_norms_all(prepared, self._alpha_key(alpha)) if self.metric == "cosine" else None
         results = []
@@ -266,7 +255,78 @@ class QueryTimeShift:
             results.append(_sorted_hits(docids, c_row, sc.astype(np.float32), k))
         return results
 
+    def search_sweep(self, queries: np.ndarray, query_langs: Sequence[str | None], k: int,
+                     alphas: Sequence[float | Mapping[str, float]],
+                     docids: Sequence[str] | None = None) -> list[list[list[tuple[str, float]]]]:
+        """:meth:`search` (exhaustive) at every alpha of ``alphas``, one result list per alpha, from one score
+        matrix per block of queries instead of one search per alpha.
+
+        With ``b = alpha_l m_d`` and ``V_s`` the query's source vector, the shifted document is
+        ``d'_s = d - b (V_l - V_s)``, so the score's numerator is affine in ``b`` and its squared norm
+        quadratic (the module docstring's formulas, expanded around the raw document ``d``)::
+
+            q.d'_s      = q.d - b (q.V_l - q.V_s)
+            ||d'_s||^2  = ||d||^2 - 2 b (d.V_l - d.V_s) + b^2 ||V_l - V_s||^2
+
+        ``q.d`` and ``q.V_l - q.V_s`` are computed once per block of queries (grouped by source language), each
+        alpha costs three elementwise float32 passes and the top k; the same scores as :meth:`search` up to float
+        rounding (the equivalence test), ties broken alike.
+        """
+        docids, queries, codes = self._search_input(docids, queries, query_langs, k)
+        doc_codes = np.maximum(self.doc_codes, 0)
+        betas = [np.where(self.doc_codes >= 0, np.array([Alpha.coerce(a).for_lang(la) for la in self.langs])[doc_codes],
+                          0.0) for a in alphas]  # b per document, per alpha
+        used = np.unique(codes)  # the source rows these queries use
+        inv_norms = {}
+        if self.metric == "cosine":  # (len(used), n) 1 / ||d'_s|| per alpha
+            dsq, dv = np.zeros(self.n_docs), np.empty((self.n_docs, len(self.langs)))
+            for a in range(0, self.n_docs, self.chunk_rows):
+                z = slice(a, min(a + self.chunk_rows, self.n_docs))
+                d = np.asarray(self.embeddings[z], dtype=np.float64)
+                dsq[z] = np.einsum("ij,ij->i", d, d)
+                dv[z] = d @ self.vectors.T
+            own = dv[np.arange(self.n_docs), doc_codes]  # d.V_l
+            vv = self.vectors @ self.vectors.T  # (M, M)
+            pair_sq = np.diag(vv)[:, None] - 2.0 * vv + np.diag(vv)[None, :]  # ||V_m - V_s||^2
+            gap_sq = pair_sq[doc_codes][:, used].T  # (S, n)
+            cross = own[None, :] - dv[:, used].T  # (S, n) d.V_l - d.V_s
+            for i, b in enumerate(betas):
+                norm = np.sqrt(np.maximum(dsq[None, :] - 2.0 * b * cross + b ** 2 * gap_sq, 0.0))
+                inv_norms[i] = (1.0 / np.where(norm == 0, 1.0, norm)).astype(np.float32)
+        order = np.argsort(codes, kind="stable")  # queries grouped by source: each group scales by one norm row
+        out: list[list[list[tuple[str, float]]]] = [[None] * len(queries) for _ in alphas]  # type: ignore[list-item]
+        for a in range(0, len(queries), SWEEP_QUERY_BLOCK):
+            rows = order[a:a + SWEEP_QUERY_BLOCK]
+            q, c = queries[rows], codes[rows]
+            base = np.empty((len(q), self.n_docs), dtype=np.float32)
+            for z in range(0, self.n_docs, self.chunk_rows):
+                base[:, z:z + self.chunk_rows] = q @ np.asarray(self.embeddings[z:z + self.chunk_rows], dtype=np.float32).T
+            qv = q.astype(np.float64) @ self.vectors.T  # (nq, M)
+            lang_gap = (qv[:, doc_codes] - qv[np.arange(len(q)), c][:, None]).astype(np.float32)  # q.V_l - q.V_s
+            groups = np.flatnonzero(np.diff(c)) + 1
+            block = np.empty_like(base)
+            for i, b in enumerate(betas):
+                np.multiply(lang_gap, b.astype(np.float32), out=block)
+                np.subtract(base, block, out=block)
+                if self.metric == "cosine":
+                    for g in np.split(np.arange(len(q)), groups):
+                        block[g[0]:g[-1] + 1] *= inv_norms[i][np.searchsorted(used, c[g[0]])]
+                for r, hits in zip(rows, _top_hits(block, docids, k)):
+                    out[i][r] = hits
+        return out
+
     # ----------------------------------------------------------------- helpers
+    def _search_input(self, docids: Sequence[str] | None, queries: np.ndarray, query_langs: Sequence[str | None],
+                      k: int) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """The document ids, the checked queries and their source rows of a search (errors for bad input)."""
+        docids = list(docids) if docids is not None else self.docids
+        if docids is None or len(docids) != self.n_docs:
+            raise MlirkitError("document ids (one per embedding) are needed to search")
+        queries = self._check_queries(queries, query_langs)
+        if k < 1:
+            raise MlirkitError(f"k must be positive, got {k}")
+        return docids, queries, self._codes(query_langs)
+
     def _check_queries(self, queries: np.ndarray, query_langs: Sequence[str | None]) -> np.ndarray:
         queries = np.asarray(queries, dtype=np.float32)
         if queries.ndim != 2 or queries.shape[1] != self.embeddings.shape[1]:
@@ -284,6 +344,19 @@ class QueryTimeShift:
                 "counts": dict(self.counts),
                 **({"missing_languages": self.transform.meta["missing_languages"]}
                    if "missing_languages" in self.transform.meta else {})}
+
+
+def _top_hits(block: np.ndarray, docids: Sequence[str], k: int) -> list[list[tuple[str, float]]]:
+    """Top ``k`` ``(doc_id, score)`` of each row of a (queries, documents) score block, by ``(-score, doc_id)``
+    among the ``k + TIE_SLACK`` best scores."""
+    n_docs = block.shape[1]
+    keep = min(n_docs, k + TIE_SLACK)
+    if keep < n_docs:
+        top = np.argpartition(-block, keep - 1, axis=1)[:, :keep]
+    else:
+        top = np.broadcast_to(np.arange(n_docs), block.shape)
+    top_scores = np.take_along_axis(block, top, axis=1)
+    return [_sorted_hits(docids, r, sc, k) for r, sc in zip(top, top_scores)]
 
 
 def _sorted_hits(docids: Sequence[str], rows: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[str, float]]:

@@ -148,6 +148,30 @@ def test_end_to_end_outputs(tmp_path):
     assert not (out / "plots").exists()
 
 
+def test_concurrent_encoders_write_what_one_at_a_time_writes(tmp_path):
+    """Two encoders at once (threads) = one after the other: the same report figures and the same runs, byte
+    for byte; only the timings differ."""
+    from mlirkit.benchmark.pipeline import run_benchmark
+
+    def outputs(workers: int) -> tuple[dict, dict]:
+        root = tmp_path / str(workers)
+        cfg = config(root, encoders=("fake", "fake2"), concurrent_encoders=workers)
+        run_benchmark(cfg, encoders={"fake": FakeEncoder(dim=32, lang_strength=1.0, normalize=True),
+                                     "fake2": FakeEncoder(dim=16, lang_strength=0.7)},
+                      data=make_data(), parallel_rows=make_rows(), command="pytest")
+        report = json.loads((cfg.output / "report.json").read_text())
+        for key in ("timings", "stages", "cache", "cache_entries", "created", "config"):
+            report.pop(key, None)
+        for part in report["encoders"].values():
+            part.pop("timings")
+        runs = {p.relative_to(cfg.output): p.read_bytes() for p in sorted((cfg.output / "runs").rglob("*.trec"))}
+        return report, runs
+
+    one, two = outputs(1), outputs(2)
+    assert one[0] == two[0]
+    assert len(one[1]) == 2 * 2 * 9 and one[1] == two[1]  # 2 encoders x 2 splits x 9 main systems
+
+
 @pytest.mark.slow
 def test_plots_are_written_and_linked(tmp_path):
     cfg = config(tmp_path, plots=True)
@@ -395,6 +419,39 @@ def test_retrieval_matches_numpy_cosine_and_tie_breaking():
             np.testing.assert_allclose([run_[qid][doc_ids[j]] for j in expected], scores[i, expected], atol=1e-5)
     base = retrieve(Condition("base"), docs, doc_ids, doc_langs, queries, qids, ["en"] * 5, k=3)
     assert list(base["q0"])[:2] == ["d03", "d07"]
+
+
+def test_shift_sweep_equals_one_retrieval_per_alpha_ties_included():
+    """The DDTP part's SHIFT runs from one score matrix (retrieval.shift_sweep) = retrieve at each alpha (a FAISS
+    search of the shifted, normalised documents): same documents in the same order, exact ties (duplicated
+    documents) by doc id, scores to float rounding; queries in the source language and in a re-based one, a
+    document language without a vector left unshifted."""
+    from mlirkit.benchmark.retrieval import Condition, retrieve, shift_sweep
+    from tests.helpers import aligned_shift
+
+    rng = np.random.default_rng(5)
+    docs = rng.standard_normal((90, 8)).astype(np.float32)
+    docs[60:75] = docs[:15]  # exact duplicates: tied scores
+    doc_langs = [("en", "de", "fr", "ja")[i % 4] for i in range(90)]  # ja: no vector
+    doc_langs[60:75] = doc_langs[:15]
+    doc_ids = [f"d{i:02d}" for i in range(90)][::-1]
+    queries = rng.standard_normal((12, 8)).astype(np.float32)
+    q_langs = ["en", "de"] * 6
+    qids = [f"q{i}" for i in range(12)]
+    t = aligned_shift(rng.standard_normal((6, 8)), {"de": rng.standard_normal((6, 8)),
+                                                   "fr": rng.standard_normal((6, 8))}, "en", encoder={"class": "x"})
+    alphas = (0.1, 0.5, 0.9, 1.0)
+    swept = shift_sweep(t, alphas, docs, doc_ids, doc_langs, queries, qids, q_langs, 30)
+    ties = 0
+    for alpha, run_ in zip(alphas, swept):
+        want = retrieve(Condition("shift", "s", alpha, t), docs, doc_ids, doc_langs, queries, qids, q_langs, 30)
+        assert list(run_) == list(want)  # the queries in the same order
+        for q in qids:
+            assert list(run_[q]) == list(want[q])
+            np.testing.assert_allclose(list(run_[q].values()), list(want[q].values()), atol=1e-6)
+            scores = list(run_[q].values())
+            ties += sum(a == b for a, b in zip(scores, scores[1:]))
+    assert ties > 0
 
 
 def test_shift_is_rebased_for_other_query_languages():

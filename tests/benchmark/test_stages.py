@@ -63,3 +63,56 @@ def test_a_run_records_where_its_time_went(tmp_path):
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["stages"] == stages
     assert "Where the time went" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_exclusive_stages_run_one_at_a_time_and_the_others_overlap():
+    """Two threads (two encoders): their encode steps never overlap, their retrieve steps do; the overlap is
+    shown as such in the table."""
+    import threading
+
+    clock = StageClock()
+    inside = {"encode": 0, "retrieve": 0}
+    most = {"encode": 0, "retrieve": 0}
+    both_retrieving = threading.Barrier(2, timeout=10)
+    lock = threading.Lock()
+
+    def step(stage: str, wait=None) -> None:
+        with clock("ddtp", stage):
+            with lock:
+                inside[stage] += 1
+                most[stage] = max(most[stage], inside[stage])
+            time.sleep(0.05) if wait is None else wait.wait()  # retrieve: both threads must be in it at once
+            with lock:
+                inside[stage] -= 1
+
+    def encoder() -> None:
+        step("encode")
+        step("retrieve", both_retrieving)
+
+    threads = [threading.Thread(target=encoder) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most == {"encode": 1, "retrieve": 2}
+    assert clock.table(total_wall=0.0).splitlines()[-1].startswith("| at the same time")
+
+
+def test_compute_threads_are_restored_by_the_last_of_overlapping_steps():
+    from threadpoolctl import threadpool_info
+
+    from mlirkit.benchmark.config import BenchmarkConfig
+    from mlirkit.benchmark.steps import compute_threads
+
+    def blas() -> set[int]:
+        return {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+
+    before = blas()
+    config = BenchmarkConfig(compute_threads=1)
+    first, second = compute_threads(config), compute_threads(config)
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)  # the first step ends while the second still runs: the limit stays
+    assert blas() <= {1}
+    second.__exit__(None, None, None)
+    assert blas() == before

@@ -191,6 +191,33 @@ def test_query_time_shift_equals_per_language_rebased_indexes():
             np.testing.assert_allclose(list(fast[q].values()), list(slow[q].values()), atol=1e-5)
 
 
+def test_shift_sweep_runs_equal_one_query_time_shift_per_alpha():
+    """The XQuAD-R SHIFT sweep from one score matrix (shift_sweep_runs) = shift_run at each alpha."""
+    from mlirkit.benchmark.xquad import QUERY_BLOCK, shift_run, shift_sweep_runs
+    from mlirkit.search.query_shift import QueryTimeShift
+    from tests.helpers import aligned_shift
+
+    rng = np.random.default_rng(6)
+    docs = rng.standard_normal((70, 12)).astype(np.float32)
+    docs[50:60] = docs[:10]  # exact duplicates: tied scores
+    doc_langs = [LANGS[i % 3] for i in range(70)]
+    doc_ids = [f"d{i:02d}" for i in range(70)][::-1]
+    n = QUERY_BLOCK + 5  # two blocks
+    queries = rng.standard_normal((n, 12)).astype(np.float32)
+    q_langs = [LANGS[i % 3] for i in range(n)]
+    q_ids = [f"q{i}" for i in range(n)]
+    t = aligned_shift(rng.standard_normal((5, 12)), {"de": rng.standard_normal((5, 12)),
+                                                    "fr": rng.standard_normal((5, 12))}, "en", encoder={"class": "x"})
+    shift = QueryTimeShift(docs, doc_langs, t, metric="cosine", docids=doc_ids)
+    alphas = [0.2, 0.7, 1.0]
+    for alpha, fast in zip(alphas, shift_sweep_runs(shift, queries, q_ids, q_langs, 10, alphas)):
+        slow = shift_run(shift, queries, q_ids, q_langs, 10, alpha)
+        assert list(fast) == list(slow)
+        for q in q_ids:
+            assert list(fast[q]) == list(slow[q])
+            np.testing.assert_allclose(list(fast[q].values()), list(slow[q].values()), atol=1e-6)
+
+
 def test_average_precision_equals_ranx_map_on_full_runs():
     """AP over the whole ranking from scores = ranx's map on runs listing every candidate (ties by doc id)."""
     from mlirkit.benchmark.average_precision import average_precision, id_ranks

@@ -103,6 +103,8 @@ def test_write_run_refuses_bad_tag_ids_and_scores(tmp_path):
             validate_run_tag(tag)
     with pytest.raises(MlirkitError, match="invalid document id"):
         write_run({"q": {"d 1": 1.0}}, tmp_path / "a", "t")
+    with pytest.raises(MlirkitError, match="invalid document id 'x y'"):  # ids are checked once, each of them
+        write_run({"q1": {"d": 1.0}, "q2": {"d": 1.0, "x y": 0.5}}, tmp_path / "a", "t")
     with pytest.raises(MlirkitError, match="invalid query id"):
         write_run({"": {"d": 1.0}}, tmp_path / "b", "t")
     with pytest.raises(MlirkitError, match="non-finite"):

@@ -325,3 +325,24 @@ def test_search_cli_query_shift_hostile_topics_and_options(shift_index, tiny_mod
         assert not out.exists()
     assert main([*common, "--query-shift", "cosine", "--default-lang", "fr"]) == 0
     assert sorted(read_run(out)) == ["q1", "q2", "q3"]
+
+
+@pytest.mark.parametrize("metric", ["cosine", "ip"])
+def test_sweep_equals_one_search_per_alpha_ties_included(data, metric):
+    """search_sweep (one score matrix, every alpha) = search at each alpha: the same documents in the same
+    order, duplicated documents (exact ties) ordered by doc id, scores to float rounding."""
+    t, embs, langs, queries, qlangs = data
+    embs = np.concatenate([embs, embs[:40]])  # 40 exact duplicates of earlier documents: tied scores
+    langs = langs + langs[:40]
+    docids = [f"d{j:03d}" for j in range(len(embs))][::-1]  # the duplicate comes first by id
+    qs = QueryTimeShift(embs, langs, t, metric=metric, docids=docids, missing="keep")
+    alphas = [0.1, 0.5, 1.0, {"*": 0.6, "ja": 1.0, "en": 0.3}]
+    qs.chunk_rows = 97  # the chunked paths too
+    swept = qs.search_sweep(queries, qlangs, 25, alphas)
+    ties = 0
+    for alpha, got in zip(alphas, swept):
+        want = qs.search(queries, qlangs, 25, alpha)
+        assert [[d for d, _ in h] for h in got] == [[d for d, _ in h] for h in want]
+        np.testing.assert_allclose([[s for _, s in h] for h in got], [[s for _, s in h] for h in want], atol=1e-6)
+        ties += sum(h[i][1] == h[i + 1][1] for h in got for i in range(len(h) - 1))
+    assert ties > 0  # the duplicates met in the top k: the tie order was checked
