@@ -19,7 +19,16 @@ os.environ.setdefault("MLIRKIT_CACHE", str(Path.home() / ".cache" / "mlirkit-tes
 # tests of the other backends (tests/test_encoders_backends.py) name theirs.
 os.environ.setdefault("MLIRKIT_BACKEND", "torch")
 
-from tests.helpers import SHARED_DATA, require_shared_data
+from hypothesis import settings
+
+from tests.helpers import HYPOTHESIS_PROFILES, SHARED_DATA, hypothesis_profile, require_shared_data
+
+# Property tests draw their examples under one of two profiles: "default" (every run) or "thorough" (a release
+# check: MLIRKIT_HYPOTHESIS_PROFILE=thorough, tests/README.md); each test's counts come from
+# tests.helpers.examples. Never a deadline (a shared machine is slow at times), no example database on disk.
+for _name in HYPOTHESIS_PROFILES:
+    settings.register_profile(_name, deadline=None, database=None)
+settings.load_profile(hypothesis_profile())
 
 
 @pytest.fixture(autouse=True)

@@ -27,6 +27,25 @@ def require_shared_data(path: Path) -> Path:
         pytest.skip(message)
     return path
 
+HYPOTHESIS_PROFILES = ("default", "thorough")
+"""The property tests' profiles (registered in ``tests/conftest.py``), chosen by ``MLIRKIT_HYPOTHESIS_PROFILE``."""
+
+
+def hypothesis_profile() -> str:
+    """The profile ``MLIRKIT_HYPOTHESIS_PROFILE`` names (``default`` when unset); another name is an error."""
+    import os
+
+    name = os.environ.get("MLIRKIT_HYPOTHESIS_PROFILE") or "default"
+    if name not in HYPOTHESIS_PROFILES:
+        raise ValueError(f"MLIRKIT_HYPOTHESIS_PROFILE={name!r}: expected one of {', '.join(HYPOTHESIS_PROFILES)}")
+    return name
+
+
+def examples(default: int, thorough: int) -> int:
+    """How many examples a property test draws: ``default``, or ``thorough`` under the thorough profile."""
+    return thorough if hypothesis_profile() == "thorough" else default
+
+
 WORDS = {"apple": "Apfel", "house": "Haus", "river": "Fluss", "green": "grün", "computer": "Rechner",
          "music": "Musik", "window": "Fenster", "garden": "Garten", "paper": "Papier", "light": "Licht",
          "stone": "Stein", "water": "Wasser"}
