@@ -73,15 +73,22 @@ RAY_FILES = {"tests/encode/test_ray_engine.py", "tests/encode/test_parts_equal_s
 """Files whose Ray tests run in a child pytest (``tests.helpers.run_ray_tests_in_a_child``): one worker runs them."""
 
 
+LONGEST = ("tests/test_readme_quickstart.py", "tests/test_cli_examples.py", "tests/test_docs_python.py")
+"""The end-to-end sessions, the longest tests (minutes each): started first under pytest-xdist."""
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``scripts/test.sh``: ``-n auto --dist loadgroup``) a test file is one unit of work, so its
     module fixtures are built once (the Ray files are one unit: no two local Ray clusters at once), and the files
-    with slow tests are handed out first, so that no long test starts last while the other worker idles."""
+    with slow tests are handed out first (the end-to-end sessions before them), so that no long test starts
+    last while the other worker idles."""
     if not getattr(config.option, "loadgroup", False):
         return
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
     for item in items:
         path = item.path.relative_to(config.rootpath).as_posix()
         item.add_marker(pytest.mark.xdist_group("ray" if path in RAY_FILES else path))
-    items.sort(key=lambda item: item.path not in slow_files)  # stable: the collection order otherwise
+    # stable: the collection order otherwise
+    items.sort(key=lambda item: (item.path.relative_to(config.rootpath).as_posix() not in LONGEST,
+                                 item.path not in slow_files))

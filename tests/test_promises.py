@@ -307,10 +307,10 @@ def test_every_cli_keeps_the_output_contract(cli, ws, tmp_path, capsys, monkeypa
     import mlirkit.lexical.indexer as lexical_indexer
 
     build, name, is_dir = CLIS[cli]
+    main, argv = build(ws, tmp_path / "new" / "deeper" / name)  # (before the disk fills: it may write the inputs)
     with monkeypatch.context() as full:  # Python's writes fail (Lucene's, from Java, are tests/lexical/test_bm25.py's)
         for module in (fs, writer, lexical_indexer):
             full.setattr(module, "open", _full_disk_open, raising=False)
-        main, argv = build(ws, tmp_path / "new" / "deeper" / name)
         fails_with_one_line(main, argv, capsys, "cannot write", "No space left on device")
         assert listing(tmp_path) == []  # no half-written output, no temporary, no new parent directories
     writes_refuses_and_overwrites(*build(ws, tmp_path / "out" / name), tmp_path, capsys)
