@@ -6,9 +6,12 @@ cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-$HOME/.cache/mlirkit-tests/numba}
+# ranx's numba kernels, compiled once here (seconds when cached), never by two test workers at once
+.venv/bin/python scripts/warm_ranx.py
 if [ $# -eq 0 ]; then set -- -m ""; fi
 set +e
-.venv/bin/python -m pytest "$@"
+# one worker per core; a test file is one unit of work (tests/conftest.py); MLIRKIT_TEST_WORKERS=0: one process
+.venv/bin/python -m pytest -n "${MLIRKIT_TEST_WORKERS:-auto}" --dist loadgroup "$@"
 rc=$?
 set -e
 if [ $rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi

@@ -19,7 +19,16 @@ os.environ.setdefault("MLIRKIT_CACHE", str(Path.home() / ".cache" / "mlirkit-tes
 # tests of the other backends (tests/test_encoders_backends.py) name theirs.
 os.environ.setdefault("MLIRKIT_BACKEND", "torch")
 
-from tests.helpers import SHARED_DATA, require_shared_data
+from hypothesis import settings
+
+from tests.helpers import HYPOTHESIS_PROFILES, SHARED_DATA, hypothesis_profile, require_shared_data
+
+# Property tests draw their examples under one of two profiles: "default" (every run) or "thorough" (a release
+# check: MLIRKIT_HYPOTHESIS_PROFILE=thorough, tests/README.md); each test's counts come from
+# tests.helpers.examples. Never a deadline (a shared machine is slow at times), no example database on disk.
+for _name in HYPOTHESIS_PROFILES:
+    settings.register_profile(_name, deadline=None, database=None)
+settings.load_profile(hypothesis_profile())
 
 
 @pytest.fixture(autouse=True)
@@ -70,3 +79,28 @@ def one_faiss_thread():
     faiss.omp_set_num_threads(1)
     yield
     faiss.omp_set_num_threads(before)
+
+
+RAY_FILES = {"tests/encode/test_ray_engine.py", "tests/encode/test_parts_equal_single.py", "tests/serve/test_ray_engine.py"}
+"""Files whose Ray tests run in a child pytest (``tests.helpers.run_ray_tests_in_a_child``): one worker runs them."""
+
+
+LONGEST = ("tests/test_readme_quickstart.py", "tests/test_cli_examples.py", "tests/test_docs_python.py")
+"""The end-to-end sessions, the longest tests (minutes each): started first under pytest-xdist."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``scripts/test.sh``: ``-n auto --dist loadgroup``) a test file is one unit of work, so its
+    module fixtures are built once (the Ray files are one unit: no two local Ray clusters at once), and the files
+    with slow tests are handed out first (the end-to-end sessions before them), so that no long test starts
+    last while the other worker idles."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    for item in items:
+        path = item.path.relative_to(config.rootpath).as_posix()
+        item.add_marker(pytest.mark.xdist_group("ray" if path in RAY_FILES else path))
+    # stable: the collection order otherwise
+    items.sort(key=lambda item: (item.path.relative_to(config.rootpath).as_posix() not in LONGEST,
+                                 item.path not in slow_files))

@@ -27,6 +27,56 @@ def require_shared_data(path: Path) -> Path:
         pytest.skip(message)
     return path
 
+IN_RAY_CHILD = __import__("os").environ.get("MLIRKIT_TEST_RAY_CHILD") == "1"
+"""Whether this pytest is the child that :func:`run_ray_tests_in_a_child` started."""
+
+
+def run_ray_tests_in_a_child(*tests: str, passed: int) -> None:
+    """Run ``tests`` (node ids or files, marked ``@in_ray_child``) in a child pytest of their own, and check that
+    ``passed`` of them passed. A Ray driver changes its process (signal handlers among them: a JVM that the
+    Pyserini and BM25 tests started relies on its own SIGSEGV handler, and later JVM calls crashed), so no Ray
+    driver runs in the suite's processes (nor in a test worker's)."""
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+
+    if IN_RAY_CHILD:
+        pytest.skip("this is the child process")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "", "-p", "no:cacheprovider", *tests],
+                          env={**os.environ, "MLIRKIT_TEST_RAY_CHILD": "1"}, capture_output=True, text=True,
+                          timeout=1500, cwd=REPO)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert f"{passed} passed" in proc.stdout, proc.stdout[-3000:]
+
+
+def in_ray_child(test):
+    """Mark a test that runs a Ray driver: it runs only in the child of :func:`run_ray_tests_in_a_child`."""
+    import pytest
+
+    return pytest.mark.skipif(not IN_RAY_CHILD, reason="run in a child process by run_ray_tests_in_a_child")(test)
+
+
+HYPOTHESIS_PROFILES = ("default", "thorough")
+"""The property tests' profiles (registered in ``tests/conftest.py``), chosen by ``MLIRKIT_HYPOTHESIS_PROFILE``."""
+
+
+def hypothesis_profile() -> str:
+    """The profile ``MLIRKIT_HYPOTHESIS_PROFILE`` names (``default`` when unset); another name is an error."""
+    import os
+
+    name = os.environ.get("MLIRKIT_HYPOTHESIS_PROFILE") or "default"
+    if name not in HYPOTHESIS_PROFILES:
+        raise ValueError(f"MLIRKIT_HYPOTHESIS_PROFILE={name!r}: expected one of {', '.join(HYPOTHESIS_PROFILES)}")
+    return name
+
+
+def examples(default: int, thorough: int) -> int:
+    """How many examples a property test draws: ``default``, or ``thorough`` under the thorough profile."""
+    return thorough if hypothesis_profile() == "thorough" else default
+
+
 WORDS = {"apple": "Apfel", "house": "Haus", "river": "Fluss", "green": "grün", "computer": "Rechner",
          "music": "Musik", "window": "Fenster", "garden": "Garten", "paper": "Papier", "light": "Licht",
          "stone": "Stein", "water": "Wasser"}

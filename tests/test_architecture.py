@@ -107,8 +107,9 @@ def test_no_machine_paths_in_tracked_files():
 CLI_MODULES = ("cli.py", "options.py", "__main__.py")
 
 
-def namespace_takers(path: Path) -> list[str]:
-    """``file:line: function`` for every function of ``path`` with a parameter annotated ``argparse.Namespace``."""
+def namespace_takers(path: Path, root: Path = ROOT) -> list[str]:
+    """``file:line: function`` (``file`` relative to ``root``) for every function of ``path`` with a parameter
+    annotated ``argparse.Namespace``."""
     import ast
 
     out = []
@@ -117,7 +118,7 @@ def namespace_takers(path: Path) -> list[str]:
             args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
             if any(a.annotation is not None and "Namespace" in ast.unparse(a.annotation)
                    and "SimpleNamespace" not in ast.unparse(a.annotation) for a in args):
-                out.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.name}")
+                out.append(f"{path.relative_to(root)}:{node.lineno}: {node.name}")
     return out
 
 
@@ -125,9 +126,7 @@ def test_no_product_function_outside_a_cli_module_takes_a_namespace(tmp_path):
     found = [f for p in sorted((ROOT / "mlirkit").rglob("*.py")) if p.name not in CLI_MODULES
              for f in namespace_takers(p)]
     assert found == []
-    planted = ROOT / "mlirkit" / "base" / "_planted_namespace_check.py"
-    try:
-        planted.write_text("import argparse\n\ndef f(x: int, args: argparse.Namespace) -> None: ...\n")
-        assert [f.rsplit(": ", 1)[1] for f in namespace_takers(planted)] == ["f"]
-    finally:
-        planted.unlink()
+    planted = tmp_path / "mlirkit" / "base" / "planted.py"  # a planted taker (in tmp_path: never in the source tree)
+    planted.parent.mkdir(parents=True)
+    planted.write_text("import argparse\n\ndef f(x: int, args: argparse.Namespace) -> None: ...\n")
+    assert namespace_takers(planted, tmp_path) == ["mlirkit/base/planted.py:3: f"]

@@ -19,9 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mlirkit.base.cli import run_cli
+from tests.helpers import examples
 from tests.io.test_provenance import searched  # noqa: F401  (a fixture: index, topics, qrels, runs/a.trec)
 
-FAST, SLOW = 12, 80
+FAST, SLOW = 12, examples(default=80, thorough=300)  # field changes per file
 COMMON = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck))
 #: objects whose content the producer decides (checked to be objects; not descended into)
 OPAQUE = {"encoder.fingerprint", "query_shift", "fusion.params", "runs[0].provenance.encoder.fingerprint",

@@ -1,6 +1,10 @@
-""""What mlirkit promises" (docs/core.md) for outputs, across every CLI that writes: encode, search,
-eval --report, shift fit / apply, index merge, fuse, and (with the JVM, slow) lexical index / search. Each fault ends in exit 2, one line on stderr without a
-traceback, and the disk as it was (nothing half-written, no temporaries, no lock file, no new parents)."""
+""""What mlirkit promises" (docs/core.md) for outputs. Each fault ends in exit 2, one line on stderr without a
+traceback, and the disk as it was (nothing half-written, no temporaries, no lock file, no new parents).
+
+The output contract is implemented once (``mlirkit.base.cli.run_cli``, ``mlirkit.base.fs.claim_output``): it is
+tested once there, on a file and a directory output (``CONTRACT``), and every CLI that writes (encode, search,
+eval --report, shift fit / apply, index merge, fuse, and with the JVM, slow, lexical index / search: ``CLIS``)
+gets one smoke case that it keeps the contract (``test_every_cli_keeps_the_output_contract``)."""
 from __future__ import annotations
 
 import errno
@@ -114,6 +118,36 @@ JVM_CLIS = {"lexical-index", "lexical-search"}
 CLI_PARAMS = [pytest.param(c, marks=[pytest.mark.slow, pytest.mark.jvm]) if c in JVM_CLIS else c for c in sorted(CLIS)]
 
 
+def _contract_cli(directory: bool):
+    """A command that writes its output the one way every mlirkit CLI does (``cli_main``, ``run_cli``,
+    ``claim_output``): a TREC run, or an index directory (its ``meta.json``)."""
+
+    from mlirkit.base.option_names import cli_main
+
+    @cli_main
+    def main(argv) -> int:
+        from mlirkit.base.cli import ArgumentParser
+        from mlirkit.base.fs import atomic_directory, atomic_file, write_durably
+
+        parser = ArgumentParser(prog="contract")
+        parser.add_argument("--output", required=True)
+        parser.add_argument("--overwrite", action="store_true")
+        args = parser.parse_args(argv)
+        if directory:
+            with atomic_directory(args.output, args.overwrite, kind="index") as tmp:
+                write_durably(tmp / "meta.json", json.dumps({"format": "mlirkit-dense-index"}).encode())
+        else:
+            with atomic_file(args.output, args.overwrite, kind="run") as f:
+                f.write("q1 Q0 d1 1 0.5 contract\n")
+        return 0
+
+    return lambda ws, out: (main, ["--output", str(out)])
+
+
+#: where the contract is implemented: output kind -> (command builder, output name, is the output a directory)
+CONTRACT = {"file": (_contract_cli(False), "run.trec", False), "directory": (_contract_cli(True), "index", True)}
+
+
 def listing(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
@@ -135,31 +169,31 @@ def fails_with_one_line(main, argv, capsys, *needles: str) -> str:
     return lines[-1]
 
 
-@pytest.mark.parametrize("cli", CLI_PARAMS)
-def test_writes_and_overwrites_its_own_output(cli, ws, tmp_path, capsys):
-    build, name, _ = CLIS[cli]
-    main, argv = build(ws, tmp_path / "out" / name)
+def writes_refuses_and_overwrites(main, argv, root: Path, capsys) -> None:
+    """The command writes its output, refuses to replace it without --overwrite, and replaces it in place with it."""
     assert run_cli(main, argv) == 0, capsys.readouterr().err
-    before = listing(tmp_path)
+    before = listing(root)
     fails_with_one_line(main, argv, capsys, "already exists (use --overwrite")
     assert run_cli(main, [*argv, "--overwrite"]) == 0, capsys.readouterr().err
-    assert listing(tmp_path) == before  # replaced in place: no temporaries, no lock file
+    assert listing(root) == before  # replaced in place: no temporaries, no lock file
 
 
-@pytest.mark.parametrize("cli", CLI_PARAMS)
-def test_overwrite_refuses_what_mlirkit_did_not_make(cli, ws, tmp_path, capsys):
-    build, name, is_dir = CLIS[cli]
-    out = tmp_path / name
-    if is_dir:
+def refuses_what_is_not_its_own(build, out: Path, is_dir: bool, other_type: bool, root: Path, capsys) -> None:
+    """Even with --overwrite, the command refuses to replace ``out`` when it holds what mlirkit did not write
+    (a photo in a directory, notes in a file) or what is of the other type (a file where a directory belongs,
+    a directory where a file does), and leaves it as it was."""
+    if is_dir != other_type:
         out.mkdir()
         (out / "holiday.jpg").write_bytes(b"\xff\xd8 precious")
     else:
         out.write_text("precious notes\n")
-    before = listing(tmp_path)
-    main, argv = build(ws, out)
-    fails_with_one_line(main, [*argv, "--overwrite"], capsys, "written by mlirkit", "refusing to replace", "even with --overwrite")
-    assert listing(tmp_path) == before
-    assert (out / "holiday.jpg").exists() if is_dir else out.read_text() == "precious notes\n"
+    before = listing(root)
+    main, argv = build(out)
+    needles = ("not", "refusing to replace it") if other_type else \
+        ("written by mlirkit", "refusing to replace", "even with --overwrite")
+    fails_with_one_line(main, [*argv, "--overwrite"], capsys, *needles)
+    assert listing(root) == before
+    assert (out / "holiday.jpg").exists() if is_dir != other_type else out.read_text() == "precious notes\n"
 
 
 def _qdrant(ws, out):
@@ -211,24 +245,24 @@ def test_a_user_file_where_the_sidecar_goes_is_never_replaced(cli, overwrite, ws
     assert sidecar_path(out).read_text() == '{"my": "notes"}\n'
 
 
-@pytest.mark.parametrize("cli", CLI_PARAMS)
-def test_wrong_type_of_existing_output(cli, ws, tmp_path, capsys):
-    build, name, is_dir = CLIS[cli]
-    out = tmp_path / name
-    if is_dir:
-        out.write_text("a file where a directory is expected\n")
-    else:
-        out.mkdir()
-    main, argv = build(ws, out)
-    fails_with_one_line(main, [*argv, "--overwrite"], capsys, "not", "refusing to replace it")
-    assert listing(tmp_path) == [name]
+@pytest.mark.parametrize("output", sorted(CONTRACT))
+def test_writes_and_overwrites_its_own_output(output, tmp_path, capsys):
+    build, name, _ = CONTRACT[output]
+    writes_refuses_and_overwrites(*build(None, tmp_path / "out" / name), tmp_path, capsys)
 
 
-@pytest.mark.parametrize("cli", CLI_PARAMS)
-def test_parent_is_a_file(cli, ws, tmp_path, capsys):
-    build, name, _ = CLIS[cli]
+@pytest.mark.parametrize("output", sorted(CONTRACT))
+@pytest.mark.parametrize("other_type", [False, True], ids=["foreign", "other-type"])
+def test_overwrite_refuses_what_mlirkit_did_not_make(output, other_type, tmp_path, capsys):
+    build, name, is_dir = CONTRACT[output]
+    refuses_what_is_not_its_own(lambda out: build(None, out), tmp_path / name, is_dir, other_type, tmp_path, capsys)
+
+
+@pytest.mark.parametrize("output", sorted(CONTRACT))
+def test_parent_is_a_file(output, tmp_path, capsys):
+    build, name, _ = CONTRACT[output]
     (tmp_path / "afile").write_text("x")
-    main, argv = build(ws, tmp_path / "afile" / "sub" / name)
+    main, argv = build(None, tmp_path / "afile" / "sub" / name)
     fails_with_one_line(main, argv, capsys, "is not a directory")
     assert listing(tmp_path) == ["afile"] and (tmp_path / "afile").read_text() == "x"
 
@@ -259,8 +293,8 @@ def _full_disk_open(file, mode="r", *args, **kwargs):
     return _FullDisk(f) if any(c in mode for c in "wax") else f
 
 
-@pytest.mark.parametrize("cli", CLI_PARAMS)
-def test_disk_full_leaves_nothing(cli, ws, tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("output", sorted(CONTRACT))
+def test_disk_full_leaves_nothing(output, tmp_path, capsys, monkeypatch):
     import mlirkit.base.fs as fs
     import mlirkit.index.writer as writer
     import mlirkit.lexical.indexer as lexical_indexer
@@ -268,9 +302,9 @@ def test_disk_full_leaves_nothing(cli, ws, tmp_path, capsys, monkeypatch):
     # Python's writes fail (Lucene's, from Java, are tests/lexical/test_bm25.py's)
     for module in (fs, writer, lexical_indexer):
         monkeypatch.setattr(module, "open", _full_disk_open, raising=False)
-    build, name, _ = CLIS[cli]
+    build, name, _ = CONTRACT[output]
     (tmp_path / "keep").write_text("x")
-    main, argv = build(ws, tmp_path / "new" / "deeper" / name)
+    main, argv = build(None, tmp_path / "new" / "deeper" / name)
     fails_with_one_line(main, argv, capsys, "cannot write", "No space left on device")
     assert listing(tmp_path) == ["keep"]  # no half-written output, no temporary, no new parent directories
 
@@ -290,9 +324,9 @@ lock.release()
 """
 
 
-@pytest.mark.parametrize("cli", CLI_PARAMS)
-def test_a_second_writer_fails_at_once(cli, ws, tmp_path, capsys):
-    build, name, _ = CLIS[cli]
+@pytest.mark.parametrize("output", sorted(CONTRACT))
+def test_a_second_writer_fails_at_once(output, tmp_path, capsys):
+    build, name, _ = CONTRACT[output]
     out = tmp_path / "out" / name
     out.parent.mkdir()
     ready, release = tmp_path / "ready", tmp_path / "release"
@@ -303,13 +337,36 @@ def test_a_second_writer_fails_at_once(cli, ws, tmp_path, capsys):
         while not ready.exists():
             assert holder.poll() is None and time.time() < deadline, holder.communicate()
             time.sleep(0.02)
-        main, argv = build(ws, out)
+        main, argv = build(None, out)
         fails_with_one_line(main, [*argv, "--overwrite"], capsys, "is being written by another process")
         assert listing(out.parent) == [f".{name}.lock"]  # the holder's lock only: nothing of ours
     finally:
         release.write_text("1")
         assert holder.wait(60) == 0, holder.stderr.read()
     assert listing(out.parent) == []
+
+
+@pytest.mark.parametrize("cli", CLI_PARAMS)
+def test_every_cli_keeps_the_output_contract(cli, ws, tmp_path, capsys, monkeypatch):
+    """One smoke case per CLI that writes: a full disk leaves nothing; it writes its output, refuses to replace it
+    without --overwrite and replaces it in place with it; an output of its kind that mlirkit did not write, or of
+    the other type (file / directory), is refused even with --overwrite."""
+    import mlirkit.base.fs as fs
+    import mlirkit.index.writer as writer
+    import mlirkit.lexical.indexer as lexical_indexer
+
+    build, name, is_dir = CLIS[cli]
+    main, argv = build(ws, tmp_path / "new" / "deeper" / name)  # (before the disk fills: it may write the inputs)
+    with monkeypatch.context() as full:  # Python's writes fail (Lucene's, from Java, are tests/lexical/test_bm25.py's)
+        for module in (fs, writer, lexical_indexer):
+            full.setattr(module, "open", _full_disk_open, raising=False)
+        fails_with_one_line(main, argv, capsys, "cannot write", "No space left on device")
+        assert listing(tmp_path) == []  # no half-written output, no temporary, no new parent directories
+    writes_refuses_and_overwrites(*build(ws, tmp_path / "out" / name), tmp_path, capsys)
+    for other_type in (False, True):
+        root = tmp_path / ("other-type" if other_type else "foreign")
+        root.mkdir()
+        refuses_what_is_not_its_own(lambda out: build(ws, out), root / name, is_dir, other_type, root, capsys)
 
 
 def test_faiss_failing_to_write_is_one_line(ws, tmp_path, capsys, monkeypatch):

@@ -36,7 +36,7 @@ def _encode_argv(corpus, index, model, *extra):
     (_jsonl([GOOD[0], {"_id": "d2", "text": "x", "lang": float("nan")}]), "corpus.jsonl:2: invalid language float"),
     (_jsonl([GOOD[0]]) + b'{"_id": ' + b"[" * 50000 + b"\n", "corpus.jsonl:2: invalid JSON (nested too deeply)"),
     (_jsonl([GOOD[0]]) + b'{"_id": ' + b"7" * 5000 + b"}\n", "corpus.jsonl:2: invalid JSON"),
-    (gzip.compress(_jsonl(GOOD * 1) + b'{"_id": "d3", "text": "more", "lang": "en"}\n' * 40)[:-10], "cannot read"),
+    (gzip.compress(_jsonl(GOOD * 1) + b'{"_id": "d3", "text": "more", "lang": "en"}\n' * 40, mtime=0)[:-10], "cannot read"),
     (b"\x1f\x8b\x08garbage", "cannot read"),
     (_jsonl([GOOD[0]]) + b'{"_id": "d2", "text": "caf\xe9", "lang": "en"}\n', "corpus.jsonl:2: invalid UTF-8"),
 ])

@@ -12,6 +12,8 @@ from mlirkit.index import DenseIndex
 from mlirkit.io.records import Doc
 from mlirkit.testing.fake_encoder import FakeEncoder
 
+from tests.helpers import in_ray_child, run_ray_tests_in_a_child
+
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.slow
 
@@ -25,6 +27,11 @@ def ray_cluster():
     yield
     ray.shutdown()
 
+
+
+def test_ray_runs_in_its_own_process():
+    """This file's Ray tests run in a child pytest of their own (:func:`tests.helpers.run_ray_tests_in_a_child`)."""
+    run_ray_tests_in_a_child(__file__, passed=5)
 
 def make_docs(n: int) -> list[Doc]:
     rng = np.random.default_rng(0)
@@ -42,6 +49,7 @@ def assert_same(a, b, atol=0.0):
         np.testing.assert_allclose(a.embeddings(), b.embeddings(), atol=atol, rtol=0)
 
 
+@in_ray_child
 def test_ray_equals_single_process_with_shift_and_crash(tmp_path, ray_cluster):
     from mlirkit.encode import Indexer
     from mlirkit.encode.ray_engine import RayOptions, encode_with_ray
@@ -69,6 +77,7 @@ def test_ray_equals_single_process_with_shift_and_crash(tmp_path, ray_cluster):
     assert not list(tmp_path.glob(".ray.ray-shards-*")), "shards left behind"
 
 
+@in_ray_child
 def test_ray_ivfpq_trained_once_on_all(tmp_path, ray_cluster):
     from mlirkit.encode import Indexer
     from mlirkit.encode.ray_engine import RayOptions, encode_with_ray
@@ -87,6 +96,7 @@ def test_ray_ivfpq_trained_once_on_all(tmp_path, ray_cluster):
     np.testing.assert_array_equal(a.faiss_index.search(q, 5)[1], b.faiss_index.search(q, 5)[1])
 
 
+@in_ray_child
 def test_ray_refusals(tmp_path, ray_cluster):
     from mlirkit.encode.ray_engine import RayOptions, check_tiling, encode_with_ray
 
@@ -105,6 +115,7 @@ def test_ray_refusals(tmp_path, ray_cluster):
     assert list(tmp_path.iterdir()) == []
 
 
+@in_ray_child
 def test_ray_cli_equals_local_cli(tmp_path, tiny_model_dir, capsys):
     """``--engine ray`` through the CLI (it starts and stops its own local cluster) with the tiny HF model."""
     from mlirkit.base.cli import run_cli
@@ -127,6 +138,7 @@ def test_ray_cli_equals_local_cli(tmp_path, tiny_model_dir, capsys):
     assert_same(tmp_path / "local", tmp_path / "ray", atol=1e-5)
 
 
+@in_ray_child
 def test_ray_actor_user_error_is_one_line(tmp_path, ray_cluster):
     from mlirkit.encode.ray_engine import encode_with_ray, encoder_factory
 

@@ -48,7 +48,7 @@ def test_byte_order_marks_do_not_change_the_metrics(tmp_path, capsys):
     (QRELS, b"q1 Q0 d1 1 2.0 t\nq\x7f2 Q0 d3 1 3.0 t\n", "run.trec:2: invalid query id"),
     (QRELS, RUN[:-3] + b"\xff\n", "run.trec:3: invalid UTF-8"),
     (QRELS, b"\x1f\x8b\x08\x00junk", "run.trec: cannot read"),
-    (QRELS, gzip.compress(RUN + b"".join(b"q3 Q0 d%d 1 1.0 t\n" % i for i in range(60)))[:-8], "run.trec: cannot read"),
+    (QRELS, gzip.compress(RUN + b"".join(b"q3 Q0 d%d 1 1.0 t\n" % i for i in range(60)), mtime=0)[:-8], "run.trec: cannot read"),
     (b"q1 0 d1 " + b"9" * 5000 + b"\n", RUN, "qrels.txt:1: relevance"),
 ])
 def test_eval_refuses_hostile_files(tmp_path, capsys, qrels, run, message):

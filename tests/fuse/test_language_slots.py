@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 pytest.importorskip("ranx")
 
 from mlirkit.base.cli import run_cli  # noqa: E402
+from tests.helpers import examples  # noqa: E402
 from mlirkit.base.errors import MlirkitError  # noqa: E402
 from mlirkit.fuse import fuse, keep_languages  # noqa: E402
 from mlirkit.fuse.cli import main  # noqa: E402
@@ -34,7 +35,7 @@ def _world(seed: int, n_docs: int = 40):
     return doc_langs, run(15), run(25)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(default=25, thorough=500))
 @given(st.integers(0, 10_000), st.sampled_from(["rrf", "wsum"]))
 def test_every_rank_keeps_the_anchor_language_and_languages_follow_the_fused_order(seed, method):
     doc_langs, anchor, lexical = _world(seed)

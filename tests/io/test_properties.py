@@ -23,9 +23,10 @@ from mlirkit.io.qrels import read_qrels
 from mlirkit.io.topics import read_topics
 from mlirkit.io.trec import read_run_with_tag
 from mlirkit.transforms.parallel import read_parallel_jsonl
+from tests.helpers import examples
 
 FAST = 200
-SLOW = 3000
+SLOW = examples(default=300, thorough=3000)  # the slow tests' random examples per reader
 
 KEYS = ["_id", "id", "docid", "doc_id", "text", "title", "contents", "lang"]
 WORDS = ["q1", "d1", "d2", "en", "pt-BR", "zh-Hant", "dt", "und", "unknown", "", "0", "1", "-1", "Q0", "tag",

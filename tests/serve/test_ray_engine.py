@@ -3,36 +3,23 @@ request (single, batch, plain, shifted, given and detected languages, bad ones) 
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from tests.helpers import in_ray_child, run_ray_tests_in_a_child
 from tests.serve.test_mcp import from_meta  # noqa: F401  (module fixture: an index that records its encoder)
 
 pytestmark = pytest.mark.slow
 
-#: set in the child pytest that runs this file's Ray tests (test_ray_runs_in_its_own_process)
-IN_CHILD = os.environ.get("MLIRKIT_TEST_RAY_CHILD") == "1"
-in_child = pytest.mark.skipif(not IN_CHILD, reason="run in a child process by test_ray_runs_in_its_own_process")
-
 
 def test_ray_runs_in_its_own_process():
-    """A Ray driver changes its process (signal handlers among them: the JVM that the Pyserini and BM25 tests
-    started relies on its own SIGSEGV handler, and later JVM calls in the suite crashed), so this file's Ray
-    tests run in a child pytest of their own."""
-    if IN_CHILD:
-        pytest.skip("this is the child process")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "", "-p", "no:cacheprovider", __file__],
-                          env={**os.environ, "MLIRKIT_TEST_RAY_CHILD": "1"}, capture_output=True, text=True,
-                          timeout=1500, cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert "2 passed" in proc.stdout, proc.stdout[-3000:]
+    """This file's Ray tests run in a child pytest of their own (:func:`tests.helpers.run_ray_tests_in_a_child`)."""
+    run_ray_tests_in_a_child(__file__, passed=2)
+
 
 GERMAN = "Die Fähre fährt jeden Morgen über den breiten Fluss zum anderen Ufer."
 FRENCH = "Le bateau traverse la rivière chaque matin pour rejoindre l'autre rive."
@@ -88,7 +75,7 @@ def ray_port(from_meta):  # noqa: F811
         ray.shutdown()
 
 
-@in_child
+@in_ray_child
 def test_two_replicas_answer_as_the_single_process(ray_port, from_meta):  # noqa: F811
     from fastapi.testclient import TestClient
 
@@ -113,7 +100,7 @@ def test_two_replicas_answer_as_the_single_process(ray_port, from_meta):  # noqa
     assert (shifted["language"]["lang"], shifted["language"]["how"]) == ("de", "detected")
 
 
-@in_child
+@in_ray_child
 def test_document_and_health_through_ray(ray_port, from_meta):  # noqa: F811
     service = from_meta[0]
     doc_id = service.search({"query": GERMAN, "k": 1})["hits"][0]["doc_id"]
