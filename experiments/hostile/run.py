@@ -1,7 +1,7 @@
 """Run the hostile pass: every case of ``experiments/hostile/cases_*.py``; a Markdown table of surface, input,
 expected and observed on stdout, the same as JSON with ``--output``.
 
-    OMP_NUM_THREADS=1 python -m experiments.hostile.run --work /tmp/hostile --output experiments/results/hostile-pass-4.json
+    OMP_NUM_THREADS=1 python -m experiments.hostile.run --work work/hostile --output experiments/results/hostile-pass-4.json
 
 ``--only WORD`` (repeatable) keeps the cases whose surface or name holds WORD, ``--skip WORD`` leaves out those
 whose name holds it (against an older checkout, a case that would start the whole benchmark). Exit 0 when every case holds, else 1.
@@ -14,6 +14,7 @@ import json
 import logging
 import shutil
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -23,16 +24,27 @@ from experiments.hostile.marks import ARGUED, FIXED
 
 __all__ = ["MODULES", "main"]
 
+def scrub(text: str, work: str) -> str:
+    """``text`` with the scratch folder written ``WORK``, a path cut short at the end of ``text`` too."""
+    text = text.replace(work, "WORK")
+    for n in range(len(work) - 1, 1, -1):
+        if text.endswith(work[:n]):
+            return text[:-n] + "WORK"
+    return text
+
+
 MODULES = ["cases_inputs", "cases_runs", "cases_data", "cases_serve", "cases_qdrant", "cases_api"]
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--work", type=Path, default=Path("/tmp/mlirkit-hostile"), help="scratch folder (reused)")
+    p.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "mlirkit-hostile",
+                   help="scratch folder (reused)")
     p.add_argument("--only", action="append", default=None, help="keep cases whose surface or name holds this (repeatable)")
     p.add_argument("--skip", action="append", default=[], help="leave out cases whose name holds this (repeatable)")
     p.add_argument("--output", type=Path, default=None, help="the results as JSON")
     args = p.parse_args(argv)
+    args.work = args.work.resolve()
     logging.disable(logging.WARNING)
     ws = workspace(args.work / "ws")
     rows = []
@@ -59,7 +71,7 @@ def main(argv=None) -> int:
                 held, observed = False, f"harness: {type(e).__name__}: {e}"
                 traceback.print_exc()
             rows.append({"surface": case.surface, "input": case.name, "expected": case.expected,
-                         "observed": observed.replace("\n", " ").replace(str(args.work), "WORK"), "held": held,
+                         "observed": scrub(observed.replace("\n", " "), str(args.work)), "held": held,
                          "note": case.note,
                          "fixed": case.fixed, "argued": case.argued, "seconds": round(time.perf_counter() - start, 2)})
             print(f"{'HELD' if held else 'FAIL'}  {case.surface}: {case.name}  ->  {observed}", file=sys.stderr, flush=True)

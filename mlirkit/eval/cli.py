@@ -294,7 +294,7 @@ def _add_plot_commands(p: argparse.ArgumentParser) -> None:
 
 PLOT_EXAMPLES = {
     "": examples("python -m mlirkit.eval plot mix --runs runs/base.trec runs/shift.trec --doc-langs mlirkit/ddtp/en \\\n"
-                 "      --default-lang en --output figs/mix"),
+                 "      --default-lang en --output figs/langs"),
     "alpha": examples("python -m mlirkit.eval plot alpha --point 0.0=report.json:base 0.6=report.json:shift \\\n"
                       "      --output figs/alpha"),
     "mix": examples("python -m mlirkit.eval plot mix --runs runs/base.trec runs/shift.trec --doc-langs mlirkit/ddtp/en \\\n"
