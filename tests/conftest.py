@@ -4,6 +4,7 @@ Fixtures live here; plain helpers in ``tests/helpers.py`` (where each kind of he
 """
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -37,16 +38,24 @@ def _isolated_ir_datasets_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HF_HOME", str(tmp_path_factory.mktemp("hf_home")))
 
 
+_PRISTINE_LOGGER = (list(logging.getLogger("mlirkit").handlers), logging.getLogger("mlirkit").propagate,
+                    logging.getLogger("mlirkit").level)
+
+
+def _reset_mlirkit_logger() -> None:
+    package = logging.getLogger("mlirkit")
+    package.handlers[:], package.propagate = list(_PRISTINE_LOGGER[0]), _PRISTINE_LOGGER[1]
+    package.setLevel(_PRISTINE_LOGGER[2])
+
+
 @pytest.fixture(autouse=True)
 def _mlirkit_logging_restored():
-    """A CLI run in-process configures the ``mlirkit`` logger; the next test starts from the state before it."""
-    import logging
-
-    package = logging.getLogger("mlirkit")
-    before = (list(package.handlers), package.propagate, package.level)
+    """A CLI run in-process configures the ``mlirkit`` logger. Every test starts from the logger as it was when the
+    session began, before and after: a module- or session-scoped fixture that runs a CLI sets up before this
+    fixture, so restoring only "the state before the test" would keep its handler for the rest of the worker."""
+    _reset_mlirkit_logger()
     yield
-    package.handlers[:], package.propagate = before[0], before[1]
-    package.setLevel(before[2])
+    _reset_mlirkit_logger()
 
 
 @pytest.fixture(scope="session")
