@@ -4,7 +4,7 @@ never drift).
 They run in a temporary directory with the interpreter running the tests first on ``PATH`` and this
 checkout first on ``PYTHONPATH``, on a slice of the corpus and few translation pairs
 (``MLIRKIT_QUICKSTART_DOCS``, ``MLIRKIT_QUICKSTART_PAIRS``, which the block itself honours) and the real
-offline e5-small, so they are ``slow``.
+offline e5-small with the backend a user gets (not the suite's ``MLIRKIT_BACKEND=torch``), so they are ``slow``.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from mlirkit.encoders.backends import BACKEND_ENV
 from tests.helpers import REPO
 
 QUICKSTART_HEADING = "## Quick start (CLIs)"
@@ -60,7 +61,8 @@ def _run_block(block: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
 
 
 def _env(docs: int, pairs: int) -> dict:
-    return {**os.environ, "MLIRKIT_QUICKSTART_DOCS": str(docs), "MLIRKIT_QUICKSTART_PAIRS": str(pairs),
+    environ = {name: value for name, value in os.environ.items() if name != BACKEND_ENV}
+    return {**environ, "MLIRKIT_QUICKSTART_DOCS": str(docs), "MLIRKIT_QUICKSTART_PAIRS": str(pairs),
             "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
             "PYTHONPATH": os.pathsep.join([str(REPO)] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
 
@@ -75,6 +77,7 @@ def test_quickstart_python_block_and_a_second_run_in_german(tmp_path, monkeypatc
     from mlirkit.io.qrels import read_qrels
     from mlirkit.io.topics import read_topics
 
+    monkeypatch.delenv(BACKEND_ENV, raising=False)  # the user's default backend, not the suite's torch reference
     block = quickstart_block()
     proc = _run_block(block, tmp_path, _env(300, 20))
     assert proc.returncode == 0, proc.stderr[-3000:]
