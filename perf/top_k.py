@@ -55,7 +55,8 @@ def cpu_seconds(fn: Callable[[], Any]) -> tuple[Any, float]:
 
 def side_by_side(name: str, old: Callable[[np.ndarray], np.ndarray], new: Callable[[np.ndarray], np.ndarray],
                  score_blocks: list[np.ndarray], rounds: int) -> dict[str, Any]:
-    """Best-of-rounds CPU seconds of ``old`` and ``new`` over every block, interleaved, and their ratio."""
+    """Best-of-rounds CPU seconds of ``old`` and ``new`` over every block, interleaved, their ratio, and whether
+    their outputs are equal (``numpy.array_equal``: bit for bit)."""
     old_s, new_s, same = [], [], True
     for _ in range(rounds):
         before, seconds = cpu_seconds(lambda: [old(b) for b in score_blocks])
@@ -65,9 +66,16 @@ def side_by_side(name: str, old: Callable[[np.ndarray], np.ndarray], new: Callab
         same = same and all(np.array_equal(x, y) for x, y in zip(before, after))
     row = {"old_cpu_s": round(min(old_s), 3), "new_cpu_s": round(min(new_s), 3),
            "ratio": round(min(old_s) / max(min(new_s), 1e-9), 2), "identical": same}
-    print(f"{name}: argpartition {row['old_cpu_s']} CPU s, now {row['new_cpu_s']} CPU s "
-          f"({row['ratio']}x); identical columns: {same}", flush=True)
+    print(f"{name}: before {row['old_cpu_s']} CPU s, now {row['new_cpu_s']} CPU s ({row['ratio']}x); "
+          f"identical: {same}", flush=True)
     return row
+
+
+def save(result: dict[str, Any], path: Path | None) -> None:
+    """Write ``result`` as JSON to ``path`` (None: nowhere)."""
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(result, indent=1) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,9 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             "MRC@10 step (block copy + top 10)",
             lambda b: top_k_columns(b.astype(np.float64), 10, rank, method="argpartition"),
             lambda b: top_k_columns(b, 10, rank), score_blocks, args.rounds)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(result, indent=1) + "\n")
+    save(result, args.output)
     return 0
 
 
