@@ -11,6 +11,8 @@ best of each row come from ``torch.topk`` (a heap pass over the row, several tim
 ``numpy.argpartition``'s introselect of a negated copy: ``perf/top_k.py``); the (k+1)-th score tells whether a
 tie crosses the cut-off, and only such rows are resolved again from every column scoring at least the k-th.
 Other shapes, and blocks holding a NaN, take the ``numpy.argpartition`` path, which gives the same columns.
+torch is imported on the first call that takes its path and runs on torch's threads (the caller caps them:
+:func:`mlirkit.base.threads.torch_threads`).
 """
 from __future__ import annotations
 
@@ -51,7 +53,8 @@ def _top_k_torch(scores: np.ndarray, k: int, rank: np.ndarray) -> np.ndarray | N
     ``torch.topk`` ranks first and numpy last)."""
     import torch
 
-    values, columns = torch.topk(torch.from_numpy(np.ascontiguousarray(scores)), k + 1, dim=1, sorted=True)
+    block = np.ascontiguousarray(scores) if scores.flags.writeable else np.array(scores)  # torch warns on read-only
+    values, columns = torch.topk(torch.from_numpy(block), k + 1, dim=1, sorted=True)
     values, columns = values.numpy(), columns.numpy()
     if np.isnan(values).any():  # a NaN anywhere in a row is among its k + 1 "best"
         return None

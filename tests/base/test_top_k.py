@@ -88,6 +88,14 @@ def test_nan_ranks_last_as_before():
         assert np.array_equal(top_k_columns(scores, 3, rank, method=method), want)
 
 
+def test_a_read_only_block_is_read_without_a_warning(recwarn):
+    scores = np.random.default_rng(4).normal(size=(5, 700)).astype(np.float32)
+    want = by_definition(scores, 3, np.arange(700))
+    scores.flags.writeable = False
+    assert np.array_equal(top_k_columns(scores, 3, method="topk"), want)
+    assert not [w for w in recwarn if "writ" in str(w.message)]
+
+
 def test_k_beyond_the_columns_and_zero():
     scores = np.array([[0.1, 0.3, 0.3], [0.0, 0.0, 0.0]], dtype=np.float32)
     for method in METHODS:
