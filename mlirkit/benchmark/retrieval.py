@@ -127,14 +127,26 @@ def score_rows(condition: Condition, doc_embs: np.ndarray, doc_langs: Sequence[s
     docs: dict[int, np.ndarray] = {}  # the document side of each distinct transform (SHIFT: one per query language)
 
     def scores(rows: np.ndarray) -> np.ndarray:
-        out = np.empty((len(rows), len(doc_embs)), dtype=np.float32)
-        for lang in sorted(set(qlangs[rows])):
-            at = np.flatnonzero(qlangs[rows] == lang)
+        row_langs = qlangs[rows]
+        queries: np.ndarray | None = None  # each row's query vector, as its language's transform encodes it
+        sides: dict[int, list[np.ndarray]] = {}  # document side -> the rows scored against it
+        for lang in sorted(set(row_langs)):
+            at = np.flatnonzero(row_langs == lang)
             transform = transforms[lang]
             key = id(transform)
             if key not in docs:
                 docs[key] = encode_side(doc_embs, doc_langs, "doc", transform, alpha)
-            out[at] = encode_side(query_embs[rows[at]], [lang] * len(at), "query", transform, alpha) @ docs[key].T
+            encoded = encode_side(query_embs[rows[at]], [lang] * len(at), "query", transform, alpha)
+            if queries is None:
+                queries = np.empty((len(rows), encoded.shape[1]), dtype=np.float32)
+            queries[at] = encoded
+            sides.setdefault(key, []).append(at)
+        if len(sides) == 1:  # one document side for every language (all but SHIFT): one product
+            return queries @ docs[next(iter(sides))].T
+        out = np.empty((len(rows), len(doc_embs)), dtype=np.float32)
+        for key, parts in sides.items():  # SHIFT: one per query language
+            at = np.concatenate(parts)
+            out[at] = queries[at] @ docs[key].T
         return out
 
     return scores

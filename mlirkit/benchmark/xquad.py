@@ -495,7 +495,7 @@ def _fairness(config: BenchmarkConfig, coll: Collection, scorers: Mapping[str, A
     """PEER (on each system's top k, taken from every score) and MRC (from every score) of a pool searched
     without runs, evaluated with the grouped tests against base; None when the metrics have neither."""
     from mlirkit.eval.metrics import parse_metric
-    from mlirkit.eval.mrc import top_k_rows
+    from mlirkit.base.top_k import top_k_columns
 
     metrics = [m for m in config.metrics if parse_metric(m).kind in ("peer", "mrc")]
     if not metrics:
@@ -507,7 +507,7 @@ def _fairness(config: BenchmarkConfig, coll: Collection, scorers: Mapping[str, A
         for a in range(0, len(qids), QUERY_BLOCK):
             rows = np.arange(a, min(a + QUERY_BLOCK, len(qids)))
             scores = f(rows)
-            top = top_k_rows(scores, config.k, id_rank)
+            top = top_k_columns(scores, config.k, id_rank)
             for i, cols in zip(rows, top):
                 runs[run][qids[i]] = {doc_ids[c]: float(scores[i - a, c]) for c in cols}
     return _evaluate(config, coll, runs, significance=True, metrics=metrics, precomputed=mrc_by_run(config, scorers, coll))

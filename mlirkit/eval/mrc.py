@@ -35,6 +35,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from mlirkit.base.errors import MlirkitError
+from mlirkit.base.top_k import top_k_columns
 from mlirkit.eval.ranking import Ranking
 
 logger = logging.getLogger(__name__)
@@ -148,20 +149,6 @@ def mrc_scores(ranking: Ranking, k: int, groups: Mapping[str, str], query_langs:
 
 
 # ----------------------------------------------------------------------------------- from every score
-def top_k_rows(scores: np.ndarray, k: int, doc_rank: np.ndarray) -> np.ndarray:
-    """(B, k) column indices of each row's top k by ``(-score, doc_rank)`` (``doc_rank``: the position of
-    each column's document id in sorted order, so ties go to the smaller id, as in a run)."""
-    k = min(k, scores.shape[1])
-    part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-    values = np.take_along_axis(scores, part, axis=1)
-    out = np.take_along_axis(part, np.lexsort((doc_rank[part], -values), axis=1), axis=1)
-    tied = (scores >= values.min(axis=1, keepdims=True)).sum(axis=1) > k  # a tie across the cut-off
-    for i in np.flatnonzero(tied):
-        cand = np.flatnonzero(scores[i] >= values[i].min())
-        out[i] = cand[np.lexsort((doc_rank[cand], -scores[i, cand]))][:k]
-    return out
-
-
 def mrc_from_scores(score_rows: Callable[[np.ndarray], np.ndarray], query_ids: Sequence[str],
                     query_langs: Sequence[str], groups: Mapping[str, str] | Sequence[str], doc_ids: Sequence[str],
                     k: int, *, block: int = QUERY_BLOCK) -> dict[str, float]:
@@ -190,10 +177,13 @@ def mrc_from_scores(score_rows: Callable[[np.ndarray], np.ndarray], query_ids: S
         local[rows] = np.arange(len(rows))
         sel = np.isin(pa_all, rows)
         pa, pb = local[pa_all[sel]], local[pb_all[sel]]
-        scores = np.asarray(score_rows(rows), dtype=np.float64)
-        top = top_k_rows(scores, k, doc_rank)
+        scores = np.asarray(score_rows(rows))
+        if scores.dtype not in (np.float32, np.float64):
+            scores = scores.astype(np.float64)
+        top = top_k_columns(scores, k, doc_rank)
         cols, valid = union_columns(top[pa], top[pb])
-        x, y = scores[pa[:, None], cols], scores[pb[:, None], cols]  # (P, 2k): no (P, n) copy
+        x = scores[pa[:, None], cols].astype(np.float64)  # (P, 2k): no (P, n) copy, no float64 copy of the block
+        y = scores[pb[:, None], cols].astype(np.float64)
         out[rows] = _per_query(rank_correlations(x, y, valid), pa, len(rows))
         start = end
     return {query_ids[i]: float(out[i]) for i in np.flatnonzero(~np.isnan(out))}
@@ -301,5 +291,5 @@ def _checked_against(scores_of: Callable[[np.ndarray], np.ndarray], run: Mapping
     return checked
 
 
-__all__ = ["SCORE_TOLERANCE", "mrc_from_embeddings", "mrc_from_index", "mrc_from_scores", "mrc_from_searcher", "mrc_scores", "parallel_pairs",
-           "rank_correlations", "top_k_rows", "union_columns"]
+__all__ = ["QUERY_BLOCK", "SCORE_TOLERANCE", "mrc_from_embeddings", "mrc_from_index", "mrc_from_scores", "mrc_from_searcher", "mrc_scores", "parallel_pairs",
+           "rank_correlations", "union_columns"]

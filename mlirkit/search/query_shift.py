@@ -52,6 +52,7 @@ import numpy as np
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.langs import UNKNOWN, canonical, log_fallback, lookup
 from mlirkit.base.option_names import option
+from mlirkit.base.top_k import top_k_columns
 from mlirkit.transforms.alpha import Alpha
 from mlirkit.transforms.defaults import DEFAULT_ALPHA
 
@@ -352,7 +353,7 @@ def _top_hits(block: np.ndarray, docids: Sequence[str], k: int) -> list[list[tup
     n_docs = block.shape[1]
     keep = min(n_docs, k + TIE_SLACK)
     if keep < n_docs:
-        top = np.argpartition(-block, keep - 1, axis=1)[:, :keep]
+        top = top_k_columns(block, keep)
     else:
         top = np.broadcast_to(np.arange(n_docs), block.shape)
     top_scores = np.take_along_axis(block, top, axis=1)

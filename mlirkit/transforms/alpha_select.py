@@ -53,6 +53,7 @@ import numpy as np
 from mlirkit.base.errors import MlirkitError
 from mlirkit.base.vectors import l2_normalize
 from mlirkit.base.langs import is_unknown
+from mlirkit.base.top_k import top_k_columns
 from mlirkit.transforms.alpha import ALPHA_MAX, ALPHA_MIN
 from mlirkit.transforms.transform import LanguageTransform
 
@@ -118,7 +119,7 @@ def _neighbour_shares(probes: np.ndarray, docs: np.ndarray, self_rows: np.ndarra
     for a in range(0, len(probes), chunk_rows):
         scores = probes[a:a + chunk_rows] @ docs.T  # (p, n)
         scores[np.arange(scores.shape[0]), self_rows[a:a + chunk_rows]] = -np.inf  # not itself
-        top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        top = top_k_columns(scores, k)
         hits += np.bincount(codes[top].ravel(), minlength=n_codes)
     return hits / hits.sum()
 

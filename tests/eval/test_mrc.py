@@ -7,7 +7,7 @@ import pytest
 
 from mlirkit.base.errors import MlirkitError
 from mlirkit.eval import evaluate
-from mlirkit.eval.mrc import mrc_from_embeddings, mrc_from_scores, parallel_pairs, rank_correlations, top_k_rows
+from mlirkit.eval.mrc import mrc_from_embeddings, mrc_from_scores, parallel_pairs, rank_correlations
 
 DOCS = ["w", "x", "y", "z"]
 EN = {"x": 4.0, "y": 3.0, "z": 2.0, "w": 1.0}
@@ -74,12 +74,6 @@ def test_rank_correlations_equal_scipy_with_ties_and_masks():
 def test_pairs_are_same_group_other_language():
     pa, pb = parallel_pairs(["g1", "g1", "g1", "g2", "g2"], ["en", "de", "en", "en", "und"])
     assert sorted(zip(pa.tolist(), pb.tolist())) == [(0, 1), (1, 0), (1, 2), (2, 1)]
-
-
-def test_top_k_breaks_ties_by_document_id_as_a_run_does():
-    scores = np.array([[1.0, 2.0, 2.0, 2.0, 0.0]])
-    doc_rank = np.array([4, 3, 0, 2, 1])  # column 2 has the smallest id
-    assert top_k_rows(scores, 2, doc_rank).tolist() == [[2, 3]]
 
 
 def test_from_embeddings_equals_from_full_runs():
