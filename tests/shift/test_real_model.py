@@ -15,7 +15,7 @@ LANGS = ["en", "de", "fr", "ja"]
 @pytest.fixture(scope="module")
 def e5():
     from mlirkit.encoders import load_encoder
-    return load_encoder("multilingual-e5-small-q4")
+    return load_encoder("multilingual-e5-small-q4", backend="auto")  # what a user gets (the suite pins torch)
 
 
 def test_three_methods_fit_encode_search_posthoc(tmp_path, e5, shared_data):
