@@ -459,6 +459,63 @@ def test_a_non_finite_loss_or_weight_stops_training_without_a_model(base_model, 
     assert not (tmp_path / "run" / "model").exists()
 
 
+def test_the_finite_check_sees_a_frozen_weight_once_and_ignores_a_finite_overflowing_sum(base_model, tmp_path, data):
+    """check_finite clears weights by their sums: a non-finite frozen weight still stops the first check, and
+    finite weights whose sum overflows to inf are no error."""
+    tr = Trainer(make_cfg(tmp_path, data), model=copy.deepcopy(base_model))
+    emb = tr.model.backbone.get_input_embeddings().weight
+    assert not emb.requires_grad
+    with torch.no_grad():
+        tr.model.semantic.weight[:2] = 3e38  # finite, the sum is inf
+        emb[5, 0] = float("nan")
+    with pytest.raises(MlirkitError, match="step 0: weight 'backbone.embeddings.word_embeddings.weight' is no longer"):
+        tr.check_finite({})
+    with torch.no_grad():
+        emb[5, 0] = 0.0
+    tr.check_finite({"total": 1.0})
+    with torch.no_grad():
+        tr.model.semantic.weight[3, 1] = float("-inf")
+    with pytest.raises(MlirkitError, match="weight 'semantic.weight' is no longer finite"):
+        tr.check_finite({})
+
+
+def per_tensor_adamw(tr: Trainer) -> Trainer:
+    """``tr`` stepping with torch's default CPU AdamW (the per-tensor Python loop), as before the fused kernel."""
+    for group in tr.optimizer.param_groups:
+        group.update(fused=None, foreach=False)
+    return tr
+
+
+def test_fused_adamw_matches_the_per_tensor_loop_and_its_checkpoints_resume_fused(base_model, tmp_path, data):
+    cfg = make_cfg(tmp_path, data, freeze_word_embeddings=False, weight_decay=0.1, head_lr=1e-2, max_grad_norm=0.5)
+    model = copy.deepcopy(base_model)
+    no_dropout(model)
+    fused = Trainer(cfg, model=copy.deepcopy(model))
+    assert all(g["fused"] for g in fused.optimizer.param_groups) and len(fused.optimizer.param_groups) == 3
+    loop = per_tensor_adamw(Trainer(cfg, model=copy.deepcopy(model)))
+    for _ in range(3):
+        for tr in (fused, loop):
+            tr.train_step([fixed_batch()])
+        for k, a in fused.model.state_dict().items():  # atol: 1e-5 of one step at lr 1e-3
+            torch.testing.assert_close(a, loop.model.state_dict()[k], rtol=1e-6, atol=1e-8, msg=k)
+        # the next step from the same weights: the same gradients (a weight whose gradient is rounding noise,
+        # such as a key bias, would otherwise take steps of full size in directions the noise picks)
+        fused.model.load_state_dict(loop.model.state_dict())
+    moved = [k for k, v in loop.model.state_dict().items() if not torch.equal(v, model.state_dict()[k])]
+    assert len(moved) > 10 and "backbone.embeddings.word_embeddings.weight" in moved
+
+    loop.save_checkpoint()  # a checkpoint of the per-tensor loop (written before the fused kernel was used)
+    resumed = Trainer(cfg, model=copy.deepcopy(model))
+    resumed.resume_latest()
+    assert resumed.step == 3 and all(g["fused"] and not g["foreach"] for g in resumed.optimizer.param_groups)
+    for a, b in zip(resumed.optimizer.state.values(), loop.optimizer.state.values()):
+        assert torch.equal(a["exp_avg_sq"], b["exp_avg_sq"]) and float(a["step"]) == float(b["step"]) == 3
+    for tr in (resumed, loop):
+        tr.train_step([fixed_batch()])
+    for (k, a), (_, b) in zip(resumed.model.state_dict().items(), loop.model.state_dict().items()):
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-8, msg=k)
+
+
 def test_a_model_with_a_non_finite_weight_is_never_saved(base_model, tmp_path):
     model = copy.deepcopy(base_model)
     with torch.no_grad():
