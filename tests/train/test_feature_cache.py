@@ -1,14 +1,13 @@
 """Cached-feature DCL training (frozen backbone, top-K layers) equals the uncached path."""
 from __future__ import annotations
 
-import copy
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from tests.helpers import no_dropout, write_tiny_data  # noqa: E402
+from tests.helpers import copy_model, no_dropout, write_tiny_data  # noqa: E402
 from mlirkit.base.errors import MlirkitError  # noqa: E402
 from mlirkit.encoders.dcl_model import DisentangledEncoder  # noqa: E402
 from mlirkit.train.config import TrainConfig  # noqa: E402
@@ -73,10 +72,10 @@ def losses_and_grads(tr):
 @pytest.mark.parametrize("top", [0, 1])
 def test_cached_path_gives_the_same_losses_and_gradients(base_model, tmp_path, data, top):
     n_layers = len(base_model.backbone.encoder.layer)
-    ref = Trainer(make_cfg(tmp_path, data, freeze_layers=n_layers - top), model=copy.deepcopy(base_model))
+    ref = Trainer(make_cfg(tmp_path, data, freeze_layers=n_layers - top), model=copy_model(base_model))
     ref_losses, ref_grads = losses_and_grads(ref)
     cfg = make_cfg(tmp_path, data, train_top_layers=top, feature_cache_dtype="float32")
-    tr = Trainer(cfg, model=copy.deepcopy(base_model))
+    tr = Trainer(cfg, model=copy_model(base_model))
     with pytest.raises(MlirkitError, match="prepare_features"):
         tr.compute_losses(fixed_batch())
     tr.prepare_features(*batch_inputs(cfg, fixed_batch()))
@@ -97,9 +96,9 @@ def test_cached_path_gives_the_same_losses_and_gradients(base_model, tmp_path, d
 
 def test_fp16_cache_is_close_and_reused_across_trainers(base_model, tmp_path, data):
     cfg = make_cfg(tmp_path, data, train_top_layers=1)
-    ref = Trainer(make_cfg(tmp_path, data, freeze_layers=1), model=copy.deepcopy(base_model))
+    ref = Trainer(make_cfg(tmp_path, data, freeze_layers=1), model=copy_model(base_model))
     ref_losses, _ = losses_and_grads(ref)
-    tr = Trainer(cfg, model=copy.deepcopy(base_model))
+    tr = Trainer(cfg, model=copy_model(base_model))
     tr.prepare_features(*batch_inputs(cfg, fixed_batch()))
     losses, _ = losses_and_grads(tr)
     for k in ("ret", "sent_p", "ldcl"):
@@ -107,10 +106,10 @@ def test_fp16_cache_is_close_and_reused_across_trainers(base_model, tmp_path, da
     states = tr.features.states
     assert states.dtype == np.float16 and isinstance(states, np.memmap)
     # a second trainer (another seed of the heads) finds the same directory; a changed layer does not
-    tr2 = Trainer(cfg.with_updates(seed=9), model=copy.deepcopy(base_model))
+    tr2 = Trainer(cfg.with_updates(seed=9), model=copy_model(base_model))
     tr2.prepare_features(*batch_inputs(cfg, fixed_batch()))
     assert tr2.features.dir == tr.features.dir
-    tr3 = Trainer(cfg.with_updates(train_top_layers=0), model=copy.deepcopy(base_model))
+    tr3 = Trainer(cfg.with_updates(train_top_layers=0), model=copy_model(base_model))
     tr3.prepare_features(*batch_inputs(cfg, fixed_batch()))
     assert tr3.features.dir != tr.features.dir
 
@@ -120,12 +119,12 @@ def test_cache_key_changes_with_frozen_weights_and_data(base_model, tmp_path):
     a = build_feature_cache(base_model, items, tmp_path, layer=1)
     assert build_feature_cache(base_model, list(reversed(items)), tmp_path, layer=1).dir == a.dir
     assert build_feature_cache(base_model, items[:1], tmp_path, layer=1).dir != a.dir
-    m2 = copy.deepcopy(base_model)
+    m2 = copy_model(base_model)
     with torch.no_grad():
         m2.backbone.encoder.layer[0].output.dense.weight.add_(0.01)
     assert build_feature_cache(m2, items, tmp_path, layer=1).dir != a.dir
     # the top layer's weights do not enter the key of layer-1 states
-    m3 = copy.deepcopy(base_model)
+    m3 = copy_model(base_model)
     with torch.no_grad():
         m3.backbone.encoder.layer[1].output.dense.weight.add_(0.01)
     assert build_feature_cache(m3, items, tmp_path, layer=1).dir == a.dir
@@ -136,7 +135,7 @@ def test_cache_key_changes_with_frozen_weights_and_data(base_model, tmp_path):
 
 def test_embed_cached_equals_model_embed(base_model, tmp_path):
     texts = ["hello world", "Hallo Welt, wie geht's?", "日本語のテキスト", "a"]
-    model = copy.deepcopy(base_model)
+    model = copy_model(base_model)
     with torch.no_grad():
         model.semantic.weight.add_(0.05 * torch.randn_like(model.semantic.weight))
     for side, prefix in (("doc", "passage: "), ("query", "query: ")):
@@ -150,7 +149,7 @@ def test_training_inputs_cover_every_configured_source_and_train_runs(base_model
     cfg = make_cfg(tmp_path, data, train_top_layers=1, max_steps=2)
     inputs, pairs = training_inputs(cfg)
     assert len(pairs) == 24 and len({x.key for x in inputs}) > 48
-    tr = Trainer(cfg, model=copy.deepcopy(base_model))
+    tr = Trainer(cfg, model=copy_model(base_model))
     final = tr.train(overwrite=True, show_progress=False)
     assert (final / "mlirkit_dcl.json").is_file() and tr.features is not None
 
