@@ -28,20 +28,26 @@ def numba_cache_dir() -> str:
 
 def import_ranx():
     """``import ranx`` with its kernels cached in :func:`numba_cache_dir` (when this import is the first)."""
-    if "ranx" in sys.modules or os.environ.get("NUMBA_CACHE_DIR"):
-        import ranx
+    return import_cached("ranx")
 
-        return ranx
+
+def import_cached(name: str):
+    """``import name`` (a module whose numba kernels are ``cache=True``: ranx, or one of mlirkit's) with its
+    kernels cached in :func:`numba_cache_dir` (when this import is the first)."""
+    import importlib
+
+    if name in sys.modules or os.environ.get("NUMBA_CACHE_DIR"):
+        return importlib.import_module(name)
     import numba
 
     path, before = numba_cache_dir(), numba.config.CACHE_DIR
     numba.config.CACHE_DIR = path
     try:
-        import ranx
+        module = importlib.import_module(name)
     finally:
         numba.config.CACHE_DIR = before
-    logger.debug("ranx's kernels are cached in %s", path)
-    return ranx
+    logger.debug("the kernels of %s are cached in %s", name, path)
+    return module
 
 
 _ANNOUNCED: set[str] = set()
@@ -62,4 +68,4 @@ def announce_first_compile(part: str, what: str) -> bool:
     return True
 
 
-__all__ = ["announce_first_compile", "import_ranx", "numba_cache_dir"]
+__all__ = ["announce_first_compile", "import_cached", "import_ranx", "numba_cache_dir"]

@@ -29,6 +29,16 @@ def _is_ranx(obj: Any, cls: str) -> bool:
     return type(obj).__name__ == cls and type(obj).__module__.split(".")[0] == "ranx"
 
 
+def ranx_to_dict(obj: Any) -> dict[str, dict[str, Any]]:
+    """``{qid: {docid: value}}`` of a ``ranx.Run`` or ``ranx.Qrels``: what their ``to_dict()`` gives (same keys,
+    values and order); a run is read in one compiled pass (:mod:`mlirkit.eval.ranx_runs`)."""
+    if _is_ranx(obj, "Qrels"):
+        return {q: dict(d) for q, d in obj.to_dict().items()}
+    from mlirkit.base.numba_cache import import_cached
+
+    return import_cached("mlirkit.eval.ranx_runs").run_to_dict(obj)
+
+
 def _is_source(obj: Any) -> bool:
     return isinstance(obj, (str, os.PathLike))
 
@@ -51,7 +61,7 @@ def run_name(path: str | os.PathLike) -> str:
 def as_qrels(qrels: Any) -> Mapping[str, Mapping[str, int]]:
     """``{qid: {docid: relevance}}`` from a dict, a ``ranx.Qrels`` or a qrels source (file, folder, dataset id)."""
     if _is_ranx(qrels, "Qrels"):
-        return {q: dict(d) for q, d in qrels.to_dict().items()}
+        return ranx_to_dict(qrels)
     if _is_source(qrels):
         from mlirkit.io.qrels import read_qrels
 
@@ -72,7 +82,7 @@ def _is_single_run(obj: Any) -> bool:
 def as_run(run: Any, name: str = "run") -> RunDict:
     """``{qid: {docid: score}}`` from any run form of the module docstring (``name`` is for messages)."""
     if _is_ranx(run, "Run"):
-        return {q: dict(d) for q, d in run.to_dict().items()}
+        return ranx_to_dict(run)
     if _is_source(run):
         from mlirkit.io.trec import read_run
 
@@ -152,4 +162,4 @@ def as_doc_langs(doc_langs: Any) -> Mapping[str, str] | None:
                        f"ir_datasets id; got {_kind(doc_langs)}")
 
 
-__all__ = ["as_doc_langs", "as_qrels", "as_run", "as_runs", "run_name", "run_sources"]
+__all__ = ["as_doc_langs", "as_qrels", "as_run", "as_runs", "ranx_to_dict", "run_name", "run_sources"]

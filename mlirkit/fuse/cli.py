@@ -128,7 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mlirkit.fuse.language_slots import keep_languages
 
         fused = keep_languages(fused, runs[0], doc_langs, anchor_name=args.runs[0])
-    out = {q: d for q, d in fused.to_dict().items() if d}
+    from mlirkit.eval.inputs import ranx_to_dict
+
+    out = {q: d for q, d in ranx_to_dict(fused).items() if d}
     from mlirkit.io.provenance import describe_file, describe_source
 
     write_run(out, args.output, tag=tag, overwrite=args.overwrite, k=args.hits,

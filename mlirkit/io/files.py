@@ -90,16 +90,82 @@ def iter_lines(path: str | os.PathLike, *, skip_comments: bool = False,
                keep_blank: bool = False) -> Iterator[tuple[int, str]]:
     """``(line number from 1, text)`` for each non-blank line (every line with ``keep_blank``),
     decoding UTF-8 strictly; ``skip_comments`` also skips lines whose first non-blank character is ``#``.
-    A byte-order mark at the start of the file is dropped."""
+    A byte-order mark at the start of the file is dropped.
+
+    Lines are decoded a block at a time (:func:`_iter_blocks`); a block that does not decode, or a read that
+    fails, hands over to the line-at-a-time reader (:func:`_iter_lines_one_by_one`) from the first line not
+    yet yielded, so every error is the one-line reader's, raised at the same line."""
+    for line_no, line in _every_line(path):
+        if keep_blank or ((stripped := line.strip()) and not (skip_comments and stripped[0] == "#")):
+            yield line_no, line
+
+
+def _every_line(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """Every line, blank ones included: :func:`_iter_blocks`, then, where it hands over, the lines of
+    :func:`_iter_lines_one_by_one` after the last one it yielded."""
+    done = 0
+    try:
+        for line_no, line in _iter_blocks(path):
+            yield line_no, line
+            done = line_no
+    except _HandOver:
+        yield from ((line_no, line) for line_no, line in _iter_lines_one_by_one(path) if line_no > done)
+
+
+class _HandOver(Exception):
+    """A block of lines the block reader leaves to the line-at-a-time reader (invalid UTF-8, a failed read)."""
+
+
+#: bytes of whole lines read and decoded at once by :func:`iter_lines`
+BLOCK_BYTES = 1 << 20
+
+
+def _iter_blocks(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """Every line (blank ones included) as ``(line number, text without line ending)``, ``BLOCK_BYTES`` of
+    whole lines decoded at once; raises :class:`_HandOver` (before yielding any line of its block) where
+    :func:`_iter_lines_one_by_one` must take over."""
+    with open_binary(path) as f:
+        line_no = 0
+        while True:
+            block = _read_block(f)
+            if not block:
+                return
+            if line_no == 0 and block[0].startswith(UTF8_BOM):
+                block[0] = block[0][len(UTF8_BOM):]
+            try:
+                text = b"".join(block).decode("utf-8")
+            except UnicodeDecodeError:
+                raise _HandOver() from None
+            lines = text.split("\n")[:len(block)]  # no text after the last line ending
+            if "\r" in text:
+                lines = [line.rstrip("\r") for line in lines]
+            for line_no, line in enumerate(lines, start=line_no + 1):
+                yield line_no, line
+
+
+def _read_block(f: IO[bytes]) -> list[bytes]:
+    """The next raw lines of ``f``, about ``BLOCK_BYTES`` of them (``readline`` by ``readline``, as the
+    one-line reader reads); a failed read raises :class:`_HandOver`."""
+    block: list[bytes] = []
+    size = 0
+    readline = f.readline
+    try:
+        while size < BLOCK_BYTES and (raw := readline()):
+            block.append(raw)
+            size += len(raw)
+    except Exception:  # noqa: BLE001 - the one-line reader raises its own error for it
+        raise _HandOver() from None
+    return block
+
+
+def _iter_lines_one_by_one(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """Every line as ``(line number, text)``, one ``readline`` and one decode at a time (blank ones included):
+    the reference :func:`iter_lines` falls back on for the exact error of a bad line or a failed read."""
     with open_binary(path) as f:
         for line_no, raw in enumerate(_raw_lines(f, path), start=1):
             if line_no == 1 and raw.startswith(UTF8_BOM):
                 raw = raw[len(UTF8_BOM):]
-            line = decode_line(raw, path, line_no)
-            stripped = line.strip()
-            if not keep_blank and (not stripped or (skip_comments and stripped.startswith("#"))):
-                continue
-            yield line_no, line
+            yield line_no, decode_line(raw, path, line_no)
 
 
 def _raw_lines(f: IO[bytes], path: object) -> Iterator[bytes]:

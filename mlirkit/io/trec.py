@@ -90,34 +90,57 @@ def _parse_int(text: str, what: str, path: Path, line_no: int) -> int:
 
 
 def _check_ids(qid: str, docno: str, path: Path, line_no: int) -> None:
+    if qid and docno and " " not in qid and " " not in docno and (qid + docno).isprintable():
+        return  # the common case, in one pass; else check_id names the field and the character
     where = f"{path}:{line_no}"
     check_id(qid, where, "query id")
     check_id(docno, where, "document id")
 
 
+def _check_run_line(cols: list[str], path: Path, line_no: int, tag: str | None, tag_line: int) -> float:
+    """Every check of one run line, in order (the first failing one raises); returns its score."""
+    if len(cols) != 6:
+        raise format_error(path, line_no, f"expected 6 columns (qid Q0 docno rank score tag), got {len(cols)}")
+    qid, _, docno, rank, score_text, line_tag = cols
+    _check_ids(qid, docno, path, line_no)
+    _parse_int(rank, "rank", path, line_no)
+    score = _parse_score(score_text, path, line_no)
+    if not RUN_TAG_RE.match(line_tag):
+        raise format_error(path, line_no, f"invalid run tag {line_tag!r}")
+    if tag is not None and line_tag != tag:
+        raise format_error(path, line_no, f"run tag {line_tag!r} differs from {tag!r} on line {tag_line} "
+                                          "(one run per file)")
+    return score
+
+
 def read_run_with_tag(path: str | os.PathLike) -> tuple[dict[str, dict[str, float]], str]:
-    """Read a 6-column TREC run: ``({qid: {docno: score}}, run tag)``."""
+    """Read a 6-column TREC run: ``({qid: {docno: score}}, run tag)``.
+
+    A line passes a quick test (6 columns, printable ids, integer rank, finite score, the tag of the first
+    line); one that fails it, and the first line, go through :func:`_check_run_line`, which raises the error
+    naming the field."""
     path = Path(path)
     run: dict[str, dict[str, float]] = {}
     tag: str | None = None
     tag_line = 0
+    isfinite = math.isfinite
     for line_no, line in _iter_records(path):
         cols = line.split()
-        if len(cols) != 6:
-            raise format_error(path, line_no, f"expected 6 columns (qid Q0 docno rank score tag), got {len(cols)}")
-        qid, _, docno, rank, score_text, line_tag = cols
-        _check_ids(qid, docno, path, line_no)
-        _parse_int(rank, "rank", path, line_no)
-        score = _parse_score(score_text, path, line_no)
-        if not RUN_TAG_RE.match(line_tag):
-            raise format_error(path, line_no, f"invalid run tag {line_tag!r}")
-        if tag is None:
-            tag, tag_line = line_tag, line_no
-        elif line_tag != tag:
-            raise format_error(path, line_no, f"run tag {line_tag!r} differs from {tag!r} on line {tag_line} "
-                                              "(one run per file)")
-        docs = run.setdefault(qid, {})
-        if docno in docs:
+        try:
+            qid, _, docno, rank, score_text, line_tag = cols
+            int(rank)
+            score = float(score_text)
+            passed = line_tag == tag and isfinite(score) and (qid + docno).isprintable()
+        except ValueError:  # not 6 columns, a rank or score that is not a number
+            passed = False
+        if not passed:
+            score = _check_run_line(cols, path, line_no, tag, tag_line)
+            if tag is None:
+                tag, tag_line = line_tag, line_no
+        docs = run.get(qid)
+        if docs is None:
+            docs = run[qid] = {}
+        elif docno in docs:
             raise format_error(path, line_no, f"duplicate document {docno!r} for query {qid!r}")
         docs[docno] = score
     if tag is None:

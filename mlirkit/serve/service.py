@@ -198,6 +198,7 @@ class SearchService:
 
     def _fuse(self, text: str, lang: str, dense: list[tuple[str, float]], k: int) -> list[tuple[str, float]]:
         """Reciprocal rank fusion (:func:`mlirkit.fuse.fusion.fuse`, ``rrf``) of the dense hits and BM25's."""
+        from mlirkit.eval.inputs import ranx_to_dict
         from mlirkit.fuse.fusion import fuse
         from mlirkit.io.records import Query
 
@@ -208,5 +209,6 @@ class SearchService:
         bm25 = self._lexical.search([Query("q", text, lang)], k=k).get("q", {})
         if not bm25:
             return dense
-        fused = fuse([{"q": dict(dense)}, {"q": bm25}], method="rrf", norm=None, params={"k": RRF_K}).to_dict()["q"]
+        fused = ranx_to_dict(fuse([{"q": dict(dense)}, {"q": bm25}], method="rrf", norm=None,
+                                  params={"k": RRF_K})).get("q", {})
         return sorted(((d, float(s)) for d, s in fused.items()), key=lambda p: (-p[1], p[0]))[:k]

@@ -99,3 +99,19 @@ def test_other_doc_langs_are_refused_and_a_missing_run_file_named(tmp_path):
         evaluate(QRELS, {"a": _run(0)}, ["tlr@5"], doc_langs=[("d1", "en")], query_langs="en")
     with pytest.raises(MlirkitError, match="nothing.trec"):
         as_run(tmp_path / "nothing.trec")
+
+
+def test_ranx_to_dict_equals_ranx_to_dict_of_runs_and_qrels():
+    """The compiled conversion gives ranx's own ``to_dict()``: same queries, documents, scores and order."""
+    from mlirkit.base.numba_cache import import_ranx
+    from mlirkit.eval.inputs import ranx_to_dict
+
+    ranx = import_ranx()
+    run = ranx.Run({"q2": {"d1": 0.5, "d10": 2.0, "d\u00e9": -1.0, "d\u4e2d": 2.0}, "q1": {"d3": 1.0}, "q0": {}},
+                   name="r")
+    qrels = ranx.Qrels({"q1": {"d3": 2, "d4": 0}})
+    for obj in (run, ranx.Run(), qrels):
+        expected = obj.to_dict()
+        got = ranx_to_dict(obj)
+        assert type(got) is dict and got == expected
+        assert [(q, list(d.items())) for q, d in got.items()] == [(q, list(d.items())) for q, d in expected.items()]
