@@ -58,6 +58,16 @@ def _mlirkit_logging_restored():
     _reset_mlirkit_logger()
 
 
+@pytest.fixture
+def users_backend(monkeypatch):
+    """The encoder backend a user gets (``auto``: OpenVINO bf16 where the CPU has it) for this test and the
+    processes it starts, instead of the suite's ``MLIRKIT_BACKEND=torch`` (the encoder tests' fp32 reference):
+    for the tests that run a documented surface as a user runs it."""
+    from mlirkit.encoders.backends import BACKEND_ENV
+
+    monkeypatch.delenv(BACKEND_ENV, raising=False)
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory) -> Path:
     """A tiny random-init XLM-R style encoder with the real multilingual-e5 tokenizer (never downloaded)."""

@@ -7,7 +7,6 @@ import re
 import pytest
 
 import mlirkit as mk
-from mlirkit.encoders.backends import BACKEND_ENV
 from tests.helpers import REPO
 
 PAGE = REPO / "docs" / "python.md"
@@ -39,11 +38,10 @@ def test_the_page_documents_every_name_and_uses_no_other():
 
 
 @pytest.mark.slow
-def test_the_session_runs_as_written(tmp_path, monkeypatch, caplog):
+def test_the_session_runs_as_written(tmp_path, monkeypatch, caplog, users_backend):
     import numpy as np
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv(BACKEND_ENV, raising=False)  # the user's default backend, not the suite's torch reference
     namespace: dict = {}
     with caplog.at_level("WARNING"):
         for i, block in enumerate(session_blocks()):

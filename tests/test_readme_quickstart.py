@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from mlirkit.encoders.backends import BACKEND_ENV
 from tests.helpers import REPO
 
 QUICKSTART_HEADING = "## Quick start (CLIs)"
@@ -61,15 +60,14 @@ def _run_block(block: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
 
 
 def _env(docs: int, pairs: int) -> dict:
-    environ = {name: value for name, value in os.environ.items() if name != BACKEND_ENV}
-    return {**environ, "MLIRKIT_QUICKSTART_DOCS": str(docs), "MLIRKIT_QUICKSTART_PAIRS": str(pairs),
+    return {**os.environ, "MLIRKIT_QUICKSTART_DOCS": str(docs), "MLIRKIT_QUICKSTART_PAIRS": str(pairs),
             "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
             "PYTHONPATH": os.pathsep.join([str(REPO)] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(2400)  # ~200 s of CPU; a shared 2-core machine took over 900 s of wall clock for half of it
-def test_quickstart_python_block_and_a_second_run_in_german(tmp_path, monkeypatch):
+def test_quickstart_python_block_and_a_second_run_in_german(tmp_path, monkeypatch, users_backend):
     """The block as written (once), the Python block after it in the same directory, then the newcomer's second
     try: the block again over its own outputs with every ``zh`` replaced by ``de`` (the ``--langs`` list then
     names ``de`` twice). Both pass, and the German runs are German questions' runs beside the Chinese ones."""
@@ -77,7 +75,6 @@ def test_quickstart_python_block_and_a_second_run_in_german(tmp_path, monkeypatc
     from mlirkit.io.qrels import read_qrels
     from mlirkit.io.topics import read_topics
 
-    monkeypatch.delenv(BACKEND_ENV, raising=False)  # the user's default backend, not the suite's torch reference
     block = quickstart_block()
     proc = _run_block(block, tmp_path, _env(300, 20))
     assert proc.returncode == 0, proc.stderr[-3000:]

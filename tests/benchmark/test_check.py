@@ -218,13 +218,10 @@ def test_the_readme_results_quote_the_reference():
 
 @pytest.mark.slow
 @pytest.mark.timeout(3600)  # cold: ~200 s of CPU; on the shared 2-core machine over 900 s of wall clock
-def test_the_quick_slice_checks_against_its_own_reference(tmp_path, capsys, monkeypatch):
+def test_the_quick_slice_checks_against_its_own_reference(tmp_path, capsys, users_backend):
     """CI's check: the real --quick slice (both encoders, XQuAD-R and DDTP) against reference/quick/, on the
     backend a user gets (not the suite's torch reference)."""
     from mlirkit.benchmark.cli import main
-    from mlirkit.encoders.backends import BACKEND_ENV
-
-    monkeypatch.delenv(BACKEND_ENV, raising=False)
 
     rc = main(["--quick", "--check", "--no-plots", "--quiet", "--output", str(tmp_path / "quick")])
     out = capsys.readouterr().out
