@@ -28,31 +28,96 @@ def require_shared_data(path: Path) -> Path:
     return path
 
 IN_RAY_CHILD = __import__("os").environ.get("MLIRKIT_TEST_RAY_CHILD") == "1"
-"""Whether this pytest is the child that :func:`run_ray_tests_in_a_child` started."""
+"""Whether this pytest is the child that :func:`start_ray_child` started."""
+
+RAY_CHILD_TESTS = ("tests/encode/test_ray_engine.py",
+                   "tests/encode/test_parts_equal_single.py::test_ray_equals_a_single_process_encode_or_refuses",
+                   "tests/serve/test_ray_engine.py")
+"""What the child pytest runs: every test marked ``@in_ray_child``."""
 
 
-def run_ray_tests_in_a_child(*tests: str, passed: int) -> None:
-    """Run ``tests`` (node ids or files, marked ``@in_ray_child``) in a child pytest of their own, and check that
-    ``passed`` of them passed. A Ray driver changes its process (signal handlers among them: a JVM that the
-    Pyserini and BM25 tests started relies on its own SIGSEGV handler, and later JVM calls crashed), so no Ray
-    driver runs in the suite's processes (nor in a test worker's)."""
+def _ray_child_dir() -> Path:
+    """Where this test run's Ray child writes its log, its JUnit XML and its exit code: one directory per run
+    (pytest-xdist's workers share its run id; a plain pytest is its own run)."""
     import os
+    import tempfile
+
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid{os.getpid()}"
+    return Path(tempfile.gettempdir()) / "mlirkit-tests-ray" / run
+
+
+_RAY_CHILD_WRAPPER = """
+import os, subprocess, sys
+directory, command = sys.argv[1], sys.argv[2:]
+with open(os.path.join(directory, "log.txt"), "w") as log:
+    try:
+        rc = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, timeout=1500).returncode
+    except subprocess.TimeoutExpired:
+        rc = "timeout"
+with open(os.path.join(directory, "rc.part"), "w") as f:
+    f.write(str(rc))
+os.replace(os.path.join(directory, "rc.part"), os.path.join(directory, "rc"))
+"""
+
+
+def start_ray_child() -> Path:
+    """Start the child pytest of the Ray tests (:data:`RAY_CHILD_TESTS`) in the background, once per test run,
+    and return its directory. It runs beside the other tests (Ray's tests mostly wait on Ray's start-up, so a
+    test worker waiting on them would leave its core idle); :func:`run_ray_tests_in_a_child` collects it."""
+    import os
+    import shutil
     import subprocess
     import sys
+    import time
+
+    directory = _ray_child_dir()
+    directory.parent.mkdir(exist_ok=True)
+    try:
+        directory.mkdir()  # atomic: the first worker to get here starts the child
+    except FileExistsError:
+        return directory
+    for earlier in directory.parent.iterdir():  # earlier runs' children, finished over an hour ago
+        if (earlier / "rc").exists() and (earlier / "rc").stat().st_mtime < time.time() - 3600:
+            shutil.rmtree(earlier, ignore_errors=True)
+    command = [sys.executable, "-m", "pytest", "-q", "-m", "", "-p", "no:cacheprovider",
+               f"--junitxml={directory / 'junit.xml'}", *RAY_CHILD_TESTS]
+    subprocess.Popen([sys.executable, "-c", _RAY_CHILD_WRAPPER, str(directory), *command], cwd=REPO,
+                     env={**os.environ, "MLIRKIT_TEST_RAY_CHILD": "1"}, stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    return directory
+
+
+def run_ray_tests_in_a_child(test: str, *, passed: int) -> None:
+    """Check that the child pytest of the Ray tests (started by :func:`start_ray_child`, here if no collection hook
+    did) passed, and that ``passed`` tests of ``test`` (a file or node id of :data:`RAY_CHILD_TESTS`) passed in it.
+    A Ray driver changes its process (signal handlers among them: a JVM that the Pyserini and BM25 tests started
+    relies on its own SIGSEGV handler, and later JVM calls crashed), so no Ray driver runs in the suite's
+    processes (nor in a test worker's)."""
+    import time
+    import xml.etree.ElementTree as ET
 
     import pytest
 
     if IN_RAY_CHILD:
         pytest.skip("this is the child process")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "", "-p", "no:cacheprovider", *tests],
-                          env={**os.environ, "MLIRKIT_TEST_RAY_CHILD": "1"}, capture_output=True, text=True,
-                          timeout=1500, cwd=REPO)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert f"{passed} passed" in proc.stdout, proc.stdout[-3000:]
+    assert test in RAY_CHILD_TESTS, test
+    directory = start_ray_child()
+    deadline = time.monotonic() + 1800
+    while not (directory / "rc").exists():
+        assert time.monotonic() < deadline, "the Ray child pytest did not finish in 30 minutes"
+        time.sleep(0.5)
+    log = (directory / "log.txt").read_text(encoding="utf-8", errors="replace")
+    assert (directory / "rc").read_text() == "0", log[-5000:]
+    path, _, name = test.partition("::")
+    module = path.removesuffix(".py").replace("/", ".")
+    ran = [case for case in ET.parse(directory / "junit.xml").iter("testcase")
+           if case.get("classname") == module and (not name or case.get("name") == name)]
+    outcomes = [[child.tag for child in case if child.tag in ("failure", "error", "skipped")] for case in ran]
+    assert outcomes.count([]) == passed, log[-5000:]
 
 
 def in_ray_child(test):
-    """Mark a test that runs a Ray driver: it runs only in the child of :func:`run_ray_tests_in_a_child`."""
+    """Mark a test that runs a Ray driver: it runs only in the child pytest of :func:`start_ray_child`."""
     import pytest
 
     return pytest.mark.skipif(not IN_RAY_CHILD, reason="run in a child process by run_ray_tests_in_a_child")(test)

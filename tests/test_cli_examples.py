@@ -138,13 +138,44 @@ def test_the_examples_that_run_elsewhere_are_examples_and_that_test_exists():
         assert f"def {name}(" in (REPO / path).read_text(encoding="utf-8")
 
 
+#: searches that write 1000 hits per query unless told otherwise: in the session they write SESSION_HITS
+DEFAULT_HITS = {"mlirkit.search", "mlirkit.lexical"}
+SESSION_HITS = "100"
+
+
+def test_the_session_hits_are_the_only_change_to_the_examples():
+    """The session adds ``--hits`` to the searches that would write 1000 hits (the examples that read their runs
+    then read, fuse and evaluate a tenth of the lines), and to nothing else; both commands take it."""
+    import importlib
+
+    parsers = {"mlirkit.search": [], "mlirkit.lexical": ["search"]}
+    assert set(parsers) == DEFAULT_HITS
+    for module, words in parsers.items():
+        args = importlib.import_module(f"{module}.cli").build_parser().parse_args(
+            [*words, "--index", "i", "--topics", "t", "--output", "o", "--hits", SESSION_HITS])
+        assert args.hits == int(SESSION_HITS)
+    assert _session_words(["python", "-m", "mlirkit.lexical", "index", "--corpus", "c"])[-1] == "c"
+    assert _session_words(["python", "-m", "mlirkit.search", "--hits", "5"]) == ["--hits", "5"]
+    assert {_words(e)[0][2] for e in _all_examples() if _words(e)[0][2] in DEFAULT_HITS} == DEFAULT_HITS
+
+
+def _session_words(words: list[str]) -> list[str]:
+    """An example's arguments as the session runs them: as printed, but a search of ``DEFAULT_HITS`` without
+    ``--hits`` gets ``--hits SESSION_HITS``."""
+    args = words[3:]
+    if words[2] in DEFAULT_HITS and "--hits" not in args and (words[2] != "mlirkit.lexical" or args[:1] == ["search"]):
+        args = [*args, "--hits", SESSION_HITS]
+    return args
+
+
 @pytest.mark.slow
 @pytest.mark.jvm
 @pytest.mark.timeout(3600)
 def test_every_example_runs_on_its_own_inputs(tmp_path, monkeypatch, capsys, tiny_model_dir):
     """Every ``--help`` example, as printed, in one directory, each after the examples that write its inputs;
-    the offline e5's weights are the tiny test model's (the commands, names and data are the examples' own).
-    The lexical searches cover (nearly) every query of their topics."""
+    the offline e5's weights are the tiny test model's (the commands, names and data are the examples' own) and
+    the searches write 100 hits per query, not 1000 (``_session_words``). The lexical searches cover (nearly)
+    every query of their topics."""
     from mlirkit.base.cli import run_cli
     from mlirkit.io.topics import read_topics
 
@@ -154,7 +185,7 @@ def test_every_example_runs_on_its_own_inputs(tmp_path, monkeypatch, capsys, tin
     for example in in_order([e for e in _all_examples() if e not in RUN_ELSEWHERE]):
         words, stdout = _words(example)
         main = importlib.import_module(f"{words[2]}.cli").main
-        rc = run_cli(main, words[3:])
+        rc = run_cli(main, _session_words(words))
         out = capsys.readouterr()
         assert rc == 0, f"{example}\n{out.err[-3000:]}"
         if stdout:
@@ -165,6 +196,8 @@ def test_every_example_runs_on_its_own_inputs(tmp_path, monkeypatch, capsys, tin
         ran.append(words[2])
     assert len(ran) == len(_all_examples()) - len(RUN_ELSEWHERE)
     for run, topics in (("bm25.trec", "mlirkit/ddtp/en"), ("bm25-dev.trec", "mlirkit/ddtp/en/dev")):
-        queried = {line.split()[0] for line in (tmp_path / "runs" / run).read_text(encoding="utf-8").splitlines()}
+        lines = (tmp_path / "runs" / run).read_text(encoding="utf-8").splitlines()
+        queried = {line.split()[0] for line in lines}
+        assert max(int(line.split()[3]) for line in lines) == int(SESSION_HITS), run
         asked = {q.query_id for q in read_topics(topics)}
         assert queried <= asked and len(queried) >= 0.99 * len(asked), run  # (a few queries may match no term)

@@ -79,8 +79,9 @@ def test_shards_refuse_a_fill_they_cannot_do(tmp_path, tiny_model_dir, tiny_enco
 
 @pytest.mark.slow
 def test_ray_runs_in_its_own_process():
-    """The Ray test below runs in a child pytest of its own (:func:`tests.helpers.run_ray_tests_in_a_child`)."""
-    run_ray_tests_in_a_child(f"{__file__}::test_ray_equals_a_single_process_encode_or_refuses", passed=1)
+    """The Ray test below runs in a child pytest of its own (:func:`tests.helpers.start_ray_child`)."""
+    run_ray_tests_in_a_child("tests/encode/test_parts_equal_single.py::test_ray_equals_a_single_process_encode_or_refuses",
+                             passed=1)
 
 
 @in_ray_child

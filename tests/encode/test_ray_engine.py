@@ -30,8 +30,8 @@ def ray_cluster():
 
 
 def test_ray_runs_in_its_own_process():
-    """This file's Ray tests run in a child pytest of their own (:func:`tests.helpers.run_ray_tests_in_a_child`)."""
-    run_ray_tests_in_a_child(__file__, passed=5)
+    """This file's Ray tests run in a child pytest of their own (:func:`tests.helpers.start_ray_child`)."""
+    run_ray_tests_in_a_child("tests/encode/test_ray_engine.py", passed=5)
 
 def make_docs(n: int) -> list[Doc]:
     rng = np.random.default_rng(0)

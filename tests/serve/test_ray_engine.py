@@ -17,8 +17,8 @@ pytestmark = pytest.mark.slow
 
 
 def test_ray_runs_in_its_own_process():
-    """This file's Ray tests run in a child pytest of their own (:func:`tests.helpers.run_ray_tests_in_a_child`)."""
-    run_ray_tests_in_a_child(__file__, passed=2)
+    """This file's Ray tests run in a child pytest of their own (:func:`tests.helpers.start_ray_child`)."""
+    run_ray_tests_in_a_child("tests/serve/test_ray_engine.py", passed=2)
 
 
 GERMAN = "Die Fähre fährt jeden Morgen über den breiten Fluss zum anderen Ufer."
