@@ -101,7 +101,7 @@ def one_faiss_thread():
 
 
 RAY_FILES = {"tests/encode/test_ray_engine.py", "tests/encode/test_parts_equal_single.py", "tests/serve/test_ray_engine.py"}
-"""Files whose Ray tests run in a child pytest (``tests.helpers.start_ray_child``): one unit, handed out last."""
+"""Files whose Ray tests run in one child pytest (``tests.helpers.start_ray_child``): one unit of work."""
 
 
 LONGEST = ("tests/test_readme_quickstart.py", "tests/test_cli_examples.py", "tests/test_docs_python.py")
@@ -122,14 +122,5 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(pytest.mark.xdist_group("ray" if path in RAY_FILES else path))
     # stable: the collection order otherwise
     items.sort(key=lambda item: (item.path.relative_to(config.rootpath).as_posix() not in LONGEST,
-                                 item.path.relative_to(config.rootpath).as_posix() in RAY_FILES,
                                  item.path not in slow_files))
 
-
-def pytest_collection_finish(session):
-    """When a test that collects the Ray child's results is selected, start that child now (once per run, in
-    the background), so that its waiting on Ray overlaps the other tests (``tests.helpers.start_ray_child``)."""
-    from tests.helpers import IN_RAY_CHILD, start_ray_child
-
-    if not IN_RAY_CHILD and not session.config.option.collectonly and any(item.name == "test_ray_runs_in_its_own_process" for item in session.items):
-        start_ray_child()

@@ -61,9 +61,9 @@ os.replace(os.path.join(directory, "rc.part"), os.path.join(directory, "rc"))
 
 
 def start_ray_child() -> Path:
-    """Start the child pytest of the Ray tests (:data:`RAY_CHILD_TESTS`) in the background, once per test run,
-    and return its directory. It runs beside the other tests (Ray's tests mostly wait on Ray's start-up, so a
-    test worker waiting on them would leave its core idle); :func:`run_ray_tests_in_a_child` collects it."""
+    """Start the child pytest of the Ray tests (:data:`RAY_CHILD_TESTS`: all of them in one process, one pytest
+    and one import of Ray instead of one per file), once per test run, and return its directory;
+    :func:`run_ray_tests_in_a_child` waits for it."""
     import os
     import shutil
     import subprocess
@@ -88,8 +88,8 @@ def start_ray_child() -> Path:
 
 
 def run_ray_tests_in_a_child(test: str, *, passed: int) -> None:
-    """Check that the child pytest of the Ray tests (started by :func:`start_ray_child`, here if no collection hook
-    did) passed, and that ``passed`` tests of ``test`` (a file or node id of :data:`RAY_CHILD_TESTS`) passed in it.
+    """Check that the child pytest of the Ray tests (started by :func:`start_ray_child` on the first call of a
+    test run) passed, and that ``passed`` tests of ``test`` (a file or node id of :data:`RAY_CHILD_TESTS`) passed in it.
     A Ray driver changes its process (signal handlers among them: a JVM that the Pyserini and BM25 tests started
     relies on its own SIGSEGV handler, and later JVM calls crashed), so no Ray driver runs in the suite's
     processes (nor in a test worker's)."""
