@@ -100,8 +100,9 @@ def one_faiss_thread():
     faiss.omp_set_num_threads(before)
 
 
-RAY_FILES = {"tests/encode/test_ray_engine.py", "tests/encode/test_parts_equal_single.py", "tests/serve/test_ray_engine.py"}
-"""Files whose Ray tests run in one child pytest (``tests.helpers.start_ray_child``): one unit of work."""
+RAY_FILES = {"tests/encode/test_ray_engine.py", "tests/encode/test_parts_equal_single.py", "tests/serve/test_ray_engine.py",
+             "tests/test_ray_child.py"}
+"""Files with Ray tests (run in one child pytest by ``tests/test_ray_child.py``) and that test: one unit of work."""
 
 
 LONGEST = ("tests/test_readme_quickstart.py", "tests/test_cli_examples.py", "tests/test_docs_python.py")

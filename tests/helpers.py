@@ -63,7 +63,7 @@ os.replace(os.path.join(directory, "rc.part"), os.path.join(directory, "rc"))
 def start_ray_child() -> Path:
     """Start the child pytest of the Ray tests (:data:`RAY_CHILD_TESTS`: all of them in one process, one pytest
     and one import of Ray instead of one per file), once per test run, and return its directory;
-    :func:`run_ray_tests_in_a_child` waits for it."""
+    ``tests/test_ray_child.py`` runs and checks it (:func:`run_ray_tests_in_a_child`)."""
     import os
     import shutil
     import subprocess
@@ -87,20 +87,16 @@ def start_ray_child() -> Path:
     return directory
 
 
-def run_ray_tests_in_a_child(test: str, *, passed: int) -> None:
-    """Check that the child pytest of the Ray tests (started by :func:`start_ray_child` on the first call of a
-    test run) passed, and that ``passed`` tests of ``test`` (a file or node id of :data:`RAY_CHILD_TESTS`) passed in it.
+def run_ray_tests_in_a_child(passed: dict[str, int]) -> None:
+    """Run the Ray tests in their child pytest (:func:`start_ray_child`), wait for it, and check that it passed and
+    that ``passed[test]`` tests of each ``test`` (a file or node id of :data:`RAY_CHILD_TESTS`) passed in it.
     A Ray driver changes its process (signal handlers among them: a JVM that the Pyserini and BM25 tests started
     relies on its own SIGSEGV handler, and later JVM calls crashed), so no Ray driver runs in the suite's
     processes (nor in a test worker's)."""
     import time
     import xml.etree.ElementTree as ET
 
-    import pytest
-
-    if IN_RAY_CHILD:
-        pytest.skip("this is the child process")
-    assert test in RAY_CHILD_TESTS, test
+    assert not IN_RAY_CHILD and set(passed) == set(RAY_CHILD_TESTS), sorted(passed)
     directory = start_ray_child()
     deadline = time.monotonic() + 1800
     while not (directory / "rc").exists():
@@ -108,12 +104,13 @@ def run_ray_tests_in_a_child(test: str, *, passed: int) -> None:
         time.sleep(0.5)
     log = (directory / "log.txt").read_text(encoding="utf-8", errors="replace")
     assert (directory / "rc").read_text() == "0", log[-5000:]
-    path, _, name = test.partition("::")
-    module = path.removesuffix(".py").replace("/", ".")
-    ran = [case for case in ET.parse(directory / "junit.xml").iter("testcase")
-           if case.get("classname") == module and (not name or case.get("name") == name)]
-    outcomes = [[child.tag for child in case if child.tag in ("failure", "error", "skipped")] for case in ran]
-    assert outcomes.count([]) == passed, log[-5000:]
+    cases = list(ET.parse(directory / "junit.xml").iter("testcase"))
+    for test, count in passed.items():
+        path, _, name = test.partition("::")
+        module = path.removesuffix(".py").replace("/", ".")
+        ran = [case for case in cases if case.get("classname") == module and (not name or case.get("name") == name)]
+        outcomes = [[child.tag for child in case if child.tag in ("failure", "error", "skipped")] for case in ran]
+        assert outcomes.count([]) == count, (test, log[-5000:])
 
 
 def in_ray_child(test):

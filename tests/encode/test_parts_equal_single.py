@@ -13,7 +13,7 @@ from mlirkit.base.cli import run_cli
 from mlirkit.encode.cli import main as encode_main
 from mlirkit.index import DenseIndex
 from mlirkit.transforms import ShiftTransform, save_transform
-from tests.helpers import in_ray_child, run_ray_tests_in_a_child
+from tests.helpers import in_ray_child
 
 LANGS = ["en", "de", "fr", "ja"]
 
@@ -76,12 +76,6 @@ def test_shards_refuse_a_fill_they_cannot_do(tmp_path, tiny_model_dir, tiny_enco
     assert "--num-shards 2: transform" in err and "no vector for ja (15 documents)" in err and "--missing keep" in err
     assert not (tmp_path / "shard0").exists()
 
-
-@pytest.mark.slow
-def test_ray_runs_in_its_own_process():
-    """The Ray test below runs in a child pytest of its own (:func:`tests.helpers.start_ray_child`)."""
-    run_ray_tests_in_a_child("tests/encode/test_parts_equal_single.py::test_ray_equals_a_single_process_encode_or_refuses",
-                             passed=1)
 
 
 @in_ray_child

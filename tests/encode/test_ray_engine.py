@@ -12,7 +12,7 @@ from mlirkit.index import DenseIndex
 from mlirkit.io.records import Doc
 from mlirkit.testing.fake_encoder import FakeEncoder
 
-from tests.helpers import in_ray_child, run_ray_tests_in_a_child
+from tests.helpers import in_ray_child
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.slow
@@ -28,10 +28,6 @@ def ray_cluster():
     ray.shutdown()
 
 
-
-def test_ray_runs_in_its_own_process():
-    """This file's Ray tests run in a child pytest of their own (:func:`tests.helpers.start_ray_child`)."""
-    run_ray_tests_in_a_child("tests/encode/test_ray_engine.py", passed=5)
 
 def make_docs(n: int) -> list[Doc]:
     rng = np.random.default_rng(0)

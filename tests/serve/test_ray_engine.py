@@ -10,15 +10,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.helpers import in_ray_child, run_ray_tests_in_a_child
+from tests.helpers import in_ray_child
 from tests.serve.test_mcp import from_meta  # noqa: F401  (module fixture: an index that records its encoder)
 
 pytestmark = pytest.mark.slow
 
-
-def test_ray_runs_in_its_own_process():
-    """This file's Ray tests run in a child pytest of their own (:func:`tests.helpers.start_ray_child`)."""
-    run_ray_tests_in_a_child("tests/serve/test_ray_engine.py", passed=2)
 
 
 GERMAN = "Die Fähre fährt jeden Morgen über den breiten Fluss zum anderen Ufer."
