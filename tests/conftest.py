@@ -124,4 +124,3 @@ def pytest_collection_modifyitems(config, items):
     # stable: the collection order otherwise
     items.sort(key=lambda item: (item.path.relative_to(config.rootpath).as_posix() not in LONGEST,
                                  item.path not in slow_files))
-

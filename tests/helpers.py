@@ -28,93 +28,37 @@ def require_shared_data(path: Path) -> Path:
     return path
 
 IN_RAY_CHILD = __import__("os").environ.get("MLIRKIT_TEST_RAY_CHILD") == "1"
-"""Whether this pytest is the child that :func:`start_ray_child` started."""
-
-RAY_CHILD_TESTS = ("tests/encode/test_ray_engine.py",
-                   "tests/encode/test_parts_equal_single.py::test_ray_equals_a_single_process_encode_or_refuses",
-                   "tests/serve/test_ray_engine.py")
-"""What the child pytest runs: every test marked ``@in_ray_child``."""
+"""Whether this pytest is the child that :func:`run_ray_tests_in_a_child` started."""
 
 
-def _ray_child_dir() -> Path:
-    """Where this test run's Ray child writes its log, its JUnit XML and its exit code: one directory per run
-    (pytest-xdist's workers share its run id; a plain pytest is its own run)."""
+def run_ray_tests_in_a_child(passed: dict[str, int], junit: Path) -> None:
+    """Run the tests ``passed`` names (files or node ids, marked ``@in_ray_child``) in one child pytest (one pytest
+    and one import of Ray for all of them), and check that it passed and that ``passed[test]`` tests of each
+    ``test`` passed in it (read from its JUnit XML, written to ``junit``). A Ray driver changes its process
+    (signal handlers among them: a JVM that the Pyserini and BM25 tests started relies on its own SIGSEGV
+    handler, and later JVM calls crashed), so no Ray driver runs in the suite's processes (nor in a worker's)."""
     import os
-    import tempfile
-
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid{os.getpid()}"
-    return Path(tempfile.gettempdir()) / "mlirkit-tests-ray" / run
-
-
-_RAY_CHILD_WRAPPER = """
-import os, subprocess, sys
-directory, command = sys.argv[1], sys.argv[2:]
-with open(os.path.join(directory, "log.txt"), "w") as log:
-    try:
-        rc = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, timeout=1500).returncode
-    except subprocess.TimeoutExpired:
-        rc = "timeout"
-with open(os.path.join(directory, "rc.part"), "w") as f:
-    f.write(str(rc))
-os.replace(os.path.join(directory, "rc.part"), os.path.join(directory, "rc"))
-"""
-
-
-def start_ray_child() -> Path:
-    """Start the child pytest of the Ray tests (:data:`RAY_CHILD_TESTS`: all of them in one process, one pytest
-    and one import of Ray instead of one per file), once per test run, and return its directory;
-    ``tests/test_ray_child.py`` runs and checks it (:func:`run_ray_tests_in_a_child`)."""
-    import os
-    import shutil
     import subprocess
     import sys
-    import time
-
-    directory = _ray_child_dir()
-    directory.parent.mkdir(exist_ok=True)
-    try:
-        directory.mkdir()  # atomic: the first worker to get here starts the child
-    except FileExistsError:
-        return directory
-    for earlier in directory.parent.iterdir():  # earlier runs' children, finished over an hour ago
-        if (earlier / "rc").exists() and (earlier / "rc").stat().st_mtime < time.time() - 3600:
-            shutil.rmtree(earlier, ignore_errors=True)
-    command = [sys.executable, "-m", "pytest", "-q", "-m", "", "-p", "no:cacheprovider",
-               f"--junitxml={directory / 'junit.xml'}", *RAY_CHILD_TESTS]
-    subprocess.Popen([sys.executable, "-c", _RAY_CHILD_WRAPPER, str(directory), *command], cwd=REPO,
-                     env={**os.environ, "MLIRKIT_TEST_RAY_CHILD": "1"}, stdin=subprocess.DEVNULL,
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    return directory
-
-
-def run_ray_tests_in_a_child(passed: dict[str, int]) -> None:
-    """Run the Ray tests in their child pytest (:func:`start_ray_child`), wait for it, and check that it passed and
-    that ``passed[test]`` tests of each ``test`` (a file or node id of :data:`RAY_CHILD_TESTS`) passed in it.
-    A Ray driver changes its process (signal handlers among them: a JVM that the Pyserini and BM25 tests started
-    relies on its own SIGSEGV handler, and later JVM calls crashed), so no Ray driver runs in the suite's
-    processes (nor in a test worker's)."""
-    import time
     import xml.etree.ElementTree as ET
 
-    assert not IN_RAY_CHILD and set(passed) == set(RAY_CHILD_TESTS), sorted(passed)
-    directory = start_ray_child()
-    deadline = time.monotonic() + 1800
-    while not (directory / "rc").exists():
-        assert time.monotonic() < deadline, "the Ray child pytest did not finish in 30 minutes"
-        time.sleep(0.5)
-    log = (directory / "log.txt").read_text(encoding="utf-8", errors="replace")
-    assert (directory / "rc").read_text() == "0", log[-5000:]
-    cases = list(ET.parse(directory / "junit.xml").iter("testcase"))
+    assert not IN_RAY_CHILD
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "", "-p", "no:cacheprovider",
+                           f"--junitxml={junit}", *passed], env={**os.environ, "MLIRKIT_TEST_RAY_CHILD": "1"},
+                          capture_output=True, text=True, timeout=1500, cwd=REPO)
+    log = proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0, log
+    cases = list(ET.parse(junit).iter("testcase"))
     for test, count in passed.items():
         path, _, name = test.partition("::")
         module = path.removesuffix(".py").replace("/", ".")
         ran = [case for case in cases if case.get("classname") == module and (not name or case.get("name") == name)]
         outcomes = [[child.tag for child in case if child.tag in ("failure", "error", "skipped")] for case in ran]
-        assert outcomes.count([]) == count, (test, log[-5000:])
+        assert outcomes.count([]) == count, (test, log)
 
 
 def in_ray_child(test):
-    """Mark a test that runs a Ray driver: it runs only in the child pytest of :func:`start_ray_child`."""
+    """Mark a test that runs a Ray driver: it runs only in the child pytest of :func:`run_ray_tests_in_a_child`."""
     import pytest
 
     return pytest.mark.skipif(not IN_RAY_CHILD, reason="run in a child process by run_ray_tests_in_a_child")(test)

@@ -77,7 +77,6 @@ def test_shards_refuse_a_fill_they_cannot_do(tmp_path, tiny_model_dir, tiny_enco
     assert not (tmp_path / "shard0").exists()
 
 
-
 @in_ray_child
 def test_ray_equals_a_single_process_encode_or_refuses(tmp_path, tiny_encoder):
     ray = pytest.importorskip("ray")

@@ -28,7 +28,6 @@ def ray_cluster():
     ray.shutdown()
 
 
-
 def make_docs(n: int) -> list[Doc]:
     rng = np.random.default_rng(0)
     return [Doc(f"d{i:04d}", " ".join(rng.choice(WORDS, size=rng.integers(2, 9))), LANGS[i % 4]) for i in range(n)]

@@ -16,7 +16,6 @@ from tests.serve.test_mcp import from_meta  # noqa: F401  (module fixture: an in
 pytestmark = pytest.mark.slow
 
 
-
 GERMAN = "Die Fähre fährt jeden Morgen über den breiten Fluss zum anderen Ufer."
 FRENCH = "Le bateau traverse la rivière chaque matin pour rejoindre l'autre rive."
 REQUESTS = [{"query": q, "k": 7, "lang": lang, "shift": shift}
